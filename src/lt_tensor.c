@@ -1,0 +1,179 @@
+/* lt_tensor.c -- storage lifetime, shape helpers, strided copy and fill. */
+#include <stdlib.h>
+#include "lt_tensor.h"
+
+#define LT_ALIGN 64
+
+lt_storage *lt_storage_new(lt_allocf allocf, void *alloc_ud, size_t nbytes) {
+  /* header, then data aligned by hand: Lua's allocator only promises 8/16 */
+  size_t size = sizeof(lt_storage) + LT_ALIGN + (nbytes ? nbytes : 1);
+  void *block = allocf(alloc_ud, NULL, 0, size);
+  if (!block) return NULL;
+  lt_storage *s = block;
+  uintptr_t p = (uintptr_t)((char *)block + sizeof(lt_storage));
+  p = (p + LT_ALIGN - 1) & ~(uintptr_t)(LT_ALIGN - 1);
+  atomic_init(&s->refcount, 1);
+  atomic_init(&s->version, 0);
+  s->data = (char *)p;
+  s->nbytes = nbytes;
+  s->allocf = allocf;
+  s->alloc_ud = alloc_ud;
+  s->block = block;
+  s->block_size = size;
+  s->release = NULL;
+  s->release_ud = NULL;
+  return s;
+}
+
+lt_storage *lt_storage_external(lt_allocf allocf, void *alloc_ud, void *data, size_t nbytes,
+                                void (*release)(void *), void *ud) {
+  size_t size = sizeof(lt_storage);
+  lt_storage *s = allocf(alloc_ud, NULL, 0, size);
+  if (!s) return NULL;
+  atomic_init(&s->refcount, 1);
+  atomic_init(&s->version, 0);
+  s->data = data;
+  s->nbytes = nbytes;
+  s->allocf = allocf;
+  s->alloc_ud = alloc_ud;
+  s->block = s;
+  s->block_size = size;
+  s->release = release;
+  s->release_ud = ud;
+  return s;
+}
+
+void lt_storage_retain(lt_storage *s) { atomic_fetch_add(&s->refcount, 1); }
+
+void lt_storage_release(lt_storage *s) {
+  if (!s) return;
+  if (atomic_fetch_sub(&s->refcount, 1) != 1) return;
+  if (s->release) s->release(s->release_ud);
+  s->allocf(s->alloc_ud, s->block, s->block_size, 0);
+}
+
+int64_t lt_numel(const lt_tensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  return n;
+}
+
+void lt_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride) {
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    stride[i] = s;
+    s *= shape[i] > 1 ? shape[i] : 1;
+  }
+}
+
+/* Contiguity as PyTorch defines it: dims of size 1 may have any stride. */
+bool lt_is_contiguous(const lt_tensor *t) {
+  int64_t expected = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] == 0) return true;
+    if (t->shape[i] == 1) continue;
+    if (t->stride[i] != expected) return false;
+    expected *= t->shape[i];
+  }
+  return true;
+}
+
+char *lt_elem_ptr(const lt_tensor *t, const int64_t *idx) {
+  int64_t off = t->offset;
+  for (int i = 0; i < t->ndim; i++) off += idx[i] * t->stride[i];
+  return t->storage->data + off * (int64_t)lt_itemsize(t->dtype);
+}
+
+bool lt_has_internal_overlap(const lt_tensor *t) {
+  /* sufficient test used by PyTorch: a stride 0 on a dim of size > 1 */
+  for (int i = 0; i < t->ndim; i++)
+    if (t->stride[i] == 0 && t->shape[i] > 1) return true;
+  /* sort dims by stride; each stride must exceed the span of smaller ones */
+  int order[LT_MAX_DIMS], n = 0;
+  for (int i = 0; i < t->ndim; i++) if (t->shape[i] > 1) order[n++] = i;
+  for (int i = 1; i < n; i++) {
+    int k = order[i], j = i - 1;
+    while (j >= 0 && t->stride[order[j]] > t->stride[k]) { order[j + 1] = order[j]; j--; }
+    order[j + 1] = k;
+  }
+  int64_t span = 0;
+  for (int i = 0; i < n; i++) {
+    int d = order[i];
+    if (t->stride[d] <= span) return true;
+    span += t->stride[d] * (t->shape[d] - 1);
+  }
+  return false;
+}
+
+/* Iterate over all but the last dim of dst (row-major), calling a 1-D
+   kernel along the last dim.  src is broadcast: its dims are aligned to the
+   right of dst's and size-1 dims get stride 0. */
+void lt_copy_into(lt_tensor *dst, const lt_tensor *src) {
+  int nd = dst->ndim;
+  int64_t n = lt_numel(dst);
+  if (n == 0) return;
+  int64_t sstr[LT_MAX_DIMS];
+  int off = nd - src->ndim;
+  for (int i = 0; i < nd; i++) {
+    int j = i - off;
+    sstr[i] = (j < 0 || src->shape[j] == 1) ? 0 : src->stride[j];
+  }
+  size_t dsz = lt_itemsize(dst->dtype), ssz = lt_itemsize(src->dtype);
+  lt_cast_fn cast = lt_cast_kernel(src->dtype, dst->dtype);
+  char *dbase = lt_data(dst);
+  const char *sbase = lt_data(src);
+  if (nd == 0) { cast(sbase, 0, dbase, 0, 1); return; }
+  /* fast path: both contiguous with the same shape */
+  if (src->ndim == nd && lt_is_contiguous(dst) && lt_is_contiguous(src)) {
+    bool same = true;
+    for (int i = 0; i < nd; i++) if (src->shape[i] != dst->shape[i]) same = false;
+    if (same) {
+      if (src->dtype == dst->dtype) memmove(dbase, sbase, (size_t)n * dsz);
+      else cast(sbase, (int64_t)ssz, dbase, (int64_t)dsz, n);
+      return;
+    }
+  }
+  int64_t idx[LT_MAX_DIMS] = {0};
+  int64_t inner = dst->shape[nd - 1];
+  int64_t dinner = dst->stride[nd - 1] * (int64_t)dsz, sinner = sstr[nd - 1] * (int64_t)ssz;
+  int64_t outer = n / inner;
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t doff = 0, soff = 0;
+    for (int i = 0; i < nd - 1; i++) { doff += idx[i] * dst->stride[i]; soff += idx[i] * sstr[i]; }
+    cast(sbase + soff * (int64_t)ssz, sinner, dbase + doff * (int64_t)dsz, dinner, inner);
+    for (int i = nd - 2; i >= 0; i--) {
+      if (++idx[i] < dst->shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+static void fill_with(lt_tensor *dst, ltensor_dtype vt, const void *v) {
+  lt_tensor src = { 0 };
+  lt_storage st = { 0 };
+  st.data = (char *)v;
+  src.storage = &st;
+  src.dtype = vt;
+  src.ndim = 0;
+  lt_copy_into(dst, &src);
+}
+void lt_fill_f64(lt_tensor *dst, double v) { fill_with(dst, LTENSOR_FLOAT64, &v); }
+void lt_fill_i64(lt_tensor *dst, int64_t v) { fill_with(dst, LTENSOR_INT64, &v); }
+void lt_fill_c128(lt_tensor *dst, lt_cdouble v) { fill_with(dst, LTENSOR_COMPLEX128, &v); }
+
+void lt_foreach(const lt_tensor *t, void (*fn)(char *p, void *ctx), void *ctx) {
+  int64_t n = lt_numel(t);
+  if (n == 0) return;
+  int64_t idx[LT_MAX_DIMS] = {0};
+  size_t sz = lt_itemsize(t->dtype);
+  char *base = lt_data(t);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t off = 0;
+    for (int i = 0; i < t->ndim; i++) off += idx[i] * t->stride[i];
+    fn(base + off * (int64_t)sz, ctx);
+    for (int i = t->ndim - 1; i >= 0; i--) {
+      if (++idx[i] < t->shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
