@@ -1,43 +1,133 @@
-# ltensor -- build, test, demo.  Flags come from pkg-config (lua5.4, openblas).
-PKGS      := lua5.4 openblas
-DEB_PKGS  := lua5.4 liblua5.4-dev libopenblas-dev lua-busted luarocks pkg-config
-CC        ?= gcc
-OPT       ?= -O2
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs-only-L --libs-only-other openblas 2>/dev/null) -lopenblas
-CFLAGS_ALL = -std=c11 $(OPT) -fPIC -Wall -Wextra -D_GNU_SOURCE $(PKG_CFLAGS) $(XCFLAGS)
-LDLIBS     = $(PKG_LIBS) -lm -lpthread
+# ltensor -- build, test, demo, install.
+#
+# One Makefile for development, CI and LuaRocks (build type "make": luarocks
+# runs `make CFLAGS=... LIBFLAG=... LUA_INCDIR=... CC=...` then
+# `make install INST_LIBDIR=... INST_LUADIR=... INST_BINDIR=...`; its
+# command-line variables override the ?= defaults below).  Library flags come
+# from pkg-config (lua5.4, openblas).
+#
+#   make            build/ltensor/core.so, build/libltensor.a, build/bin/ltensor (CLI)
+#   make test       every spec under Lua 5.4; last line "N passed, M failed"
+#   make demo       examples/demo.lua
+#   make asan       ASan+UBSan build in build/asan/, specs run through it
+#   make bench      bench/*.lua, one at a time
+#   make install    PREFIX=/usr/local (or luarocks' INST_* variables)
 
+LUA_VERSION ?= 5.4
+PKG_CONFIG  ?= pkg-config
+LUA         ?= lua$(LUA_VERSION)
+BUSTED      ?= busted
+DEB_PKGS    := lua5.4 liblua5.4-dev libopenblas-dev lua-busted luarocks pkg-config
+
+# luarocks passes CFLAGS (optimisation, -fPIC) and LUA_INCDIR; warnings and the
+# language level stay in WARN so that an overriding CFLAGS keeps them.
+OPT         ?= -O2
+CFLAGS      ?= $(OPT)
+LIBFLAG     ?= -shared
+WARN        := -std=c11 -Wall -Wextra -D_GNU_SOURCE
+LUA_CFLAGS  := $(if $(LUA_INCDIR),-I$(LUA_INCDIR),$(shell $(PKG_CONFIG) --cflags lua$(LUA_VERSION) 2>/dev/null || echo -I/usr/include/lua$(LUA_VERSION)))
+LUA_LIBS    := $(shell $(PKG_CONFIG) --libs lua$(LUA_VERSION) 2>/dev/null || echo -llua$(LUA_VERSION))
+BLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
+BLAS_LIBS   := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenblas)
+# XCFLAGS: extra flags for a one-off build (make XCFLAGS=-DFOO).
+CFLAGS_ALL   = $(WARN) $(CFLAGS) -fPIC $(LUA_CFLAGS) $(BLAS_CFLAGS) $(SAN) $(XCFLAGS) -Isrc
+LDLIBS       = $(BLAS_LIBS) -lm -lpthread
+
+# B is the build directory: build/ normally, build/asan/ for the sanitizer build.
+B    ?= build
 SRC  := $(wildcard src/*.c)
-OBJ  := $(patsubst src/%.c,build/obj/%.o,$(SRC))
 HDR  := $(wildcard src/*.h)
+LUA_SRC := $(shell find lua/ltensor -name '*.lua' 2>/dev/null | sort)
+GEN  := build/gen/ltensor_lua.c
+OBJ  := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/ltensor_lua.o
+CLI_OBJ := $(B)/obj/cli_ltensor.o
 
-.PHONY: all test demo asan bench install clean deps
+# Run a Lua script against the in-tree build (paths first, then the defaults).
+RUN_LUA = LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' $(LUA)
 
-all: build/ltensor/core.so build/libltensor.a
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+ASAN_ENV  := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp
 
-build/obj/%.o: src/%.c $(HDR) | build/obj
+PREFIX      ?= /usr/local
+INST_PREFIX ?= $(PREFIX)
+INST_LIBDIR ?= $(INST_PREFIX)/lib/lua/$(LUA_VERSION)
+INST_LUADIR ?= $(INST_PREFIX)/share/lua/$(LUA_VERSION)
+INST_BINDIR ?= $(INST_PREFIX)/bin
+
+.PHONY: all libs test demo asan asan-build bench install clean deps
+
+all: $(B)/ltensor/core.so $(B)/libltensor.a $(B)/bin/ltensor
+
+libs: $(B)/ltensor/core.so $(B)/libltensor.a
+
+# The CLI is build/bin/ltensor: build/ltensor/ is taken by the C module's
+# directory (require "ltensor.core" -> build/ltensor/core.so).
+$(B)/bin/ltensor: $(CLI_OBJ) $(B)/libltensor.a | $(B)/bin
+	$(CC) $(SAN) -o $@ $(CLI_OBJ) $(B)/libltensor.a $(LUA_LIBS) $(LDLIBS) -ldl
+
+$(B)/obj/%.o: src/%.c $(HDR) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-build/obj build/ltensor:
+$(B)/obj/ltensor_lua.o: $(GEN) src/lt_embedded.h | $(B)/obj
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(CLI_OBJ): cli/ltensor.c src/ltensor.h | $(B)/obj
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# The Lua modules as a C file, so luaopen_ltensor needs no files on disk.
+$(GEN): $(LUA_SRC) tools/embed_lua.lua | build/gen
+	$(LUA) tools/embed_lua.lua $@ lua $(LUA_SRC)
+
+$(B)/obj $(B)/ltensor $(B)/bin build/gen:
 	mkdir -p $@
 
-build/ltensor/core.so: $(OBJ) | build/ltensor
-	$(CC) -shared -o $@ $(OBJ) $(LDLIBS)
+$(B)/ltensor/core.so: $(OBJ) | $(B)/ltensor
+	$(CC) $(LIBFLAG) $(SAN) -o $@ $(OBJ) $(LDLIBS)
 
-build/libltensor.a: $(OBJ)
+$(B)/libltensor.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $(OBJ)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing missing Debian packages:$$missing"; \
-	  apt-get update -qq && apt-get install -y -qq $$missing; fi
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
+# busted re-executes itself under lua5.4 (.busted) and prints the summary line
+# through tools/busted_summary.lua.
 test: deps all
-	busted
+	$(BUSTED)
 
 demo: deps all
-	lua5.4 -e 'package.path="lua/?.lua;lua/?/init.lua;"..package.path; package.cpath="build/?.so;"..package.cpath' examples/demo.lua
+	$(RUN_LUA) examples/demo.lua
+
+# Sanitizer build: the library and the CLI are compiled with ASan+UBSan, and
+# busted runs inside that CLI (--ignore-lua: stay in this process), so the
+# ASan runtime is linked into the executable and no LD_PRELOAD is needed.
+# The CLI installs ltensor.core and the Lua modules as package.preload
+# entries, so the specs exercise the instrumented code, not build/ltensor/core.so.
+asan: deps all
+	$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" SAN="-fsanitize=address,undefined" build/asan/libltensor.a build/asan/bin/ltensor
+	$(ASAN_ENV) LTENSOR_ASAN=1 build/asan/bin/ltensor /usr/bin/busted --ignore-lua
+
+asan-build:
+	$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" SAN="-fsanitize=address,undefined" build/asan/libltensor.a build/asan/bin/ltensor
+
+bench: all
+	@set -e; files=$$(ls bench/*.lua 2>/dev/null || true); \
+	if [ -z "$$files" ]; then echo "no benchmarks in bench/"; exit 0; fi; \
+	n=$$(echo $$files | wc -w); i=0; \
+	for f in $$files; do i=$$((i+1)); echo "[$$i/$$n] $$f"; $(RUN_LUA) $$f; done; \
+	echo "benchmarks done ($$n)"
+
+install: $(B)/ltensor/core.so $(B)/libltensor.a $(B)/bin/ltensor
+	mkdir -p $(INST_LIBDIR)/ltensor $(INST_LUADIR)/ltensor $(INST_BINDIR)
+	cp $(B)/ltensor/core.so $(INST_LIBDIR)/ltensor/core.so
+	cd lua && for f in $$(find ltensor -name '*.lua'); do mkdir -p $(INST_LUADIR)/$$(dirname $$f); cp $$f $(INST_LUADIR)/$$f; done
+	cp $(B)/bin/ltensor $(INST_BINDIR)/ltensor
+	mkdir -p $(INST_PREFIX)/include $(INST_PREFIX)/lib
+	cp src/ltensor.h $(INST_PREFIX)/include/ltensor.h
+	cp $(B)/libltensor.a $(INST_PREFIX)/lib/libltensor.a
 
 clean:
 	rm -rf build

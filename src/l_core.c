@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "lt_lua.h"
 
 static const char settings_key = 's';   /* registry keys: addresses, never written */
@@ -364,6 +365,8 @@ static void scan_data(lua_State *L, int idx, int depth, scan_t *sc, char *path, 
     if (lt_test(L, idx)) goto tensor_case;
     int64_t n = (int64_t)lua_rawlen(L, idx);
     if (depth >= LT_MAX_DIMS) luaL_error(L, "ltensor.tensor: too many dimensions (more than %d)", LT_MAX_DIMS);
+    if (depth == sc->ndim && sc->seen)   /* a leaf already fixed the depth: {1, {2}} */
+      luaL_error(L, "ltensor.tensor: element %s must be a number or boolean (got table)", path[0] ? path : "(root)");
     if (depth == sc->ndim) { sc->shape[depth] = n; sc->ndim = depth + 1; }
     else if (sc->shape[depth] != n)
       luaL_error(L, "ltensor.tensor: expected sequence of length %d at dim %d (got %d)",
@@ -755,6 +758,14 @@ static int l_set_tostring(lua_State *L) {
   return 0;
 }
 
+/* T._clock(): monotonic wall time in seconds, for benchmarks (os.clock is CPU time) */
+static int l_clock(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+  return 1;
+}
+
 static int l_is_tensor(lua_State *L) { lua_pushboolean(L, lt_test(L, 1) != NULL); return 1; }
 static int l_data_ptr(lua_State *L) { lua_pushlightuserdata(L, lt_data(lt_check(L, 1))); return 1; }
 
@@ -1034,6 +1045,7 @@ const lt_reg lt_reg_core[] = {
   {"cdouble", l_cdouble, LT_METHOD | LT_DIFF, NULL},
   {"free", l_free, LT_METHOD, NULL},
   {"is_tensor", l_is_tensor, LT_MODULE, NULL},
+  {"_clock", l_clock, LT_MODULE, NULL},
   {"_set_tostring", l_set_tostring, LT_MODULE, NULL},
   {"data_ptr", l_data_ptr, LT_METHOD, NULL},
   {"get_default_dtype", l_get_default_dtype, LT_MODULE, NULL},

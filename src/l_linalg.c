@@ -1,3 +1,266 @@
-/* l_linalg.c -- placeholder until this area lands. */
+/* l_linalg.c -- matmul, mm, bmm, mv, dot, outer.
+ *
+ * Shapes, broadcasting and error messages follow PyTorch 1.13 (1-based dims
+ * in messages).  The result dtype is the promotion of the two operands
+ * (PyTorch itself refuses mixed dtypes here; ltensor promotes as everywhere
+ * else, and strict promotion mode refuses them).  The arithmetic is lt_mm
+ * (lt_blas.c): OpenBLAS for float32/float64/complex64/complex128, reading
+ * transposed or strided operands in place through the transpose flags and
+ * leading dimensions; an operand BLAS cannot read (no unit stride, or an
+ * expanded stride-0 matrix) is first copied to a contiguous temporary, so
+ * that the fast path is always taken.  Other dtypes use an exact C loop.
+ */
+#include <string.h>
 #include "lt_lua.h"
-const lt_reg lt_reg_linalg[] = { {NULL, NULL, 0, NULL} };
+#include "lt_blas.h"
+#include "lt_promote.h"
+
+static ltensor_dtype result_dtype(lua_State *L, const char *fname, const lt_tensor *a, const lt_tensor *b) {
+  lt_settings *S = lt_settings_of(L);
+  lt_pin p[2] = { { a->dtype, LT_TIER_DIM }, { b->dtype, LT_TIER_DIM } };
+  ltensor_dtype out;
+  lt_promo_err err;
+  if (lt_result_type(S->promotion, p, 2, S->default_dtype, &out, &err) != LT_PROMO_OK)
+    lt_error(L, fname, "expected both operands to have the same dtype, but got %s and %s",
+             lt_dtypes[a->dtype].name, lt_dtypes[b->dtype].name);
+  return out;
+}
+
+/* Can BLAS read t's trailing matrix (or vector) without a copy? */
+static int blas_readable(const lt_tensor *t) {
+  if (t->ndim == 1) return t->shape[0] <= 1 || t->stride[0] >= 1;
+  int n = t->ndim;
+  return lt_blas_layout_ok(t->shape[n - 2], t->shape[n - 1], t->stride[n - 2], t->stride[n - 1]);
+}
+
+/* The operand at stack slot idx as dtype dt, copied to a new contiguous
+   tensor (left on the stack) when the dtype differs, when BLAS could not
+   read it, or when `contig` asks for it. */
+static lt_tensor *prepare(lua_State *L, int idx, ltensor_dtype dt, int contig) {
+  lt_tensor *t = lt_check(L, idx);
+  if (t->dtype == dt && !(contig && !lt_is_contiguous(t)) && (!lt_blas_dtype(dt) || blas_readable(t)))
+    return t;
+  lt_tensor *c = lt_push_new_like(L, t, dt);
+  lt_copy_into(c, t);
+  return c;
+}
+
+/* Element strides of an operand seen as a matrix: a 1-D vector is a row
+   (1 x K) or a column (K x 1); the stride of a size-1 dim is irrelevant. */
+static void row_strides(const lt_tensor *t, int64_t *rs, int64_t *cs) {
+  if (t->ndim == 1) { *rs = 0; *cs = t->stride[0]; }
+  else { *rs = t->stride[t->ndim - 2]; *cs = t->stride[t->ndim - 1]; }
+}
+
+static void mm_into(lt_tensor *out, const lt_tensor *a, int64_t M, int64_t K, int64_t ars, int64_t acs,
+                    const lt_tensor *b, int64_t N, int64_t brs, int64_t bcs) {
+  lt_mm(out->dtype, M, N, K, lt_data(a), ars, acs, lt_data(b), brs, bcs, lt_data(out), N, 1);
+}
+
+/* ---- mm / mv / dot / outer ---------------------------------------------- */
+static int mm_error(lua_State *L, const char *fname, int64_t m1, int64_t k1, int64_t k2, int64_t n2) {
+  return lt_error(L, fname, "mat1 and mat2 shapes cannot be multiplied (%Ix%I and %Ix%I)",
+                  (lua_Integer)m1, (lua_Integer)k1, (lua_Integer)k2, (lua_Integer)n2);
+}
+
+static int do_mm(lua_State *L, const char *fname) {
+  lt_tensor *a = lt_check(L, 1), *b = lt_check(L, 2);
+  if (a->ndim != 2) return lt_error(L, fname, "self must be a matrix");
+  if (b->ndim != 2) return lt_error(L, fname, "mat2 must be a matrix");
+  if (a->shape[1] != b->shape[0]) return mm_error(L, fname, a->shape[0], a->shape[1], b->shape[0], b->shape[1]);
+  ltensor_dtype dt = result_dtype(L, fname, a, b);
+  lua_settop(L, 2);
+  a = prepare(L, 1, dt, 0);
+  b = prepare(L, 2, dt, 0);
+  int64_t shape[2] = { a->shape[0], b->shape[1] };
+  lt_tensor *out = lt_push_new(L, dt, 2, shape);
+  mm_into(out, a, a->shape[0], a->shape[1], a->stride[0], a->stride[1], b, b->shape[1], b->stride[0], b->stride[1]);
+  return 1;
+}
+static int l_mm(lua_State *L) { return do_mm(L, "mm"); }
+
+static int l_mv(lua_State *L) {
+  lt_tensor *a = lt_check(L, 1), *v = lt_check(L, 2);
+  if (a->ndim != 2 || v->ndim != 1)
+    return lt_error(L, "mv", "vector + matrix @ vector expected, got 1, %d, %d", a->ndim, v->ndim);
+  if (a->shape[1] != v->shape[0])
+    return lt_error(L, "mv", "size mismatch, got input (%I), mat (%Ix%I), vec (%I)", (lua_Integer)a->shape[0],
+                    (lua_Integer)a->shape[0], (lua_Integer)a->shape[1], (lua_Integer)v->shape[0]);
+  ltensor_dtype dt = result_dtype(L, "mv", a, v);
+  lua_settop(L, 2);
+  a = prepare(L, 1, dt, 0);
+  v = prepare(L, 2, dt, 0);
+  lt_tensor *out = lt_push_new(L, dt, 1, a->shape);
+  mm_into(out, a, a->shape[0], a->shape[1], a->stride[0], a->stride[1], v, 1, v->stride[0], 1);
+  return 1;
+}
+
+static int do_dot(lua_State *L, const char *fname) {
+  lt_tensor *a = lt_check(L, 1), *b = lt_check(L, 2);
+  if (a->ndim != 1 || b->ndim != 1)
+    return lt_error(L, fname, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
+  if (a->shape[0] != b->shape[0])
+    return lt_error(L, fname, "inconsistent tensor size, expected tensor [%I] and src [%I] to have the same "
+                    "number of elements, but got %I and %I elements respectively",
+                    (lua_Integer)a->shape[0], (lua_Integer)b->shape[0], (lua_Integer)a->shape[0],
+                    (lua_Integer)b->shape[0]);
+  ltensor_dtype dt = result_dtype(L, fname, a, b);
+  lua_settop(L, 2);
+  a = prepare(L, 1, dt, 0);
+  b = prepare(L, 2, dt, 0);
+  lt_tensor *out = lt_push_new(L, dt, 0, NULL);
+  mm_into(out, a, 1, a->shape[0], 0, a->stride[0], b, 1, b->stride[0], 1);
+  return 1;
+}
+static int l_dot(lua_State *L) { return do_dot(L, "dot"); }
+
+static int l_outer(lua_State *L) {
+  lt_tensor *a = lt_check(L, 1), *b = lt_check(L, 2);
+  if (a->ndim != 1) return lt_error(L, "outer", "expected 1-D argument self, but got %d-D", a->ndim);
+  if (b->ndim != 1) return lt_error(L, "outer", "expected 1-D argument vec2, but got %d-D", b->ndim);
+  ltensor_dtype dt = result_dtype(L, "outer", a, b);
+  lua_settop(L, 2);
+  a = prepare(L, 1, dt, 0);
+  b = prepare(L, 2, dt, 0);
+  int64_t shape[2] = { a->shape[0], b->shape[0] };
+  lt_tensor *out = lt_push_new(L, dt, 2, shape);
+  /* (M x 1) @ (1 x N): one product per element, exact as PyTorch's mul */
+  mm_into(out, a, a->shape[0], 1, a->stride[0], 1, b, b->shape[0], 1, b->stride[0]);
+  return 1;
+}
+
+/* ---- batched: bmm and matmul's general case ------------------------------ */
+/* a is (batch..., M, K), b is (batch..., K, N) given as shapes/strides whose
+   batch dims already have the output's batch shape (stride 0 where
+   broadcast); out is contiguous (batch..., M, N) in row-major order. */
+static void batched(lt_tensor *out, int nbd, const int64_t *bshape, const lt_tensor *a, const int64_t *abst,
+                    int64_t M, int64_t K, int64_t ars, int64_t acs, const lt_tensor *b, const int64_t *bbst,
+                    int64_t N, int64_t brs, int64_t bcs) {
+  int64_t nb = 1;
+  for (int i = 0; i < nbd; i++) nb *= bshape[i];
+  if (nb == 0 || M == 0 || N == 0) return;
+  int64_t idx[LT_MAX_DIMS] = { 0 };
+  int64_t sz = (int64_t)lt_itemsize(out->dtype);
+  const char *A = lt_data(a), *B = lt_data(b);
+  char *C = lt_data(out);
+  for (int64_t k = 0; k < nb; k++) {
+    int64_t ao = 0, bo = 0;
+    for (int i = 0; i < nbd; i++) { ao += idx[i] * abst[i]; bo += idx[i] * bbst[i]; }
+    lt_mm(out->dtype, M, N, K, A + ao * sz, ars, acs, B + bo * sz, brs, bcs, C + k * M * N * sz, N, 1);
+    for (int i = nbd - 1; i >= 0; i--) {
+      if (++idx[i] < bshape[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+static int l_bmm(lua_State *L) {
+  lt_tensor *a = lt_check(L, 1), *b = lt_check(L, 2);
+  if (a->ndim != 3) return lt_error(L, "bmm", "batch1 must be a 3D tensor");
+  if (b->ndim != 3) return lt_error(L, "bmm", "batch2 must be a 3D tensor");
+  if (a->shape[0] != b->shape[0])
+    return lt_error(L, "bmm", "batch1 and batch2 must have same number of batches, got %I and %I",
+                    (lua_Integer)a->shape[0], (lua_Integer)b->shape[0]);
+  if (a->shape[2] != b->shape[1])
+    return lt_error(L, "bmm", "expected size for first two dimensions of batch2 tensor to be: [%I, %I] but got: [%I, %I]",
+                    (lua_Integer)a->shape[0], (lua_Integer)a->shape[2], (lua_Integer)b->shape[0],
+                    (lua_Integer)b->shape[1]);
+  ltensor_dtype dt = result_dtype(L, "bmm", a, b);
+  lua_settop(L, 2);
+  a = prepare(L, 1, dt, 0);
+  b = prepare(L, 2, dt, 0);
+  int64_t shape[3] = { a->shape[0], a->shape[1], b->shape[2] };
+  lt_tensor *out = lt_push_new(L, dt, 3, shape);
+  batched(out, 1, shape, a, a->stride, a->shape[1], a->shape[2], a->stride[1], a->stride[2], b, b->stride,
+          b->shape[2], b->stride[1], b->stride[2]);
+  return 1;
+}
+
+/* matmul's rules (torch.matmul): 1-D . 1-D is dot; 2-D . 2-D is mm; 1-D
+   operands are promoted to a row (left) or column (right) matrix and that
+   dim is removed from the result; otherwise the batch dims broadcast. */
+static int l_matmul(lua_State *L) {
+  lt_tensor *a = lt_check(L, 1), *b = lt_check(L, 2);
+  int da = a->ndim, db = b->ndim;
+  if (da == 0 || db == 0)
+    return lt_error(L, "matmul", "both arguments to matmul need to be at least 1D, but they are %dD and %dD", da, db);
+  if (da == 1 && db == 1) return do_dot(L, "matmul");
+  if (da == 2 && db == 2) return do_mm(L, "matmul");
+  int64_t K = a->shape[da - 1];
+  int64_t Kb = db == 1 ? b->shape[0] : b->shape[db - 2];
+  int64_t M = da == 1 ? 1 : a->shape[da - 2];
+  int64_t N = db == 1 ? 1 : b->shape[db - 1];
+  if (da == 2 && db == 1) {   /* mv */
+    if (K != Kb)
+      return lt_error(L, "matmul", "size mismatch, got input (%I), mat (%Ix%I), vec (%I)", (lua_Integer)M,
+                      (lua_Integer)M, (lua_Integer)K, (lua_Integer)Kb);
+  } else if (da == 1 && db == 2) {
+    if (K != Kb) return mm_error(L, "matmul", 1, K, Kb, N);
+  }
+  ltensor_dtype dt = result_dtype(L, "matmul", a, b);
+  lua_settop(L, 2);
+  int64_t oshape[LT_MAX_DIMS];
+  int on = 0;
+  if (da >= 3 && db <= 2) {
+    /* fold a's batch dims into its rows: one gemm, as PyTorch does */
+    int64_t rows = 1;
+    for (int i = 0; i < da - 1; i++) rows *= a->shape[i];
+    if (K != Kb) return mm_error(L, "matmul", rows, K, Kb, db == 1 ? 1 : N);
+    a = prepare(L, 1, dt, 1);
+    b = prepare(L, 2, dt, 0);
+    for (int i = 0; i < da - 1; i++) oshape[on++] = a->shape[i];
+    if (db == 2) oshape[on++] = N;
+    lt_tensor *out = lt_push_new(L, dt, on, oshape);
+    int64_t brs, bcs;
+    if (db == 1) { brs = b->stride[0]; bcs = 1; }
+    else { brs = b->stride[0]; bcs = b->stride[1]; }
+    mm_into(out, a, rows, K, K, 1, b, N, brs, bcs);
+    return 1;
+  }
+  /* general case: broadcast the batch dims */
+  int na = da > 2 ? da - 2 : 0, nb = db > 2 ? db - 2 : 0;
+  int nbd = na > nb ? na : nb;
+  int64_t bshape[LT_MAX_DIMS];
+  for (int i = 0; i < nbd; i++) {
+    int ia = i - (nbd - na), ib = i - (nbd - nb);
+    int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
+    if (sa != sb && sa != 1 && sb != 1)
+      return lt_error(L, "matmul", "the size of tensor a (%I) must match the size of tensor b (%I) at non-singleton dimension %d",
+                      (lua_Integer)sa, (lua_Integer)sb, i + 1);
+    bshape[i] = sa == 1 ? sb : sa;
+  }
+  if (K != Kb) {
+    int64_t total = 1;
+    for (int i = 0; i < nbd; i++) total *= bshape[i];
+    return lt_error(L, "matmul", "expected size for first two dimensions of batch2 tensor to be: [%I, %I] but got: [%I, %I]",
+                    (lua_Integer)total, (lua_Integer)K, (lua_Integer)total, (lua_Integer)Kb);
+  }
+  a = prepare(L, 1, dt, 0);
+  b = prepare(L, 2, dt, 0);
+  int64_t abst[LT_MAX_DIMS], bbst[LT_MAX_DIMS];
+  for (int i = 0; i < nbd; i++) {
+    int ia = i - (nbd - na), ib = i - (nbd - nb);
+    abst[i] = (ia >= 0 && a->shape[ia] != 1) ? a->stride[ia] : 0;
+    bbst[i] = (ib >= 0 && b->shape[ib] != 1) ? b->stride[ib] : 0;
+    oshape[on++] = bshape[i];
+  }
+  if (da > 1) oshape[on++] = M;
+  if (db > 1) oshape[on++] = N;
+  lt_tensor *out = lt_push_new(L, dt, on, oshape);
+  int64_t ars, acs, brs, bcs;
+  row_strides(a, &ars, &acs);
+  if (db == 1) { brs = b->stride[0]; bcs = 1; }
+  else { brs = b->stride[db - 2]; bcs = b->stride[db - 1]; }
+  batched(out, nbd, bshape, a, abst, M, K, ars, acs, b, bbst, N, brs, bcs);
+  return 1;
+}
+
+const lt_reg lt_reg_linalg[] = {
+  {"matmul", l_matmul, LT_BOTH | LT_DIFF, "matmul"},
+  {"mm", l_mm, LT_BOTH | LT_DIFF, "mm"},
+  {"bmm", l_bmm, LT_BOTH | LT_DIFF, "bmm"},
+  {"mv", l_mv, LT_BOTH | LT_DIFF, "mv"},
+  {"dot", l_dot, LT_BOTH | LT_DIFF, "dot"},
+  {"outer", l_outer, LT_BOTH | LT_DIFF, "outer"},
+  {NULL, NULL, 0, NULL}
+};

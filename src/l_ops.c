@@ -1,3 +1,901 @@
-/* l_ops.c -- placeholder until this area lands. */
+/* l_ops.c -- elementwise ops, promotion settings and the operator
+   metamethods.  Each op classifies its operands (tensors or weak Lua
+   scalars), asks lt_promote for the common dtype, applies its own output
+   rule, and runs a kernel from lt_k_*.c through the TensorIterator.  Weak
+   scalars never become heap tensors: they live on the C stack as 0-dim
+   tensors already converted to the compute dtype. */
+#include <math.h>
+#include <string.h>
 #include "lt_lua.h"
-const lt_reg lt_reg_ops[] = { {NULL, NULL, 0, NULL} };
+#include "lt_iter.h"
+#include "lt_promote.h"
+
+/* luaconf.h's l_floor would shadow the floor op's function name */
+#undef l_floor
+
+_Static_assert(LT_PMODE_TORCH == LT_PROMO_TORCH && LT_PMODE_JAX == LT_PROMO_JAX &&
+               LT_PMODE_STRICT == LT_PROMO_STRICT, "promotion mode values differ");
+
+/* ====================================================================== */
+/* operands                                                               */
+/* ====================================================================== */
+typedef struct operand {
+  lt_tensor *t;        /* the tensor, or &sc.t for a weak scalar */
+  int idx;             /* stack index */
+  int weak;            /* a Lua number/boolean */
+  lt_pin pin;
+  struct { lt_tensor t; lt_storage st; _Alignas(16) unsigned char buf[16]; } sc;
+} operand;
+
+static const char *dtype_names_for_msg(ltensor_dtype d) { return lt_dtypes[d].name; }
+
+/* Fill op from stack slot idx; argument errors name fname. */
+static void classify(lua_State *L, int idx, const char *fname, operand *op) {
+  op->idx = idx;
+  switch (lua_type(L, idx)) {
+  case LUA_TNUMBER:
+    op->weak = 1;
+    op->t = NULL;
+    op->pin.dtype = lua_isinteger(L, idx) ? LTENSOR_INT64 : LTENSOR_FLOAT64;
+    op->pin.tier = LT_TIER_WEAK;
+    return;
+  case LUA_TBOOLEAN:
+    op->weak = 1;
+    op->t = NULL;
+    op->pin.dtype = LTENSOR_BOOL;
+    op->pin.tier = LT_TIER_WEAK;
+    return;
+  case LUA_TUSERDATA: {
+    lt_tensor *t = lt_test(L, idx);
+    if (t) {
+      if (!t->storage) luaL_argerror(L, idx, "tensor was freed");
+      op->weak = 0;
+      op->t = t;
+      op->pin.dtype = t->dtype;
+      op->pin.tier = t->ndim > 0 ? LT_TIER_DIM : LT_TIER_ZERO;
+      return;
+    }
+  }
+  /* fallthrough */
+  default:
+    lt_error(L, fname, "expected a tensor, number or boolean as argument %d (got %s)", idx,
+             luaL_typename(L, idx));
+  }
+}
+
+/* Materialise a weak scalar as a 0-dim tensor of dtype dt on the C stack. */
+static void weak_tensor(lua_State *L, operand *op, ltensor_dtype dt) {
+  memset(&op->sc.t, 0, sizeof op->sc.t);
+  op->sc.st.data = (char *)op->sc.buf;
+  op->sc.t.storage = &op->sc.st;
+  op->sc.t.dtype = dt;
+  op->sc.t.ndim = 0;
+  lt_store_lua(L, op->idx, dt, (char *)op->sc.buf);
+  op->t = &op->sc.t;
+}
+
+static void raise_promo(lua_State *L, const char *fname, int code, const lt_promo_err *e) {
+  if (code == LT_PROMO_ERR_TENSORS)
+    lt_error(L, fname, "strict promotion: input dtypes %s and %s differ; cast one explicitly with :to(...)",
+             dtype_names_for_msg(e->a), dtype_names_for_msg(e->b));
+  const char *kind = e->scalar == LTENSOR_BOOL ? "boolean" : e->scalar == LTENSOR_INT64 ? "integer" :
+                     e->scalar == LTENSOR_FLOAT64 ? "float" : "complex";
+  lt_error(L, fname, "strict promotion: a Lua %s would promote %s to %s; cast explicitly with :to(...)",
+           kind, dtype_names_for_msg(e->a), dtype_names_for_msg(e->b));
+}
+
+static ltensor_dtype common_dtype(lua_State *L, const char *fname, operand *ops, int n) {
+  lt_settings *S = lt_settings_of(L);
+  lt_pin pins[LT_MAX_DIMS];
+  if (n > LT_MAX_DIMS) lt_error(L, fname, "too many operands (%d)", n);
+  for (int i = 0; i < n; i++) pins[i] = ops[i].pin;
+  lt_promo_err e;
+  ltensor_dtype out;
+  int code = lt_result_type(S->promotion, pins, n, S->default_dtype, &out, &e);
+  if (code != LT_PROMO_OK) raise_promo(L, fname, code, &e);
+  return out;
+}
+
+static void push_shape_str(lua_State *L, int ndim, const int64_t *shape) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, '[');
+  for (int i = 0; i < ndim; i++) {
+    lua_pushfstring(L, i ? ", %I" : "%I", (lua_Integer)shape[i]);
+    luaL_addvalue(&b);
+  }
+  luaL_addchar(&b, ']');
+  luaL_pushresult(&b);
+}
+
+static int not_implemented(lua_State *L, const char *fname, ltensor_dtype dt) {
+  return lt_error(L, fname, "\"%s_cpu\" not implemented for '%s'", fname, lt_torch_name(dt));
+}
+
+/* The written-to tensor: broadcast shape, overlap and safe-cast checks. */
+static void check_out(lua_State *L, const char *fname, const lt_tensor *out, ltensor_dtype rdt, int ndim,
+                      const int64_t *shape) {
+  if (!lt_can_cast(rdt, out->dtype))
+    lt_error(L, fname, "result type %s can't be cast to the desired output type %s", lt_torch_name(rdt),
+             lt_torch_name(out->dtype));
+  int same = out->ndim == ndim;
+  for (int i = 0; same && i < ndim; i++) same = out->shape[i] == shape[i];
+  if (!same) {
+    push_shape_str(L, out->ndim, out->shape);
+    push_shape_str(L, ndim, shape);
+    lt_error(L, fname, "output with shape %s doesn't match the broadcast shape %s", lua_tostring(L, -2),
+             lua_tostring(L, -1));
+  }
+  if (lt_numel(out) > 1 && lt_has_internal_overlap(out))
+    lt_error(L, fname, "unsupported operation: more than one element of the written-to tensor refers to a "
+                       "single memory location. Please clone() the tensor before performing the operation.");
+}
+
+static int same_view(const lt_tensor *a, const lt_tensor *b) {
+  if (a->storage != b->storage || a->offset != b->offset || a->ndim != b->ndim || a->dtype != b->dtype) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i] || (a->shape[i] > 1 && a->stride[i] != b->stride[i])) return 0;
+  return 1;
+}
+
+/* ====================================================================== */
+/* the elementwise driver                                                 */
+/* ====================================================================== */
+enum { R_SAME = 0, R_BOOL = 1, R_FLOAT = 2 };
+
+typedef struct ew {
+  const char *name;      /* for errors */
+  const lt_loop_fn *k;   /* kernel table */
+  int rule;
+} ew;
+
+/* Run kernel k over ops[0..n-1] (already classified).  cdt is the compute
+   dtype of the inputs, kout the dtype the kernel writes, rdt the result
+   dtype.  out_idx: stack index of the written-to tensor, or 0 for a new
+   one, which is pushed.  Returns the output. */
+static lt_tensor *run_ew_in(lua_State *L, const char *fname, lt_loop_fn k, operand *ops, int n, ltensor_dtype cdt,
+                            const ltensor_dtype *in_kdt, ltensor_dtype kout, ltensor_dtype rdt, int out_idx,
+                            lt_kctx *ctx) {
+  const lt_tensor *ts[LT_ITER_MAX_OPS];
+  int nt = 0;
+  for (int i = 0; i < n; i++)
+    if (!ops[i].weak) ts[nt++] = ops[i].t;
+  int ndim = 0;
+  int64_t shape[LT_MAX_DIMS];
+  int64_t ba, bb;
+  int bd;
+  if (lt_broadcast_shape(ts, nt, &ndim, shape, &ba, &bb, &bd) != 0)
+    lt_error(L, fname, "the size of tensor a (%I) must match the size of tensor b (%I) at non-singleton dimension %d",
+             (lua_Integer)ba, (lua_Integer)bb, bd);
+  lt_tensor *out;
+  if (out_idx) {
+    out = lt_check(L, out_idx);
+    check_out(L, fname, out, rdt, ndim, shape);
+    /* an input that is another view of the written storage is copied
+       first (the copy stays on the stack until the op is done) */
+    for (int i = 0; i < n; i++) {
+      if (ops[i].weak || ops[i].t->storage != out->storage || same_view(ops[i].t, out)) continue;
+      lt_tensor *c = lt_push_new_like(L, ops[i].t, ops[i].t->dtype);
+      lt_copy_into(c, ops[i].t);
+      ops[i].t = c;
+    }
+  } else {
+    out = lt_push_new(L, rdt, ndim, shape);
+    if (ndim > 1 && nt > 0) lt_iter_out_strides(ts, nt, ndim, shape, out->stride);
+  }
+  for (int i = 0; i < n; i++)
+    if (ops[i].weak) weak_tensor(L, &ops[i], in_kdt ? in_kdt[i] : cdt);
+  const lt_tensor *its[LT_ITER_MAX_OPS];
+  ltensor_dtype kdt[LT_ITER_MAX_OPS];
+  its[0] = out;
+  kdt[0] = kout;
+  for (int i = 0; i < n; i++) { its[i + 1] = ops[i].t; kdt[i + 1] = in_kdt ? in_kdt[i] : cdt; }
+  lt_iter it;
+  lt_iter_init(&it, its, 1, n, kdt, ndim, shape, lt_settings_of(L)->num_threads);
+  atomic_init(&ctx->err, 0);
+  lt_iter_run(&it, k, ctx);
+  if (out_idx) lt_bump_version(out);
+  if (atomic_load(&ctx->err) == LT_KERR_ZERODIV) lt_error(L, fname, "integer division by zero");
+  if (out_idx) lua_pushvalue(L, out_idx);
+  return out;
+}
+
+static lt_tensor *run_ew(lua_State *L, const char *fname, lt_loop_fn k, operand *ops, int n, ltensor_dtype cdt,
+                         ltensor_dtype kout, ltensor_dtype rdt, int out_idx, lt_kctx *ctx) {
+  return run_ew_in(L, fname, k, ops, n, cdt, NULL, kout, rdt, out_idx, ctx);
+}
+
+/* Result and compute dtypes of an op from the common dtype. */
+static void op_dtypes(lua_State *L, const ew *op, ltensor_dtype common, ltensor_dtype *cdt, ltensor_dtype *kout,
+                      ltensor_dtype *rdt) {
+  if (op->rule == R_FLOAT && lt_is_integral(common)) common = lt_settings_of(L)->default_dtype;
+  *cdt = lt_compute_dtype(common);
+  if (op->rule == R_BOOL) { *rdt = LTENSOR_BOOL; *kout = LTENSOR_BOOL; }
+  else { *rdt = common; *kout = *cdt; }
+  if (!op->k[*cdt]) not_implemented(L, op->name, common);
+}
+
+/* out= from an options table at idx: pushes the tensor and returns its
+   index, or returns 0 (nothing pushed) */
+static int opt_out(lua_State *L, int idx) {
+  if (idx < 1 || lua_type(L, idx) != LUA_TTABLE || lt_test(L, idx)) return 0;
+  lua_getfield(L, idx, "out");
+  if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
+  lt_check(L, -1);
+  return lua_gettop(L);
+}
+
+/* where the output goes: 1 for in-place, an out= option, or 0 */
+static int out_index(lua_State *L, int inplace, int opts_idx) {
+  if (inplace) { lt_check(L, 1); return 1; }
+  return opts_idx ? opt_out(L, opts_idx) : 0;
+}
+
+/* generic binary: args (a, b [, opts]) */
+static int binary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
+  operand ops[2];
+  classify(L, 1, op->name, &ops[0]);
+  classify(L, 2, op->name, &ops[1]);
+  int out_idx = out_index(L, inplace, lua_gettop(L) >= 3 ? lua_gettop(L) : 0);
+  ltensor_dtype common = common_dtype(L, op->name, ops, 2), cdt, kout, rdt;
+  op_dtypes(L, op, common, &cdt, &kout, &rdt);
+  run_ew(L, op->name, op->k[cdt], ops, 2, cdt, kout, rdt, out_idx, ctx);
+  return 1;
+}
+static int binary(lua_State *L, const ew *op, int inplace) {
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  return binary_k(L, op, inplace, &ctx);
+}
+
+/* generic unary: args (a [, opts]) */
+static int unary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
+  operand o;
+  lt_check(L, 1);
+  classify(L, 1, op->name, &o);
+  int out_idx = out_index(L, inplace, lua_gettop(L) >= 2 ? 2 : 0);
+  ltensor_dtype cdt, kout, rdt;
+  op_dtypes(L, op, o.t->dtype, &cdt, &kout, &rdt);
+  run_ew(L, op->name, op->k[cdt], &o, 1, cdt, kout, rdt, out_idx, ctx);
+  return 1;
+}
+static int unary(lua_State *L, const ew *op, int inplace) {
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  return unary_k(L, op, inplace, &ctx);
+}
+
+/* ====================================================================== */
+/* arithmetic                                                             */
+/* ====================================================================== */
+static const ew E_add = {"add", lt_k_add, R_SAME};
+static const ew E_sub = {"sub", lt_k_sub, R_SAME};
+static const ew E_add_alpha = {"add", lt_k_add_alpha, R_SAME};
+static const ew E_sub_alpha = {"sub", lt_k_add_alpha, R_SAME};
+static const ew E_mul = {"mul", lt_k_mul, R_SAME};
+static const ew E_div = {"div", lt_k_div, R_FLOAT};
+static const ew E_true_divide = {"true_divide", lt_k_div, R_FLOAT};
+static const ew E_div_trunc = {"div", lt_k_div_trunc, R_SAME};
+static const ew E_div_floor = {"div", lt_k_div_floor, R_SAME};
+static const ew E_floor_divide = {"floor_divide", lt_k_div_floor, R_SAME};
+static const ew E_remainder = {"remainder", lt_k_remainder, R_SAME};
+static const ew E_fmod = {"fmod", lt_k_fmod, R_SAME};
+static const ew E_pow = {"pow", lt_k_pow, R_SAME};
+static const ew E_atan2 = {"atan2", lt_k_atan2, R_FLOAT};
+static const ew E_maximum = {"maximum", lt_k_maximum, R_SAME};
+static const ew E_minimum = {"minimum", lt_k_minimum, R_SAME};
+
+/* alpha: a number at 3, or opts.alpha when 3 is a table.  Returns 1 when
+   given (and not the identity), filling ctx for the add_alpha kernel. */
+static int read_alpha(lua_State *L, const char *fname, int negate, lt_kctx *ctx, ltensor_dtype common) {
+  int idx = 3;
+  if (lua_gettop(L) < 3) return 0;
+  if (lua_type(L, 3) == LUA_TTABLE && !lt_test(L, 3)) {
+    lua_getfield(L, 3, "alpha");
+    idx = lua_gettop(L);
+  }
+  int ty = lua_type(L, idx);
+  if (ty == LUA_TNIL || ty == LUA_TNONE) return 0;
+  if (ty != LUA_TNUMBER && ty != LUA_TBOOLEAN)
+    return luaL_typeerror(L, idx, "number or boolean (alpha)");
+  if (ty == LUA_TNUMBER && !lua_isinteger(L, idx) && lt_is_integral(common))
+    lt_error(L, fname, "for integral input tensors, argument alpha must not be a floating point number");
+  if (ty == LUA_TBOOLEAN && common != LTENSOR_BOOL)
+    lt_error(L, fname, "boolean alpha only supported for Boolean results");
+  if (ty == LUA_TBOOLEAN) {
+    ctx->i1 = lua_toboolean(L, idx);
+  } else if (lua_isinteger(L, idx)) {
+    lua_Integer a = lua_tointeger(L, idx);
+    ctx->i1 = negate ? (int64_t)(0u - (uint64_t)a) : a;
+    ctx->f1 = negate ? -(double)a : (double)a;
+  } else {
+    double a = lua_tonumber(L, idx);
+    ctx->f1 = negate ? -a : a;
+    ctx->i1 = lt_f64_to_i64(ctx->f1);
+  }
+  ctx->c1 = ctx->f1;
+  if (idx != 3) lua_pop(L, 1);
+  return 1;
+}
+
+static void sub_check(lua_State *L, const char *fname, const operand *a, const operand *b) {
+  if (a->pin.dtype == LTENSOR_BOOL && b->pin.dtype == LTENSOR_BOOL)
+    lt_error(L, fname, "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                       "Use the `^` or `logical_xor()` operator instead.");
+  if (a->pin.dtype == LTENSOR_BOOL || b->pin.dtype == LTENSOR_BOOL)
+    lt_error(L, fname, "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                       "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+static int add_sub(lua_State *L, int inplace, int is_sub) {
+  const char *fname = is_sub ? (inplace ? "sub_" : "sub") : (inplace ? "add_" : "add");
+  operand ops[2];
+  classify(L, 1, fname, &ops[0]);
+  classify(L, 2, fname, &ops[1]);
+  if (is_sub) sub_check(L, fname, &ops[0], &ops[1]);
+  int top = lua_gettop(L);
+  int out_idx = out_index(L, inplace, top >= 3 ? top : 0);
+  ltensor_dtype common = common_dtype(L, fname, ops, 2), cdt, kout, rdt;
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  const ew *op = is_sub ? &E_sub : &E_add;
+  if (top >= 3 && read_alpha(L, fname, is_sub, &ctx, common)) op = is_sub ? &E_sub_alpha : &E_add_alpha;
+  op_dtypes(L, op, common, &cdt, &kout, &rdt);
+  run_ew(L, fname, op->k[cdt], ops, 2, cdt, kout, rdt, out_idx, &ctx);
+  return 1;
+}
+static int l_add(lua_State *L) { return add_sub(L, 0, 0); }
+static int l_add_(lua_State *L) { return add_sub(L, 1, 0); }
+static int l_sub(lua_State *L) { return add_sub(L, 0, 1); }
+static int l_sub_(lua_State *L) { return add_sub(L, 1, 1); }
+
+/* a - b with the operands in either order (rsub: b - a) */
+static int l_rsub(lua_State *L) {
+  lua_settop(L, lua_gettop(L) < 2 ? 2 : lua_gettop(L));
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_replace(L, 1);
+  lua_replace(L, 2);
+  return add_sub(L, 0, 1);
+}
+
+static int l_mul(lua_State *L) { return binary(L, &E_mul, 0); }
+static int l_mul_(lua_State *L) { return binary(L, &E_mul, 1); }
+
+/* div(a, b [, rounding_mode | {rounding_mode=, out=}]) */
+static const ew *div_kind(lua_State *L, const char *fname) {
+  if (lua_gettop(L) < 3) return &E_div;
+  const char *mode = NULL;
+  if (lua_type(L, 3) == LUA_TSTRING) mode = lua_tostring(L, 3);
+  else if (lua_type(L, 3) == LUA_TTABLE) {
+    lua_getfield(L, 3, "rounding_mode");
+    mode = lua_tostring(L, -1);   /* stays valid: the table holds it */
+    lua_pop(L, 1);
+  } else if (!lua_isnil(L, 3)) {
+    luaL_typeerror(L, 3, "string or table (rounding_mode)");
+  }
+  if (!mode) return &E_div;
+  if (strcmp(mode, "trunc") == 0) return &E_div_trunc;
+  if (strcmp(mode, "floor") == 0) return &E_div_floor;
+  lt_error(L, fname, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", mode);
+  return NULL;
+}
+static int l_div(lua_State *L) { return binary(L, div_kind(L, "div"), 0); }
+static int l_div_(lua_State *L) { return binary(L, div_kind(L, "div_"), 1); }
+static int l_true_divide(lua_State *L) { return binary(L, &E_true_divide, 0); }
+static int l_floor_divide(lua_State *L) { return binary(L, &E_floor_divide, 0); }
+static int l_floor_divide_(lua_State *L) { return binary(L, &E_floor_divide, 1); }
+static int l_remainder(lua_State *L) { return binary(L, &E_remainder, 0); }
+static int l_remainder_(lua_State *L) { return binary(L, &E_remainder, 1); }
+static int l_fmod(lua_State *L) { return binary(L, &E_fmod, 0); }
+static int l_fmod_(lua_State *L) { return binary(L, &E_fmod, 1); }
+static int l_atan2(lua_State *L) { return binary(L, &E_atan2, 0); }
+static int l_atan2_(lua_State *L) { return binary(L, &E_atan2, 1); }
+
+static int minmax(lua_State *L, const ew *op, int inplace) {
+  for (int i = 1; i <= 2; i++) {
+    lt_tensor *t = lt_test(L, i);
+    if (t && lt_is_complex(t->dtype)) lt_error(L, op->name, "%s not implemented for complex tensors.", op->name);
+  }
+  return binary(L, op, inplace);
+}
+static int l_maximum(lua_State *L) { return minmax(L, &E_maximum, 0); }
+static int l_minimum(lua_State *L) { return minmax(L, &E_minimum, 0); }
+
+static int pow_impl(lua_State *L, int inplace) {
+  lt_tensor *base = lt_test(L, 1);
+  if (base && lt_is_integral(base->dtype) && lua_isinteger(L, 2) && lua_tointeger(L, 2) < 0)
+    lt_error(L, "pow", "Integers to negative integer powers are not allowed.");
+  return binary(L, &E_pow, inplace);
+}
+static int l_pow(lua_State *L) { return pow_impl(L, 0); }
+static int l_pow_(lua_State *L) { return pow_impl(L, 1); }
+
+/* ====================================================================== */
+/* comparisons, logical and bitwise                                       */
+/* ====================================================================== */
+#define CMP(nm)                                                                 \
+  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL};                            \
+  static int l_##nm(lua_State *L) { return binary(L, &E_##nm, 0); }
+CMP(eq) CMP(ne) CMP(lt) CMP(le) CMP(gt) CMP(ge)
+CMP(logical_and) CMP(logical_or) CMP(logical_xor)
+
+/* Lua's rule for bitwise operands: a float must have an exact integer value */
+static void int_operands(lua_State *L, int n) {
+  for (int i = 1; i <= n; i++) {
+    if (lua_type(L, i) == LUA_TNUMBER && !lua_isinteger(L, i)) {
+      double d = lua_tonumber(L, i);
+      lua_Integer v = 0;
+      if (d != floor(d) || !lua_numbertointeger(d, &v)) luaL_error(L, "number has no integer representation");
+      lua_pushinteger(L, v);
+      lua_replace(L, i);
+    }
+  }
+}
+#define BITWISE(nm, kern)                                                       \
+  static const ew E_##nm = {#nm, kern, R_SAME};                                 \
+  static int l_##nm(lua_State *L) { int_operands(L, 2); return binary(L, &E_##nm, 0); } \
+  static int l_##nm##_(lua_State *L) { int_operands(L, 2); return binary(L, &E_##nm, 1); }
+BITWISE(bitwise_and, lt_k_bitwise_and)
+BITWISE(bitwise_or, lt_k_bitwise_or)
+BITWISE(bitwise_xor, lt_k_bitwise_xor)
+BITWISE(bitwise_left_shift, lt_k_lshift)
+BITWISE(bitwise_right_shift, lt_k_rshift)
+
+/* ====================================================================== */
+/* unary                                                                  */
+/* ====================================================================== */
+#define UNARY(nm, rule)                                                         \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule};                              \
+  static int l_##nm(lua_State *L) { return unary(L, &E_##nm, 0); }              \
+  static int l_##nm##_(lua_State *L) { return unary(L, &E_##nm, 1); }
+UNARY(reciprocal, R_FLOAT) UNARY(sqrt, R_FLOAT) UNARY(rsqrt, R_FLOAT) UNARY(exp, R_FLOAT)
+UNARY(exp2, R_FLOAT) UNARY(expm1, R_FLOAT) UNARY(log, R_FLOAT) UNARY(log2, R_FLOAT)
+UNARY(log10, R_FLOAT) UNARY(log1p, R_FLOAT) UNARY(sin, R_FLOAT) UNARY(cos, R_FLOAT)
+UNARY(tan, R_FLOAT) UNARY(asin, R_FLOAT) UNARY(acos, R_FLOAT) UNARY(atan, R_FLOAT)
+UNARY(sinh, R_FLOAT) UNARY(cosh, R_FLOAT) UNARY(tanh, R_FLOAT) UNARY(sigmoid, R_FLOAT)
+UNARY(erf, R_FLOAT)
+UNARY(relu, R_SAME) UNARY(silu, R_SAME)
+UNARY(floor, R_SAME) UNARY(ceil, R_SAME) UNARY(round, R_SAME) UNARY(trunc, R_SAME)
+#define UNARY_B(nm)                                                             \
+  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL};                            \
+  static int l_##nm(lua_State *L) { return unary(L, &E_##nm, 0); }
+UNARY_B(logical_not) UNARY_B(isnan) UNARY_B(isinf) UNARY_B(isfinite)
+
+static const ew E_neg = {"neg", lt_k_neg, R_SAME};
+static int neg_impl(lua_State *L, int inplace) {
+  lt_tensor *t = lt_check(L, 1);
+  if (t->dtype == LTENSOR_BOOL)
+    lt_error(L, "neg", "Negation, the `-` operator, on a bool tensor is not supported. "
+                       "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  return unary(L, &E_neg, inplace);
+}
+static int l_neg(lua_State *L) { return neg_impl(L, 0); }
+static int l_neg_(lua_State *L) { return neg_impl(L, 1); }
+
+static const ew E_bitwise_not = {"bitwise_not", lt_k_bitwise_not, R_SAME};
+static int l_bitwise_not(lua_State *L) { return unary(L, &E_bitwise_not, 0); }
+static int l_bitwise_not_(lua_State *L) { return unary(L, &E_bitwise_not, 1); }
+
+static const ew E_square = {"square", lt_k_square, R_SAME};
+static int square_impl(lua_State *L, int inplace) {
+  lt_tensor *t = lt_check(L, 1);
+  if (t->dtype == LTENSOR_BOOL && !inplace) {   /* as PyTorch: pow(bool, 2) is int64 */
+    lua_settop(L, 1);
+    lt_tensor *c = lt_push_new_like(L, t, LTENSOR_INT64);
+    lt_copy_into(c, t);
+    lua_replace(L, 1);
+  }
+  return unary(L, &E_square, inplace);
+}
+static int l_square(lua_State *L) { return square_impl(L, 0); }
+static int l_square_(lua_State *L) { return square_impl(L, 1); }
+
+/* complex -> real ops: kernel input is the complex compute dtype */
+static int complex_to_real(lua_State *L, const char *fname, const lt_loop_fn *k, int inplace) {
+  operand o;
+  lt_check(L, 1);
+  classify(L, 1, fname, &o);
+  ltensor_dtype cdt = lt_compute_dtype(o.t->dtype);
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  int out_idx = out_index(L, inplace, lua_gettop(L) >= 2 ? 2 : 0);
+  run_ew(L, fname, k[cdt], &o, 1, cdt, lt_to_real(cdt), lt_to_real(o.t->dtype), out_idx, &ctx);
+  return 1;
+}
+
+static const ew E_abs = {"abs", lt_k_abs, R_SAME};
+static int abs_impl(lua_State *L, int inplace) {
+  lt_tensor *t = lt_check(L, 1);
+  if (lt_is_complex(t->dtype)) return complex_to_real(L, "abs", lt_k_cabs, inplace);
+  return unary(L, &E_abs, inplace);
+}
+static int l_abs(lua_State *L) { return abs_impl(L, 0); }
+static int l_abs_(lua_State *L) { return abs_impl(L, 1); }
+
+static const ew E_angle = {"angle", lt_k_angle_real, R_FLOAT};
+static int l_angle(lua_State *L) {
+  lt_tensor *t = lt_check(L, 1);
+  if (lt_is_complex(t->dtype)) return complex_to_real(L, "angle", lt_k_angle, 0);
+  return unary(L, &E_angle, 0);
+}
+
+static const ew E_sign_c = {"sign", lt_k_sign, R_SAME};
+static int sign_impl(lua_State *L, int inplace) {
+  lt_tensor *t = lt_check(L, 1);
+  if (lt_is_complex(t->dtype))
+    lt_error(L, "sign", "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.");
+  return unary(L, &E_sign_c, inplace);
+}
+static int l_sign2(lua_State *L) { return sign_impl(L, 0); }
+static int l_sign2_(lua_State *L) { return sign_impl(L, 1); }
+
+/* gelu(x [, {approximate = "none"|"tanh"}]) */
+static const ew E_gelu = {"gelu", lt_k_gelu, R_SAME};
+static const ew E_gelu_tanh = {"gelu", lt_k_gelu_tanh, R_SAME};
+static const ew *gelu_kind(lua_State *L) {
+  const char *a = NULL;
+  if (lua_type(L, 2) == LUA_TSTRING) a = lua_tostring(L, 2);
+  else if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_getfield(L, 2, "approximate");
+    a = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  if (!a || strcmp(a, "none") == 0) return &E_gelu;
+  if (strcmp(a, "tanh") == 0) return &E_gelu_tanh;
+  lt_error(L, "gelu", "approximate argument must be either none or tanh.");
+  return NULL;
+}
+static int l_gelu(lua_State *L) { const ew *e = gelu_kind(L); return unary(L, e, 0); }
+static int l_gelu_(lua_State *L) { const ew *e = gelu_kind(L); return unary(L, e, 1); }
+
+/* real/imag: views of a complex tensor's parts; conj: a copy */
+static int real_imag(lua_State *L, int imag) {
+  lt_tensor *t = lt_check(L, 1);
+  if (!lt_is_complex(t->dtype)) {
+    if (imag) return lt_error(L, "imag", "imag is not implemented for tensors with non-complex dtypes.");
+    lua_settop(L, 1);
+    return 1;
+  }
+  int64_t st[LT_MAX_DIMS];
+  for (int i = 0; i < t->ndim; i++) st[i] = t->stride[i] * 2;
+  lt_tensor *v = lt_push_view(L, t, t->ndim, t->shape, st, t->offset * 2 + imag);
+  v->dtype = lt_to_real(t->dtype);
+  return 1;
+}
+static int l_real(lua_State *L) { return real_imag(L, 0); }
+static int l_imag(lua_State *L) { return real_imag(L, 1); }
+static const ew E_conj = {"conj", lt_k_conj, R_SAME};
+static int l_conj(lua_State *L) {
+  lt_tensor *t = lt_check(L, 1);
+  if (!lt_is_complex(t->dtype)) { lua_settop(L, 1); return 1; }
+  return unary(L, &E_conj, 0);
+}
+
+/* ====================================================================== */
+/* clamp, where, lerp                                                     */
+/* ====================================================================== */
+static int l_maximum(lua_State *L);
+static int l_minimum(lua_State *L);
+
+/* clamp(x, min, max) with nil bounds allowed; which: 0 both, 1 min only, 2 max only */
+static int clamp_impl(lua_State *L, int inplace, int which) {
+  const char *fname = inplace ? "clamp_" : "clamp";
+  lt_tensor *x = lt_check(L, 1);
+  int imin = 0, imax = 0;
+  if (which == 0) { imin = 2; imax = 3; }
+  else if (which == 1) imin = 2;
+  else imax = 2;
+  lua_settop(L, 3);
+  if (imin && lua_isnil(L, imin)) imin = 0;
+  if (imax && lua_isnil(L, imax)) imax = 0;
+  if (!imin && !imax) return lt_error(L, fname, "at least one of 'min' or 'max' must not be None");
+  if (lt_is_complex(x->dtype)) return lt_error(L, fname, "clamp is not supported for complex types");
+  if ((imin && lt_test(L, imin)) || (imax && lt_test(L, imax))) {
+    /* tensor bounds: minimum(maximum(x, min), max) with promotion */
+    lua_pushvalue(L, 1);
+    if (imin) {
+      lua_pushcfunction(L, l_maximum);
+      lua_insert(L, -2);
+      lua_pushvalue(L, imin);
+      lua_call(L, 2, 1);
+    }
+    if (imax) {
+      lua_pushcfunction(L, l_minimum);
+      lua_insert(L, -2);
+      lua_pushvalue(L, imax);
+      lua_call(L, 2, 1);
+    }
+    if (inplace) {
+      lt_l_copy(L, fname, x, lt_check(L, -1));
+      lua_settop(L, 1);
+    }
+    return 1;
+  }
+  operand ops[3];
+  int n = 0;
+  classify(L, 1, fname, &ops[n++]);
+  if (imin) classify(L, imin, fname, &ops[n++]);
+  if (imax) classify(L, imax, fname, &ops[n++]);
+  ltensor_dtype common = common_dtype(L, fname, ops, n);
+  ltensor_dtype cdt = lt_compute_dtype(common);
+  if (!lt_k_clamp[cdt]) not_implemented(L, fname, common);
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  unsigned char buf[16];
+  if (imin) {
+    lt_store_lua(L, imin, cdt, (char *)buf);
+    ctx.has1 = 1;
+    ctx.i1 = lt_load_i64(cdt, buf);
+    ctx.f1 = lt_load_f64(cdt, buf);
+  }
+  if (imax) {
+    lt_store_lua(L, imax, cdt, (char *)buf);
+    ctx.has2 = 1;
+    ctx.i2 = lt_load_i64(cdt, buf);
+    ctx.f2 = lt_load_f64(cdt, buf);
+  }
+  int out_idx = out_index(L, inplace, 0);
+  run_ew(L, fname, lt_k_clamp[cdt], ops, 1, cdt, cdt, common, out_idx, &ctx);
+  return 1;
+}
+static int l_clamp(lua_State *L) { return clamp_impl(L, 0, 0); }
+static int l_clamp_(lua_State *L) { return clamp_impl(L, 1, 0); }
+static int l_clamp_min(lua_State *L) { return clamp_impl(L, 0, 1); }
+static int l_clamp_min_(lua_State *L) { return clamp_impl(L, 1, 1); }
+static int l_clamp_max(lua_State *L) { return clamp_impl(L, 0, 2); }
+static int l_clamp_max_(lua_State *L) { return clamp_impl(L, 1, 2); }
+
+/* T.where(cond, a, b): a and b may be Lua scalars */
+static int where_impl(lua_State *L) {
+  lt_tensor *c = lt_check(L, 1);
+  if (c->dtype != LTENSOR_BOOL && c->dtype != LTENSOR_UINT8)
+    return lt_error(L, "where", "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+                    lt_torch_name(c->dtype));
+  operand ops[3];
+  classify(L, 1, "where", &ops[0]);
+  classify(L, 2, "where", &ops[1]);
+  classify(L, 3, "where", &ops[2]);
+  ltensor_dtype common = common_dtype(L, "where", ops + 1, 2);
+  ltensor_dtype cdt = lt_compute_dtype(common);
+  ltensor_dtype in_kdt[3] = { LTENSOR_BOOL, cdt, cdt };
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  int out_idx = lua_gettop(L) >= 4 ? opt_out(L, 4) : 0;
+  run_ew_in(L, "where", lt_k_where[cdt], ops, 3, cdt, in_kdt, cdt, common, out_idx, &ctx);
+  return 1;
+}
+static int l_where(lua_State *L) { return where_impl(L); }
+/* x:where(cond, y) is PyTorch's Tensor.where: where(cond, x, y) */
+static int l_where_method(lua_State *L) {
+  lua_settop(L, 3);
+  lua_pushvalue(L, 2);
+  lua_insert(L, 1);       /* cond, x, cond, y */
+  lua_remove(L, 3);
+  return where_impl(L);
+}
+
+static const ew E_lerp = {"lerp", lt_k_lerp, R_SAME};
+static int lerp_impl(lua_State *L, int inplace) {
+  operand ops[3];
+  lt_check(L, 1);
+  classify(L, 1, "lerp", &ops[0]);
+  classify(L, 2, "lerp", &ops[1]);
+  classify(L, 3, "lerp", &ops[2]);
+  int out_idx = out_index(L, inplace, lua_gettop(L) >= 4 ? 4 : 0);
+  ltensor_dtype common = common_dtype(L, "lerp", ops, 3), cdt, kout, rdt;
+  op_dtypes(L, &E_lerp, common, &cdt, &kout, &rdt);
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  run_ew(L, "lerp", lt_k_lerp[cdt], ops, 3, cdt, kout, rdt, out_idx, &ctx);
+  return 1;
+}
+static int l_lerp(lua_State *L) { return lerp_impl(L, 0); }
+static int l_lerp_(lua_State *L) { return lerp_impl(L, 1); }
+
+/* ====================================================================== */
+/* equal, isclose, allclose                                               */
+/* ====================================================================== */
+static int all_true(const lt_tensor *b) {
+  const uint8_t *p = (const uint8_t *)lt_data(b);   /* fresh contiguous tensor */
+  int64_t n = lt_numel(b);
+  for (int64_t i = 0; i < n; i++) if (!p[i]) return 0;
+  return 1;
+}
+
+static int l_equal(lua_State *L) {
+  lt_tensor *a = lt_test(L, 1), *b = lt_test(L, 2);
+  if (!a || !b) {   /* __eq may see another userdata */
+    if (!lua_isuserdata(L, 1) || !lua_isuserdata(L, 2)) { lt_check(L, 1); lt_check(L, 2); }
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  if (!a->storage || !b->storage) { lt_check(L, 1); lt_check(L, 2); }
+  if (a->ndim != b->ndim) { lua_pushboolean(L, 0); return 1; }
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) { lua_pushboolean(L, 0); return 1; }
+  lua_settop(L, 2);
+  binary(L, &E_eq, 0);
+  lua_pushboolean(L, all_true(lt_check(L, -1)));
+  return 1;
+}
+
+#include "lt_k_loops.h"
+/* |a - b| <= atol + rtol * |b|, equal infinities, NaN == NaN if asked */
+LT_LOOP2(k_isclose_f64, double, uint8_t,
+         (uint8_t)(a == b || ((a != a && b != b) ? ctx->mode :
+                   (isfinite(a) && isfinite(b) && fabs(a - b) <= ctx->f2 + ctx->f1 * fabs(b)))))
+static lt_tensor *isclose_run(lua_State *L, const char *fname) {
+  operand ops[2];
+  lt_check(L, 1);
+  lt_check(L, 2);
+  classify(L, 1, fname, &ops[0]);
+  classify(L, 2, fname, &ops[1]);
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.f1 = 1e-5;
+  ctx.f2 = 1e-8;
+  int top = lua_gettop(L);
+  if (top >= 3 && lua_type(L, 3) == LUA_TTABLE) {
+    lua_getfield(L, 3, "rtol"); if (!lua_isnil(L, -1)) ctx.f1 = luaL_checknumber(L, -1);
+    lua_getfield(L, 3, "atol"); if (!lua_isnil(L, -1)) ctx.f2 = luaL_checknumber(L, -1);
+    lua_getfield(L, 3, "equal_nan"); ctx.mode = lua_toboolean(L, -1);
+    lua_pop(L, 3);
+  } else {
+    if (top >= 3 && !lua_isnil(L, 3)) ctx.f1 = luaL_checknumber(L, 3);
+    if (top >= 4 && !lua_isnil(L, 4)) ctx.f2 = luaL_checknumber(L, 4);
+    if (top >= 5) ctx.mode = lua_toboolean(L, 5);
+  }
+  if (ops[0].t->dtype != ops[1].t->dtype)
+    lt_error(L, fname, "%s, %s", lt_torch_name(ops[0].t->dtype), lt_torch_name(ops[1].t->dtype));
+  if (lt_is_complex(ops[0].t->dtype)) not_implemented(L, fname, ops[0].t->dtype);
+  return run_ew(L, fname, k_isclose_f64, ops, 2, LTENSOR_FLOAT64, LTENSOR_BOOL, LTENSOR_BOOL, 0, &ctx);
+}
+static int l_isclose(lua_State *L) { isclose_run(L, "isclose"); return 1; }
+static int l_allclose(lua_State *L) {
+  lt_tensor *r = isclose_run(L, "allclose");
+  lua_pushboolean(L, all_true(r));
+  return 1;
+}
+
+/* ====================================================================== */
+/* promotion and threading settings                                      */
+/* ====================================================================== */
+static const char *const promo_names[] = {"torch", "jax", "strict", NULL};
+
+static int l_promote_types(lua_State *L) {
+  lt_settings *S = lt_settings_of(L);
+  ltensor_dtype a = lt_checkdtype(L, 1), b = lt_checkdtype(L, 2);
+  lt_pushdtype(L, lt_promote_types(S->promotion, a, b, S->default_dtype));
+  return 1;
+}
+
+static int l_result_type(lua_State *L) {
+  int n = lua_gettop(L);
+  if (n < 1) return luaL_argerror(L, 1, "tensor, number or boolean expected");
+  operand ops[LT_MAX_DIMS];
+  if (n > LT_MAX_DIMS) return lt_error(L, "result_type", "too many operands (%d)", n);
+  for (int i = 0; i < n; i++) classify(L, i + 1, "result_type", &ops[i]);
+  lt_pushdtype(L, common_dtype(L, "result_type", ops, n));
+  return 1;
+}
+
+static int check_mode(lua_State *L, int idx, const char *fname) {
+  const char *m = luaL_checkstring(L, idx);
+  for (int i = 0; promo_names[i]; i++)
+    if (strcmp(m, promo_names[i]) == 0) return i;
+  return lt_error(L, fname, "unknown promotion mode '%s' (expected \"torch\", \"jax\" or \"strict\")", m);
+}
+
+static int l_set_promotion(lua_State *L) {
+  lt_settings_of(L)->promotion = check_mode(L, 1, "set_promotion");
+  return 0;
+}
+static int l_get_promotion(lua_State *L) {
+  lua_pushstring(L, promo_names[lt_settings_of(L)->promotion]);
+  return 1;
+}
+/* with_promotion(mode, fn, ...): the previous mode comes back even when fn raises */
+static int l_with_promotion(lua_State *L) {
+  lt_settings *S = lt_settings_of(L);
+  int mode = check_mode(L, 1, "with_promotion");
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  int old = S->promotion;
+  S->promotion = mode;
+  int st = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+  S->promotion = old;
+  if (st != LUA_OK) return lua_error(L);
+  return lua_gettop(L) - 1;
+}
+
+static int l_set_num_threads(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 1) return lt_error(L, "set_num_threads", "number of threads must be positive (got %I)", n);
+  lt_settings_of(L)->num_threads = (int)(n > 1024 ? 1024 : n);
+  return 0;
+}
+static int l_get_num_threads(lua_State *L) {
+  lua_pushinteger(L, lt_settings_of(L)->num_threads);
+  return 1;
+}
+
+/* ====================================================================== */
+/* registration                                                           */
+/* ====================================================================== */
+#define D (LT_BOTH | LT_DIFF)
+#define REG_U(nm) {#nm, l_##nm, D, #nm}, {#nm "_", l_##nm##_, LT_METHOD | LT_DIFF, #nm "_"},
+const lt_reg lt_reg_ops[] = {
+  {"add", l_add, D, "add"}, {"add_", l_add_, LT_METHOD | LT_DIFF, "add_"},
+  {"sub", l_sub, D, "sub"}, {"sub_", l_sub_, LT_METHOD | LT_DIFF, "sub_"},
+  {"subtract", l_sub, D, "sub"}, {"rsub", l_rsub, D, "rsub"},
+  {"mul", l_mul, D, "mul"}, {"mul_", l_mul_, LT_METHOD | LT_DIFF, "mul_"},
+  {"multiply", l_mul, D, "mul"},
+  {"div", l_div, D, "div"}, {"div_", l_div_, LT_METHOD | LT_DIFF, "div_"},
+  {"divide", l_div, D, "div"}, {"true_divide", l_true_divide, D, "div"},
+  {"floor_divide", l_floor_divide, LT_BOTH, NULL}, {"floor_divide_", l_floor_divide_, LT_METHOD, NULL},
+  {"remainder", l_remainder, D, "remainder"}, {"remainder_", l_remainder_, LT_METHOD | LT_DIFF, "remainder_"},
+  {"fmod", l_fmod, D, "fmod"}, {"fmod_", l_fmod_, LT_METHOD | LT_DIFF, "fmod_"},
+  {"pow", l_pow, D, "pow"}, {"pow_", l_pow_, LT_METHOD | LT_DIFF, "pow_"},
+  {"atan2", l_atan2, D, "atan2"}, {"atan2_", l_atan2_, LT_METHOD | LT_DIFF, "atan2_"},
+  {"maximum", l_maximum, D, "maximum"}, {"minimum", l_minimum, D, "minimum"},
+  {"neg", l_neg, D, "neg"}, {"neg_", l_neg_, LT_METHOD | LT_DIFF, "neg_"},
+  {"negative", l_neg, D, "neg"},
+  {"abs", l_abs, D, "abs"}, {"abs_", l_abs_, LT_METHOD | LT_DIFF, "abs_"},
+  {"sign", l_sign2, D, "sign"}, {"sign_", l_sign2_, LT_METHOD | LT_DIFF, "sign_"},
+  {"square", l_square, D, "square"}, {"square_", l_square_, LT_METHOD | LT_DIFF, "square_"},
+  REG_U(reciprocal) REG_U(sqrt) REG_U(rsqrt) REG_U(exp) REG_U(exp2) REG_U(expm1)
+  REG_U(log) REG_U(log2) REG_U(log10) REG_U(log1p) REG_U(sin) REG_U(cos) REG_U(tan)
+  REG_U(asin) REG_U(acos) REG_U(atan) REG_U(sinh) REG_U(cosh) REG_U(tanh) REG_U(sigmoid)
+  REG_U(erf) REG_U(relu) REG_U(silu) REG_U(gelu)
+  REG_U(floor) REG_U(ceil) REG_U(round) REG_U(trunc)
+  {"clamp", l_clamp, D, "clamp"}, {"clamp_", l_clamp_, LT_METHOD | LT_DIFF, "clamp_"},
+  {"clip", l_clamp, D, "clamp"},
+  {"clamp_min", l_clamp_min, D, "clamp_min"}, {"clamp_min_", l_clamp_min_, LT_METHOD | LT_DIFF, "clamp_min_"},
+  {"clamp_max", l_clamp_max, D, "clamp_max"}, {"clamp_max_", l_clamp_max_, LT_METHOD | LT_DIFF, "clamp_max_"},
+  {"lerp", l_lerp, D, "lerp"}, {"lerp_", l_lerp_, LT_METHOD | LT_DIFF, "lerp_"},
+  {"where", l_where, LT_MODULE | LT_DIFF, "where"},
+  {"where", l_where_method, LT_METHOD | LT_DIFF, "where_method"},
+  {"real", l_real, D, "real"}, {"imag", l_imag, D, "imag"}, {"conj", l_conj, D, "conj"},
+  {"angle", l_angle, D, "angle"},
+  {"eq", l_eq, LT_BOTH, NULL}, {"ne", l_ne, LT_BOTH, NULL}, {"lt", l_lt, LT_BOTH, NULL},
+  {"le", l_le, LT_BOTH, NULL}, {"gt", l_gt, LT_BOTH, NULL}, {"ge", l_ge, LT_BOTH, NULL},
+  {"greater", l_gt, LT_BOTH, NULL}, {"less", l_lt, LT_BOTH, NULL},
+  {"greater_equal", l_ge, LT_BOTH, NULL}, {"less_equal", l_le, LT_BOTH, NULL},
+  {"not_equal", l_ne, LT_BOTH, NULL},
+  {"logical_and", l_logical_and, LT_BOTH, NULL}, {"logical_or", l_logical_or, LT_BOTH, NULL},
+  {"logical_xor", l_logical_xor, LT_BOTH, NULL}, {"logical_not", l_logical_not, LT_BOTH, NULL},
+  {"bitwise_and", l_bitwise_and, LT_BOTH, NULL}, {"bitwise_and_", l_bitwise_and_, LT_METHOD, NULL},
+  {"bitwise_or", l_bitwise_or, LT_BOTH, NULL}, {"bitwise_or_", l_bitwise_or_, LT_METHOD, NULL},
+  {"bitwise_xor", l_bitwise_xor, LT_BOTH, NULL}, {"bitwise_xor_", l_bitwise_xor_, LT_METHOD, NULL},
+  {"bitwise_not", l_bitwise_not, LT_BOTH, NULL}, {"bitwise_not_", l_bitwise_not_, LT_METHOD, NULL},
+  {"bitwise_left_shift", l_bitwise_left_shift, LT_BOTH, NULL},
+  {"bitwise_left_shift_", l_bitwise_left_shift_, LT_METHOD, NULL},
+  {"bitwise_right_shift", l_bitwise_right_shift, LT_BOTH, NULL},
+  {"bitwise_right_shift_", l_bitwise_right_shift_, LT_METHOD, NULL},
+  {"isnan", l_isnan, LT_BOTH, NULL}, {"isinf", l_isinf, LT_BOTH, NULL}, {"isfinite", l_isfinite, LT_BOTH, NULL},
+  {"equal", l_equal, LT_BOTH, NULL}, {"isclose", l_isclose, LT_BOTH, NULL}, {"allclose", l_allclose, LT_BOTH, NULL},
+  {"promote_types", l_promote_types, LT_MODULE, NULL},
+  {"result_type", l_result_type, LT_MODULE, NULL},
+  {"set_promotion", l_set_promotion, LT_MODULE, NULL},
+  {"get_promotion", l_get_promotion, LT_MODULE, NULL},
+  {"with_promotion", l_with_promotion, LT_MODULE, NULL},
+  {"set_num_threads", l_set_num_threads, LT_MODULE, NULL},
+  {"get_num_threads", l_get_num_threads, LT_MODULE, NULL},
+  /* operators: Lua numbers and booleans on either side are weak scalars */
+  {"__add", l_add, LT_META | LT_DIFF, "add"},
+  {"__sub", l_sub, LT_META | LT_DIFF, "sub"},
+  {"__mul", l_mul, LT_META | LT_DIFF, "mul"},
+  {"__div", l_div, LT_META | LT_DIFF, "div"},
+  {"__mod", l_remainder, LT_META | LT_DIFF, "remainder"},
+  {"__idiv", l_floor_divide, LT_META, NULL},
+  {"__pow", l_pow, LT_META | LT_DIFF, "pow"},
+  {"__unm", l_neg, LT_META | LT_DIFF, "neg"},
+  {"__band", l_bitwise_and, LT_META, NULL},
+  {"__bor", l_bitwise_or, LT_META, NULL},
+  {"__bxor", l_bitwise_xor, LT_META, NULL},
+  {"__shl", l_bitwise_left_shift, LT_META, NULL},
+  {"__shr", l_bitwise_right_shift, LT_META, NULL},
+  {"__bnot", l_bitwise_not, LT_META, NULL},
+  {"__eq", l_equal, LT_META, NULL},
+  {NULL, NULL, 0, NULL}
+};

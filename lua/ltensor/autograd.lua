@@ -1,3 +1,1542 @@
--- ltensor.autograd: placeholder until this module lands.
+-- ltensor.autograd: reverse-mode automatic differentiation in plain Lua.
+--
+-- How it hooks in: every differentiable C op is registered with LT_DIFF; when
+-- grad mode is on and a tensor argument requires grad, the C trampoline calls
+-- hook(grad_name, raw_fn, args...) (installed below) instead of the op.  The
+-- hook runs raw_fn, and a rule from `rules` describes the node to record:
+--
+--   rule(raw, args...) -> spec, outputs...
+--   spec = { name = "MulBackward0", inputs = {a, b}, saved = {...},
+--            backward = function(node, grad_out...) -> grad per input }
+--
+-- The spec table itself becomes the graph node (no second allocation): it gets
+-- `next_functions` (one {node, output_nr} edge per input), the shapes and dtypes
+-- of the inputs, and loses its references to the input tensors so that a graph
+-- keeps alive only what backward needs (the `saved` list, freed after backward
+-- unless retain_graph).  Backward formulas read tensors only through
+-- node.saved so that freeing and version checks (in-place modification of a
+-- saved tensor) cover them.
+--
+-- The engine works like PyTorch's: gradients returned for an input are cast to
+-- the input's dtype and summed back to its shape (sum_to, broadcasting's
+-- backward) in one place, so the formulas below do not do it themselves.
 local T = require "ltensor.core"
+
+local TMT = T._metatable
+local methods = T._methods
+local getmeta = T._meta
+local set_flag = T._set_requires_grad_flag
+local version = T._version
+local set_grad = T._set_grad_enabled
+local is_grad_enabled = T.is_grad_enabled
+local pack, unpack, select = table.pack, table.unpack, select
+local getmetatable, setmetatable, rawequal, type = getmetatable, setmetatable, rawequal, type
+
+local autograd = {}
+T.autograd = autograd
+
+local function is_t(x) return getmetatable(x) == TMT end
+local function fail(fname, msg) error("ltensor." .. fname .. ": " .. msg, 0) end
+
+-- Run f with grad mode b, restoring the previous mode even when f raises.
+local function finish_mode(prev, ok, ...)
+  set_grad(prev)
+  if not ok then error((...), 0) end
+  return ...
+end
+local function with_mode(b, f, ...)
+  local prev = set_grad(b)
+  return finish_mode(prev, pcall(f, ...))
+end
+
+function T.no_grad(f, ...) return with_mode(false, f, ...) end
+function T.enable_grad(f, ...) return with_mode(true, f, ...) end
+function T.set_grad_enabled(b) return set_grad(b and true or false) end
+autograd.no_grad, autograd.enable_grad = T.no_grad, T.enable_grad
+
+local function shape_str(s) return "{" .. table.concat(s, ", ") .. "}" end
+local function same_shape(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+local function numel_of(s) local n = 1 for i = 1, #s do n = n * s[i] end return n end
+
+---------------------------------------------------------------------------
+-- nodes
+---------------------------------------------------------------------------
+local Node = {}
+Node.__index = Node
+Node.__name = "ltensor.Node"
+function Node.__tostring(n) return "<" .. n.name .. ">" end
+autograd.Node = Node
+
+local NOEDGE = setmetatable({}, { __newindex = function() error("read-only", 2) end })
+
+local function acc_node(x)
+  local m = getmeta(x, true)
+  local acc = m.acc
+  if not acc then
+    acc = setmetatable({ name = "AccumulateGrad", variable = x, next_functions = {}, is_acc = true }, Node)
+    m.acc = acc
+  end
+  return acc
+end
+
+-- The edge a gradient for tensor x should flow along, or nil.
+local function edge_of(x)
+  if not is_t(x) or not x.requires_grad then return nil end
+  local m = getmeta(x)
+  local gf = m and m.grad_fn
+  if gf then return { gf, m.output_nr or 1 } end
+  return { acc_node(x), 1 }
+end
+
+local function is_diff_dtype(dt) return dt.is_floating_point or dt.is_complex end
+
+-- Turn a rule's spec into a node and attach it to the outputs.
+-- `inplace_target`: the tensor an in-place op wrote (it is both input and output).
+local function attach(spec, inplace_target, ...)
+  local inputs = spec.inputs
+  local nin = spec.ninputs or #inputs
+  local edges, shapes, dtypes = {}, {}, {}
+  local any = false
+  for i = 1, nin do
+    local x = inputs[i]
+    local e = edge_of(x)
+    if e then
+      edges[i], shapes[i], dtypes[i] = e, x.shape, x.dtype
+      any = true
+    else
+      edges[i] = NOEDGE
+    end
+  end
+  if not any then return ... end
+  local view_of = spec.view_of
+  spec.inputs, spec.view_of = nil, nil
+  spec.next_functions, spec.in_shapes, spec.in_dtypes, spec.nin = edges, shapes, dtypes, nin
+  local saved = spec.saved
+  if saved then
+    local vers = {}
+    for i = 1, (saved.n or #saved) do
+      local s = saved[i]
+      if is_t(s) then vers[i] = version(s) end
+    end
+    spec.versions = vers
+  end
+  setmetatable(spec, Node)
+  local nout = select("#", ...)
+  local nondiff = spec.nondiff
+  local out_shapes = {}
+  for i = 1, nout do
+    local o = select(i, ...)
+    if is_t(o) and not (nondiff and nondiff[i]) and is_diff_dtype(o.dtype) then
+      if inplace_target == nil then
+        -- an op that handed back one of its inputs unchanged records nothing for it
+        for k = 1, nin do if rawequal(o, inputs[k]) then o = nil break end end
+      end
+      if o then
+        set_flag(o, true)
+        local m = getmeta(o, true)
+        m.grad_fn, m.output_nr = spec, i
+        m.retains_grad = nil
+        out_shapes[i] = o.shape
+        if view_of and T._same_storage(o, view_of) then
+          local vm = getmeta(view_of)
+          m.base = vm and vm.base or view_of
+        elseif inplace_target == nil then
+          m.base = nil
+        end
+      end
+    end
+  end
+  spec.out_shapes, spec.nout = out_shapes, nout
+  return ...
+end
+
+---------------------------------------------------------------------------
+-- helpers for the formulas (they run with grad mode = create_graph)
+---------------------------------------------------------------------------
+local function need(n, i) return n.next_functions[i] ~= NOEDGE end
+
+-- sum_to: sum g over leading extra dims and over dims where `shape` has size 1
+-- (keepdim), then drop the leading dims: the backward of broadcasting.
+local function sum_to(g, shape)
+  local gs = g.shape
+  if same_shape(gs, shape) then return g end
+  local lead = #gs - #shape
+  if lead < 0 then fail("backward", "gradient of shape " .. shape_str(gs) .. " cannot be summed to shape " .. shape_str(shape)) end
+  local dims = {}
+  for i = 1, lead do dims[#dims + 1] = i end
+  for i = 1, #shape do
+    local gi = gs[lead + i]
+    if shape[i] == 1 and gi ~= 1 then dims[#dims + 1] = lead + i
+    elseif shape[i] ~= gi then
+      fail("backward", "gradient of shape " .. shape_str(gs) .. " is not expandable to shape " .. shape_str(shape))
+    end
+  end
+  if #dims > 0 then g = T.sum(g, dims, true) end
+  if lead > 0 then g = g:reshape(shape) end
+  return g
+end
+autograd.sum_to = sum_to
+
+local function zero_where(cond, x)   -- x with zeros where cond
+  return T.where(cond, T.zeros_like(x), x)
+end
+local function keep_where(cond, x)   -- x where cond, zeros elsewhere
+  return T.where(cond, x, T.zeros_like(x))
+end
+
+local function ndim_of(shape) return #shape end
+local function normdim(d, nd, extra)
+  nd = nd + (extra or 0)
+  if d < 0 then d = d + nd + 1 end
+  if nd == 0 then d = 1 end
+  return d
+end
+
+local function is_opts(v)
+  return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 and next(v) ~= nil
+end
+
+-- Reduction arguments as in l_reduce.c: (dim or {dims}) (keepdim) (opts).
+-- Returns a sorted list of 1-based dims (nil: all dims), keepdim, opts.
+local function rparse(nd, ...)
+  local n = select("#", ...)
+  local a = { ... }
+  local opts, last = nil, n
+  for k = 1, n do if is_opts(a[k]) then opts, last = a[k], k - 1 break end end
+  local dim, keepdim = nil, false
+  if last >= 1 then dim = a[1] end
+  if last >= 2 then keepdim = a[2] and true or false end
+  if opts then
+    if opts.dim ~= nil then dim = opts.dim end
+    if opts.keepdim ~= nil then keepdim = opts.keepdim and true or false end
+  end
+  if dim == nil then return nil, keepdim, opts end
+  local list = type(dim) == "table" and dim or { dim }
+  if #list == 0 then return nil, keepdim, opts end
+  local dims = {}
+  for i = 1, #list do dims[i] = normdim(list[i], nd) end
+  table.sort(dims)
+  if nd == 0 then return nil, keepdim, opts end
+  return dims, keepdim, opts
+end
+
+-- g of a reduction's output, reshaped to broadcast against its input.
+local function unreduce(g, dims, keepdim, in_nd)
+  if dims and not keepdim and in_nd > 0 then
+    for _, d in ipairs(dims) do g = g:unsqueeze(d) end
+  end
+  return g
+end
+local function expand_to(g, shape)
+  if #shape == 0 then return g:reshape(shape) end
+  return g:expand(shape)
+end
+
+---------------------------------------------------------------------------
+-- rules
+---------------------------------------------------------------------------
+local rules = {}
+autograd.rules = rules
+
+local function unary(name, formula, save_out)
+  -- formula(node, g, x, y) -> grad of x
+  local function bw(n, g) return formula(n, g, n.saved[1], n.saved[2]) end
+  return function(raw, x, ...)
+    local y = raw(x, ...)
+    return { name = name, inputs = { x }, saved = { x, save_out and y or nil, n = 2 }, backward = bw, args = pack(...) }, y
+  end
+end
+
+local SQRT2 = math.sqrt(2)
+local INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+local TWO_OVER_SQRTPI = 2 / math.sqrt(math.pi)
+local LN2, LN10 = math.log(2), math.log(10)
+
+rules.neg = function(raw, x, ...)
+  return { name = "NegBackward0", inputs = { x }, backward = function(_, g) return -g end }, raw(x, ...)
+end
+rules.exp = unary("ExpBackward0", function(_, g, _, y) return g * y end, true)
+rules.exp2 = unary("Exp2Backward0", function(_, g, _, y) return g * y * LN2 end, true)
+rules.expm1 = unary("Expm1Backward0", function(_, g, _, y) return g * (y + 1) end, true)
+rules.log = unary("LogBackward0", function(_, g, x) return g / x end)
+rules.log2 = unary("Log2Backward0", function(_, g, x) return g / (x * LN2) end)
+rules.log10 = unary("Log10Backward0", function(_, g, x) return g / (x * LN10) end)
+rules.log1p = unary("Log1PBackward0", function(_, g, x) return g / (x + 1) end)
+rules.sqrt = unary("SqrtBackward0", function(_, g, _, y) return g / (y * 2) end, true)
+rules.rsqrt = unary("RsqrtBackward0", function(_, g, _, y) return g * (y * y * y) * -0.5 end, true)
+rules.reciprocal = unary("ReciprocalBackward0", function(_, g, _, y) return g * -(y * y) end, true)
+rules.square = unary("PowBackward0", function(_, g, x) return g * x * 2 end)
+rules.abs = unary("AbsBackward0", function(_, g, x) return g * T.sign(x) end)
+rules.sin = unary("SinBackward0", function(_, g, x) return g * T.cos(x) end)
+rules.cos = unary("CosBackward0", function(_, g, x) return g * -T.sin(x) end)
+rules.tan = unary("TanBackward0", function(_, g, _, y) return g * (y * y + 1) end, true)
+rules.asin = unary("AsinBackward0", function(_, g, x) return g / T.sqrt(-(x * x) + 1) end)
+rules.acos = unary("AcosBackward0", function(_, g, x) return -g / T.sqrt(-(x * x) + 1) end)
+rules.atan = unary("AtanBackward0", function(_, g, x) return g / (x * x + 1) end)
+rules.sinh = unary("SinhBackward0", function(_, g, x) return g * T.cosh(x) end)
+rules.cosh = unary("CoshBackward0", function(_, g, x) return g * T.sinh(x) end)
+rules.tanh = unary("TanhBackward0", function(_, g, _, y) return g * (-(y * y) + 1) end, true)
+rules.sigmoid = unary("SigmoidBackward0", function(_, g, _, y) return g * y * (-y + 1) end, true)
+rules.relu = unary("ReluBackward0", function(_, g, _, y) return keep_where(T.gt(y, 0), g) end, true)
+rules.erf = unary("ErfBackward0", function(_, g, x) return g * T.exp(-(x * x)) * TWO_OVER_SQRTPI end)
+rules.silu = unary("SiluBackward0", function(_, g, x)
+  local s = T.sigmoid(x)
+  return g * s * (x * (-s + 1) + 1)
+end)
+rules.gelu = unary("GeluBackward0", function(n, g, x)
+  local approx = n.args[1]
+  if type(approx) == "table" then approx = approx.approximate end
+  if approx == "tanh" then
+    local k = math.sqrt(2 / math.pi)
+    local inner = (x * x * x * 0.044715 + x) * k
+    local t = T.tanh(inner)
+    local dinner = (x * x * (3 * 0.044715) + 1) * k
+    return g * ((t + 1) * 0.5 + x * 0.5 * (-(t * t) + 1) * dinner)
+  end
+  local cdf = (T.erf(x / SQRT2) + 1) * 0.5
+  local pdf = T.exp(x * x * -0.5) * INV_SQRT_2PI
+  return g * (cdf + x * pdf)
+end)
+for _, name in ipairs { "sign", "floor", "ceil", "round", "trunc", "frac_zero" } do
+  rules[name] = unary(name:gsub("^%l", string.upper) .. "Backward0", function(_, g) return T.zeros_like(g) end)
+end
+rules.frac = unary("FracBackward0", function(_, g) return g end)
+
+-- binary arithmetic ---------------------------------------------------------
+local function alpha_of(al)
+  if type(al) == "table" then al = al.alpha end
+  if al == 1 then al = nil end
+  return al
+end
+
+rules.add = function(raw, a, b, alpha)
+  local out = raw(a, b, alpha)
+  return { name = (is_t(a) and is_t(b)) and "AddBackward0" or "AddBackward1", inputs = { a, b }, alpha = alpha_of(alpha),
+    backward = function(n, g)
+      local gb = n.alpha and need(n, 2) and g * n.alpha or g
+      return g, gb
+    end }, out
+end
+rules.sub = function(raw, a, b, alpha)
+  local out = raw(a, b, alpha)
+  local name = (is_t(a) and is_t(b)) and "SubBackward0" or (is_t(a) and "SubBackward1" or "RsubBackward1")
+  return { name = name, inputs = { a, b }, alpha = alpha_of(alpha),
+    backward = function(n, g)
+      local gb
+      if need(n, 2) then gb = n.alpha and g * -n.alpha or -g end
+      return g, gb
+    end }, out
+end
+rules.rsub = function(raw, a, b, alpha)   -- rsub(a, b) = b - alpha * a
+  local out = raw(a, b, alpha)
+  return { name = "RsubBackward0", inputs = { a, b }, alpha = alpha_of(alpha),
+    backward = function(n, g)
+      local ga
+      if need(n, 1) then ga = n.alpha and g * -n.alpha or -g end
+      return ga, g
+    end }, out
+end
+rules.mul = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = (is_t(a) and is_t(b)) and "MulBackward0" or "MulBackward1", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and g * y or nil, need(n, 2) and g * x or nil
+    end }, out
+end
+rules.div = function(raw, a, b, opts)
+  local out = raw(a, b, opts)
+  local mode = type(opts) == "table" and opts.rounding_mode or (type(opts) == "string" and opts) or nil
+  if mode then
+    return { name = is_t(b) and "DivBackward2" or "DivBackward3", inputs = { a, b },
+      backward = function(n, g) return T.zeros_like(g), need(n, 2) and T.zeros_like(g) or nil end }, out
+  end
+  return { name = (is_t(a) and is_t(b)) and "DivBackward0" or "DivBackward1", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      local ga, gb
+      if need(n, 1) then ga = g / y end
+      if need(n, 2) then gb = -g * x / (y * y) end
+      return ga, gb
+    end }, out
+end
+rules.true_divide = rules.div
+rules.floor_divide = function(raw, a, b)
+  return { name = "FloorDivideBackward0", inputs = { a, b },
+    backward = function(_, g) return T.zeros_like(g), T.zeros_like(g) end }, raw(a, b)
+end
+rules.pow = function(raw, a, b)
+  local out = raw(a, b)
+  if not is_t(b) then
+    return { name = "PowBackward0", inputs = { a }, saved = { a, b, n = 2 },
+      backward = function(n, g)
+        local x, e = n.saved[1], n.saved[2]
+        if e == 0 then return T.zeros_like(g) end
+        return g * e * T.pow(x, e - 1)
+      end }, out
+  elseif not is_t(a) then
+    return { name = "PowBackward2", inputs = { a, b }, saved = { a, out, n = 2 },
+      backward = function(n, g)
+        local base, y = n.saved[1], n.saved[2]
+        if base == 0 then return nil, keep_where(T.lt(y, 0.5), g * y * math.log(base)) end
+        return nil, g * y * math.log(base)
+      end }, out
+  end
+  return { name = "PowBackward1", inputs = { a, b }, saved = { a, b, out, n = 3 },
+    backward = function(n, g)
+      local x, e, y = n.saved[1], n.saved[2], n.saved[3]
+      local ga, gb
+      if need(n, 1) then ga = zero_where(T.eq(e, 0), g * e * T.pow(x, e - 1)) end
+      if need(n, 2) then gb = zero_where(T.logical_and(T.eq(x, 0), T.ge(e, 0)), g * y * T.log(x)) end
+      return ga, gb
+    end }, out
+end
+rules.float_power = rules.pow
+
+local function maxmin_elem(name, gtfn)
+  return function(raw, a, b)
+    local out = raw(a, b)
+    return { name = name, inputs = { a, b }, saved = { a, b, n = 2 },
+      backward = function(n, g)
+        local x, y = n.saved[1], n.saved[2]
+        local half = keep_where(T.eq(x, y), g * 0.5)
+        local ga, gb
+        if need(n, 1) then ga = keep_where(gtfn(x, y), g) + half end
+        if need(n, 2) then gb = keep_where(gtfn(y, x), g) + half end
+        return ga, gb
+      end }, out
+  end
+end
+rules.maximum = maxmin_elem("MaximumBackward0", T.gt)
+rules.minimum = maxmin_elem("MinimumBackward0", T.lt)
+rules.fmax = rules.maximum
+rules.fmin = rules.minimum
+
+rules.atan2 = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "Atan2Backward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      local d = x * x + y * y
+      return need(n, 1) and g * y / d or nil, need(n, 2) and -g * x / d or nil
+    end }, out
+end
+rules.fmod = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = is_t(b) and "FmodBackward1" or "FmodBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local gb
+      if need(n, 2) then gb = -g * T.div(n.saved[1], n.saved[2], { rounding_mode = "trunc" }) end
+      return g, gb
+    end }, out
+end
+rules.remainder = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = is_t(b) and "RemainderBackward1" or "RemainderBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local gb
+      if need(n, 2) then gb = -g * T.div(n.saved[1], n.saved[2], { rounding_mode = "floor" }) end
+      return g, gb
+    end }, out
+end
+rules.lerp = function(raw, a, b, w)
+  local out = raw(a, b, w)
+  return { name = is_t(w) and "LerpBackward1" or "LerpBackward0", inputs = { a, b, w }, saved = { a, b, w, n = 3 },
+    backward = function(n, g)
+      local x, y, wt = n.saved[1], n.saved[2], n.saved[3]
+      local gw
+      if need(n, 3) then gw = g * (y - x) end
+      return g * (-wt + 1), g * wt, gw
+    end }, out
+end
+
+rules.where = function(raw, c, a, b)
+  local out = raw(c, a, b)
+  return { name = "WhereBackward0", inputs = { c, a, b }, saved = { c, n = 1 },
+    backward = function(n, g)
+      local cond = n.saved[1]
+      return nil, need(n, 2) and keep_where(cond, g) or nil, need(n, 3) and zero_where(cond, g) or nil
+    end }, out
+end
+
+rules.clamp = function(raw, x, lo, hi)
+  local out = raw(x, lo, hi)
+  if type(lo) == "table" and not is_t(lo) then lo, hi = lo.min, lo.max end
+  if is_t(lo) or is_t(hi) then
+    return { name = "ClampBackward0", inputs = { x, lo, hi }, saved = { x, lo, hi, n = 3 },
+      backward = function(n, g)
+        local v, mn, mx = n.saved[1], n.saved[2], n.saved[3]
+        local gx = g
+        if mn ~= nil then gx = zero_where(T.lt(v, mn), gx) end
+        if mx ~= nil then gx = zero_where(T.gt(v, mx), gx) end
+        local gmn, gmx
+        if mn ~= nil and need(n, 2) then gmn = keep_where(T.lt(v, mn), g) end
+        if mx ~= nil and need(n, 3) then gmx = keep_where(T.gt(v, mx), g) end
+        return gx, gmn, gmx
+      end }, out
+  end
+  return { name = "ClampBackward1", inputs = { x }, saved = { x, lo, hi, n = 3 },
+    backward = function(n, g)
+      local v, mn, mx = n.saved[1], n.saved[2], n.saved[3]
+      if mn ~= nil then g = zero_where(T.lt(v, mn), g) end
+      if mx ~= nil then g = zero_where(T.gt(v, mx), g) end
+      return g
+    end }, out
+end
+rules.clip = rules.clamp
+rules.clamp_min = function(raw, x, lo) local s, o = rules.clamp(function(v, l) return raw(v, l) end, x, lo, nil) s.name = "ClampMinBackward0" return s, o end
+rules.clamp_max = function(raw, x, hi) local s, o = rules.clamp(function(v, _, h) return raw(v, h) end, x, nil, hi) s.name = "ClampMaxBackward0" return s, o end
+
+-- reductions ----------------------------------------------------------------
+rules.sum = function(raw, x, ...)
+  local out = raw(x, ...)
+  local shape = x.shape
+  local dims, keepdim = rparse(#shape, ...)
+  return { name = dims and "SumBackward1" or "SumBackward0", inputs = { x }, dims = dims, keepdim = keepdim, shape = shape,
+    backward = function(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape), n.shape) end }, out
+end
+rules.nansum = rules.sum
+rules.mean = function(raw, x, ...)
+  local out = raw(x, ...)
+  local shape = x.shape
+  local dims, keepdim = rparse(#shape, ...)
+  local count = out:numel() > 0 and x:numel() / out:numel() or 0
+  return { name = dims and "MeanBackward1" or "MeanBackward0", inputs = { x }, dims = dims, keepdim = keepdim, shape = shape, count = count,
+    backward = function(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape) / n.count, n.shape) end }, out
+end
+rules.prod = function(raw, x, ...)
+  local out = raw(x, ...)
+  local shape = x.shape
+  local dims, keepdim = rparse(#shape, ...)
+  return { name = dims and "ProdBackward1" or "ProdBackward0", inputs = { x }, saved = { x, out, n = 2 },
+    dims = dims, keepdim = keepdim, shape = shape,
+    backward = function(n, g)
+      local v, y = n.saved[1], n.saved[2]
+      g, y = unreduce(g, n.dims, n.keepdim, #n.shape), unreduce(y, n.dims, n.keepdim, #n.shape)
+      -- where exactly one element is zero its gradient is the product of the
+      -- others; elsewhere y / v (which is 0 when the product is 0)
+      local zero = T.eq(v, 0)
+      local safe = T.where(zero, T.ones_like(v), v)
+      local others, nz
+      if n.dims then others, nz = T.prod(safe, n.dims[1], true), T.sum(zero, n.dims[1], true)
+      else others, nz = T.prod(safe), T.sum(zero) end
+      local r = T.where(zero, keep_where(T.eq(nz, 1), others + T.zeros_like(v)), y / safe)
+      return g * r
+    end }, out
+end
+
+-- max/min: with a dim, (values, indices) and the gradient goes to the index;
+-- without one, ties share the gradient evenly (PyTorch's MaxBackward1).
+local function arange_along(n, dim, nd, dtype)
+  local r = T.arange(1, n + 1)
+  local shape = {}
+  for i = 1, nd do shape[i] = 1 end
+  shape[dim] = n
+  r = r:reshape(shape)
+  if dtype then r = r:to(dtype) end
+  return r
+end
+local function reduce_minmax(name_dim, name_all)
+  return function(raw, x, ...)
+    local r = pack(raw(x, ...))
+    local shape = x.shape
+    if select("#", ...) >= 1 and is_t((...)) then return nil, unpack(r, 1, r.n) end -- maximum path
+    local dims, keepdim = rparse(#shape, ...)
+    if r.n >= 2 and dims then
+      return { name = name_dim, inputs = { x }, saved = { r[2], n = 1 }, dim = dims[1], keepdim = keepdim, shape = shape, nondiff = { [2] = true },
+        backward = function(n, g)
+          local idx = n.saved[1]
+          local nd = #n.shape
+          if nd == 0 then return g end
+          if not n.keepdim then g, idx = g:unsqueeze(n.dim), idx:unsqueeze(n.dim) end
+          local hot = T.eq(idx, arange_along(n.shape[n.dim], n.dim, nd))
+          return keep_where(hot, g:expand(n.shape))
+        end }, unpack(r, 1, r.n)
+    end
+    return { name = name_all, inputs = { x }, saved = { x, r[1], n = 2 }, dims = dims, keepdim = keepdim, shape = shape,
+      backward = function(n, g)
+        local v, y = n.saved[1], n.saved[2]
+        local nd = #n.shape
+        g, y = unreduce(g, n.dims, n.keepdim, nd), unreduce(y, n.dims, n.keepdim, nd)
+        local mask = T.eq(v, y)
+        local cnt = n.dims and T.sum(mask, n.dims, true) or T.sum(mask)
+        return keep_where(mask, expand_to(g / cnt, n.shape))
+      end }, unpack(r, 1, r.n)
+  end
+end
+rules.max = reduce_minmax("MaxBackward0", "MaxBackward1")
+rules.min = reduce_minmax("MinBackward0", "MinBackward1")
+rules.amax = reduce_minmax("AmaxBackward0", "AmaxBackward0")
+rules.amin = reduce_minmax("AminBackward0", "AminBackward0")
+
+local function stdvar(name, is_std)
+  return function(raw, x, ...)
+    local out = raw(x, ...)
+    local shape = x.shape
+    local args = pack(...)
+    local correction = 1
+    local first = 1
+    if type(args[1]) == "boolean" then correction = args[1] and 1 or 0 first = 2 end
+    local dims, keepdim, opts = rparse(#shape, unpack(args, first, args.n))
+    if opts then
+      if opts.unbiased ~= nil then correction = opts.unbiased and 1 or 0 end
+      if opts.correction ~= nil then correction = opts.correction end
+    end
+    local N = x:numel() / math.max(out:numel(), 1)
+    return { name = name, inputs = { x }, saved = { x, out, n = 2 }, dims = dims, keepdim = keepdim, shape = shape,
+      denom = N - correction,
+      backward = function(n, g)
+        local v, y = n.saved[1], n.saved[2]
+        local nd = #n.shape
+        g = unreduce(g, n.dims, n.keepdim, nd)
+        local mu = n.dims and T.mean(v, n.dims, true) or T.mean(v)
+        local r = g * (v - mu) / n.denom
+        if is_std then return r / unreduce(y, n.dims, n.keepdim, nd) end
+        return r * 2
+      end }, out
+  end
+end
+rules.var = stdvar("VarBackward0", false)
+rules.std = stdvar("StdBackward0", true)
+
+rules.norm = function(raw, x, ...)
+  local out = raw(x, ...)
+  local shape = x.shape
+  local args = pack(...)
+  local p, first = 2, 1
+  if type(args[1]) == "number" or type(args[1]) == "string" then p, first = args[1], 2
+  elseif args[1] == nil and args.n >= 2 then first = 2 end
+  local dims, keepdim, opts = rparse(#shape, unpack(args, first, args.n))
+  if opts and opts.p ~= nil then p = opts.p end
+  if p == "fro" then p = 2 elseif p == "inf" then p = math.huge elseif p == "-inf" then p = -math.huge end
+  return { name = dims and "NormBackward1" or "NormBackward0", inputs = { x }, saved = { x, out, n = 2 }, p = p, dims = dims, keepdim = keepdim, shape = shape,
+    backward = function(n, g)
+      local v, y = n.saved[1], n.saved[2]
+      local nd, pp = #n.shape, n.p
+      g, y = unreduce(g, n.dims, n.keepdim, nd), unreduce(y, n.dims, n.keepdim, nd)
+      if pp == 0 then return T.zeros_like(v) end
+      if pp == 1 then return g * T.sign(v) end
+      if pp == math.huge or pp == -math.huge then
+        local mask = T.eq(T.abs(v), y)
+        local cnt = n.dims and T.sum(mask, n.dims, true) or T.sum(mask)
+        return keep_where(mask, g * T.sign(v) / cnt)
+      end
+      local r
+      if pp == 2 then r = v / y else r = v * T.pow(T.abs(v), pp - 2) / T.pow(y, pp - 1) end
+      return zero_where(T.eq(y, 0), g * r)
+    end }, out
+end
+
+rules.logsumexp = function(raw, x, ...)
+  local out = raw(x, ...)
+  local shape = x.shape
+  local dims, keepdim = rparse(#shape, ...)
+  return { name = "LogsumexpBackward0", inputs = { x }, saved = { x, out, n = 2 }, dims = dims, keepdim = keepdim, shape = shape,
+    backward = function(n, g)
+      local nd = #n.shape
+      return unreduce(g, n.dims, n.keepdim, nd) * T.exp(n.saved[1] - unreduce(n.saved[2], n.dims, n.keepdim, nd))
+    end }, out
+end
+
+local function one_dim(x, d)
+  if is_opts(d) then d = d.dim end
+  return normdim(d, x:dim())
+end
+rules.cumsum = function(raw, x, d, ...)
+  local out = raw(x, d, ...)
+  return { name = "CumsumBackward0", inputs = { x }, dim = one_dim(x, d), nd = x:dim(),
+    backward = function(n, g)
+      if n.nd == 0 then return g end
+      -- reversed cumulative sum without a flip: total - cumsum + g
+      return T.sum(g, n.dim, true) - T.cumsum(g, n.dim) + g
+    end }, out
+end
+rules.cumprod = function(raw, x, d, ...)
+  local out = raw(x, d, ...)
+  return { name = "CumprodBackward0", inputs = { x }, saved = { x, out, n = 2 }, dim = one_dim(x, d), nd = x:dim(),
+    backward = function(n, g)
+      if n.nd == 0 then return g end
+      local v, y = n.saved[1], n.saved[2]
+      local gy = g * y
+      return (T.sum(gy, n.dim, true) - T.cumsum(gy, n.dim) + gy) / v
+    end }, out
+end
+rules.softmax = function(raw, x, d, ...)
+  local out = raw(x, d, ...)
+  return { name = "SoftmaxBackward0", inputs = { x }, saved = { out, n = 1 }, dim = one_dim(x, d),
+    backward = function(n, g)
+      local y = n.saved[1]
+      return y * (g - T.sum(g * y, n.dim, true))
+    end }, out
+end
+rules.log_softmax = function(raw, x, d, ...)
+  local out = raw(x, d, ...)
+  return { name = "LogSoftmaxBackward0", inputs = { x }, saved = { out, n = 1 }, dim = one_dim(x, d),
+    backward = function(n, g)
+      return g - T.exp(n.saved[1]) * T.sum(g, n.dim, true)
+    end }, out
+end
+
+-- views and shape ops -----------------------------------------------------------
+local function reshape_back(name)
+  return function(raw, x, ...)
+    local out = raw(x, ...)
+    local nm = name
+    if nm == "reshape" then nm = T._same_storage(out, x) and "ViewBackward0" or "UnsafeViewBackward0" end
+    return { name = nm, inputs = { x }, shape = x.shape, view_of = x,
+      backward = function(n, g) return g:reshape(n.shape) end }, out
+  end
+end
+rules.view = reshape_back("ViewBackward0")
+rules.reshape = reshape_back("reshape")
+rules.flatten = reshape_back("reshape")
+rules.unflatten = reshape_back("UnflattenBackward0")
+rules.view_as = reshape_back("ViewBackward0")
+rules.reshape_as = reshape_back("reshape")
+rules.squeeze = function(raw, x, ...)
+  local s, o = reshape_back(select("#", ...) > 0 and "SqueezeBackward1" or "SqueezeBackward0")(raw, x, ...)
+  return s, o
+end
+rules.unsqueeze = reshape_back("UnsqueezeBackward0")
+rules.expand = function(raw, x, ...)
+  return { name = "ExpandBackward0", inputs = { x }, view_of = x, backward = function(_, g) return g end }, raw(x, ...)
+end
+rules.expand_as = rules.expand
+rules.broadcast_to = rules.expand
+rules.transpose = function(raw, x, d0, d1)
+  return { name = "TransposeBackward0", inputs = { x }, d0 = d0, d1 = d1, view_of = x,
+    backward = function(n, g) return g:transpose(n.d0, n.d1) end }, raw(x, d0, d1)
+end
+rules.swapaxes = rules.transpose
+rules.swapdims = rules.transpose
+rules.t = function(raw, x)
+  return { name = "TBackward0", inputs = { x }, view_of = x, backward = function(_, g) return g:t() end }, raw(x)
+end
+rules.permute = function(raw, x, ...)
+  local out = raw(x, ...)
+  local p = type((...)) == "table" and (...) or { ... }
+  local nd = x:dim()
+  local inv = {}
+  for i = 1, #p do inv[normdim(p[i], nd)] = i end
+  return { name = "PermuteBackward0", inputs = { x }, inv = inv, view_of = x,
+    backward = function(n, g) return g:permute(n.inv) end }, out
+end
+rules.movedim = function(raw, x, ...)
+  local out = raw(x, ...)
+  return { name = "PermuteBackward0", inputs = { x }, shape = x.shape, view_of = x,
+    backward = function(n, g) fail("backward", "the derivative for 'movedim' is not implemented") end }, out
+end
+
+-- zeros of `shape` with g placed at [start, start+len) along dim, built with
+-- cat so that it stays differentiable under create_graph
+local function pad_along(g, shape, dim, start, len)
+  local parts = {}
+  local function zeros(k)
+    local s = { table.unpack(shape) }
+    s[dim] = k
+    return T.zeros(s, { dtype = g.dtype })
+  end
+  if start > 1 then parts[#parts + 1] = zeros(start - 1) end
+  parts[#parts + 1] = g
+  local rest = shape[dim] - (start - 1) - len
+  if rest > 0 then parts[#parts + 1] = zeros(rest) end
+  if #parts == 1 then return g end
+  return T.cat(parts, dim)
+end
+
+rules.narrow = function(raw, x, dim, start, len)
+  local out = raw(x, dim, start, len)
+  local shape = x.shape
+  local d = normdim(dim, #shape)
+  if start < 0 then start = start + shape[d] + 1 end
+  return { name = "SliceBackward0", inputs = { x }, shape = shape, dim = d, start = start, len = len, view_of = x,
+    backward = function(n, g) return pad_along(g, n.shape, n.dim, n.start, n.len) end }, out
+end
+rules.select = function(raw, x, dim, i)
+  local out = raw(x, dim, i)
+  local shape = x.shape
+  local d = normdim(dim, #shape)
+  if i < 0 then i = i + shape[d] + 1 end
+  return { name = "SelectBackward0", inputs = { x }, shape = shape, dim = d, i = i, view_of = x,
+    backward = function(n, g) return pad_along(g:unsqueeze(n.dim), n.shape, n.dim, n.i, 1) end }, out
+end
+
+-- zeros(shape) with the k slices of src (k along dim) added at positions idx
+-- (1-based, may repeat): index_add.  A one-hot matmul when the core has no
+-- index_add, so duplicates accumulate as they must.
+local function index_add_into(shape, dim, idx, src)
+  local n = shape[dim]
+  idx = idx:reshape({ idx:numel() }) % (n + 1)   -- negative indices count from the end
+  if T.index_add then
+    return T.index_add(T.zeros(shape, { dtype = src.dtype }), dim, idx, src)
+  end
+  local k = idx:numel()
+  local hot = T.eq(idx:reshape({ k, 1 }), T.arange(1, n + 1):reshape({ 1, n })):to(src.dtype)
+  local nd = #shape
+  local s = src
+  if dim ~= nd then s = s:transpose(dim, nd) end
+  local r = T.matmul(s, hot)
+  if dim ~= nd then r = r:transpose(dim, nd) end
+  return r
+end
+autograd.index_add_into = index_add_into
+
+local function key_kind(key)
+  if math.type(key) == "integer" then return "int" end
+  if is_t(key) then return key.dtype == T.bool and "mask" or "tensor" end
+  if type(key) == "table" then
+    local all_int, adv = true, false
+    for i = 1, #key do
+      local k = key[i]
+      if is_t(k) then adv = true all_int = false
+      elseif math.type(k) ~= "integer" then all_int = false end
+    end
+    if adv then return "advanced" end
+    return all_int and "ints" or "basic"
+  end
+  return "other"
+end
+
+rules.index = function(raw, x, key)
+  local out = raw(x, key)
+  local kind = key_kind(key)
+  local shape = x.shape
+  if kind == "int" then
+    local i = key < 0 and key + shape[1] + 1 or key
+    return { name = "SelectBackward0", inputs = { x }, shape = shape, dim = 1, i = i, view_of = x,
+      backward = function(n, g) return pad_along(g:unsqueeze(1), n.shape, 1, n.i, 1) end }, out
+  elseif kind == "tensor" then
+    return { name = "IndexBackward0", inputs = { x }, saved = { key, n = 1 }, shape = shape,
+      backward = function(n, g)
+        local idx = n.saved[1]
+        local k = idx:numel()
+        local rest = { k }
+        for i = 2, #n.shape do rest[i] = n.shape[i] end
+        return index_add_into(n.shape, 1, idx, g:reshape(rest))
+      end }, out
+  elseif kind == "ints" or kind == "basic" or kind == "mask" then
+    -- no repeated positions: write g into zeros through the same key
+    return { name = kind == "mask" and "IndexBackward0" or (kind == "ints" and "SelectBackward0" or "SliceBackward0"),
+      inputs = { x }, saved = { key, n = 1 }, shape = shape, dtype = x.dtype, view_of = kind ~= "mask" and x or nil,
+      backward = function(n, g)
+        local z = T.zeros(n.shape, { dtype = g.dtype })
+        z[n.saved[1]] = g
+        return z
+      end }, out
+  end
+  -- advanced keys mixed with basic ones: index the positions instead
+  return { name = "IndexBackward0", inputs = { x }, saved = { key, n = 1 }, shape = shape,
+    backward = function(n, g)
+      local total = numel_of(n.shape)
+      local pos = T.no_grad(function() return T.arange(1, total + 1):reshape(n.shape)[n.saved[1]] end)
+      return index_add_into({ total }, 1, pos, g:reshape({ g:numel() })):reshape(n.shape)
+    end }, out
+end
+rules.index_select = function(raw, x, dim, idx)
+  local out = raw(x, dim, idx)
+  local shape = x.shape
+  return { name = "IndexSelectBackward0", inputs = { x }, saved = { idx, n = 1 }, shape = shape, dim = normdim(dim, #shape),
+    backward = function(n, g) return index_add_into(n.shape, n.dim, n.saved[1], g) end }, out
+end
+rules.masked_fill = function(raw, x, mask, v)
+  local out = raw(x, mask, v)
+  return { name = is_t(v) and "MaskedFillBackward1" or "MaskedFillBackward0", inputs = { x, mask, v }, saved = { mask, n = 1 },
+    backward = function(n, g)
+      local m = n.saved[1]
+      local gv
+      if need(n, 3) then gv = T.sum(keep_where(m, g)) end
+      return zero_where(m, g), nil, gv
+    end }, out
+end
+rules.gather = function(raw, x, dim, idx)
+  local out = raw(x, dim, idx)
+  local shape = x.shape
+  return { name = "GatherBackward0", inputs = { x }, saved = { idx, n = 1 }, shape = shape, dim = normdim(dim, #shape),
+    backward = function(n, g)
+      local id = n.saved[1]
+      local d, nd = n.dim, #n.shape
+      -- one-hot over the gathered dim: (.., k, n, ..) summed over k
+      local hot = T.eq(id:unsqueeze(d + 1), arange_along(n.shape[d], d + 1, nd + 1))
+      local r = T.sum(keep_where(hot, g:unsqueeze(d + 1):expand(hot.shape)), d)
+      return sum_to(r, n.shape)
+    end }, out
+end
+
+rules.cat = function(raw, list, dim, ...)
+  local out = raw(list, dim, ...)
+  local inputs, sizes = {}, {}
+  local d = dim or 1
+  local nd
+  for i = 1, #list do
+    local x = list[i]
+    inputs[i] = x
+    if is_t(x) and not nd and not (x:dim() == 1 and x:numel() == 0) then nd = x:dim() end
+  end
+  d = normdim(d, nd or 1)
+  for i = 1, #list do
+    local x = list[i]
+    sizes[i] = (is_t(x) and x:dim() > 0 and not (x:dim() == 1 and x:numel() == 0 and nd ~= 1)) and x:size(d) or 0
+  end
+  return { name = "CatBackward0", inputs = inputs, ninputs = #list, sizes = sizes, dim = d,
+    backward = function(n, g)
+      local r, off = {}, 1
+      for i = 1, n.nin do
+        local s = n.sizes[i]
+        if n.next_functions[i] ~= NOEDGE then r[i] = g:narrow(n.dim, off, s) end
+        off = off + s
+      end
+      return unpack(r, 1, n.nin)
+    end }, out
+end
+rules.concat = rules.cat
+rules.stack = function(raw, list, dim, ...)
+  local out = raw(list, dim, ...)
+  local inputs = {}
+  for i = 1, #list do inputs[i] = list[i] end
+  return { name = "StackBackward0", inputs = inputs, ninputs = #list, dim = normdim(dim or 1, out:dim() - 1, 1),
+    backward = function(n, g)
+      local r = {}
+      for i = 1, n.nin do
+        if n.next_functions[i] ~= NOEDGE then r[i] = g:select(n.dim, i) end
+      end
+      return unpack(r, 1, n.nin)
+    end }, out
+end
+
+-- copies and casts ----------------------------------------------------------------
+local function identity_rule(name)
+  return function(raw, x, ...)
+    local out = raw(x, ...)
+    if rawequal(out, x) then return nil, out end
+    return { name = name, inputs = { x }, backward = function(_, g) return g end }, out
+  end
+end
+rules.clone = identity_rule("CloneBackward0")
+rules.contiguous = identity_rule("CloneBackward0")
+for _, name in ipairs { "to", "float", "double", "half", "bfloat16", "cfloat", "cdouble", "type_as" } do
+  rules[name] = identity_rule("ToCopyBackward0")
+end
+rules.positive = identity_rule("AliasBackward0")
+
+-- matrix products ---------------------------------------------------------------
+local function mT(x) return x:transpose(-1, -2) end
+rules.mm = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "MmBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and T.mm(g, y:t()) or nil, need(n, 2) and T.mm(x:t(), g) or nil
+    end }, out
+end
+rules.bmm = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "BmmBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and T.bmm(g, mT(y)) or nil, need(n, 2) and T.bmm(mT(x), g) or nil
+    end }, out
+end
+rules.dot = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "DotBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and y * g or nil, need(n, 2) and x * g or nil
+    end }, out
+end
+rules.mv = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "MvBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and g:unsqueeze(2) * y:unsqueeze(1) or nil, need(n, 2) and T.mv(x:t(), g) or nil
+    end }, out
+end
+rules.outer = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "MulBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and T.mv(g, y) or nil, need(n, 2) and T.mv(g:t(), x) or nil
+    end }, out
+end
+rules.ger = rules.outer
+rules.matmul = function(raw, a, b)
+  local out = raw(a, b)
+  local da, db = a:dim(), b:dim()
+  local name = (da == 1 and db == 1) and "DotBackward0" or (da == 2 and db == 1) and "MvBackward0"
+    or (da == 2 and db == 2) and "MmBackward0" or (da == 1 and db == 2) and "SqueezeBackward1" or "BmmBackward0"
+  return { name = name, inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      local dx, dy = x:dim(), y:dim()
+      local ga, gb
+      if dx == 1 and dy == 1 then
+        return need(n, 1) and g * y or nil, need(n, 2) and g * x or nil
+      elseif dx == 1 then       -- (k) @ (..., k, m) -> (..., m)
+        local g2 = g:unsqueeze(-2)
+        if need(n, 1) then ga = T.matmul(g2, mT(y)):squeeze(-2) end
+        if need(n, 2) then gb = T.matmul(x:unsqueeze(2), g2) end
+      elseif dy == 1 then       -- (..., n, k) @ (k) -> (..., n)
+        local g2 = g:unsqueeze(-1)
+        if need(n, 1) then ga = T.matmul(g2, y:unsqueeze(1)) end
+        if need(n, 2) then gb = T.matmul(mT(x), g2):squeeze(-1) end
+      else
+        if need(n, 1) then ga = T.matmul(g, mT(y)) end
+        if need(n, 2) then gb = T.matmul(mT(x), g) end
+      end
+      return ga, gb
+    end }, out
+end
+
+-- in-place ops with a rule of their own (others reuse the out-of-place rule)
+local inplace_rules = {}
+inplace_rules.copy_ = function(raw, dst, src, ...)
+  local out = raw(dst, src, ...)
+  return { name = "CopyBackwards", inputs = { dst, src },
+    backward = function(n, g) return need(n, 1) and T.zeros_like(g) or nil, g end }, out
+end
+inplace_rules.fill_ = function(raw, dst, v)
+  local out = raw(dst, v)
+  return { name = "FillBackward" .. (is_t(v) and "1" or "0"), inputs = { dst, v },
+    backward = function(n, g) return need(n, 1) and T.zeros_like(g) or nil, need(n, 2) and T.sum(g) or nil end }, out
+end
+inplace_rules.zero_ = function(raw, dst)
+  local out = raw(dst)
+  return { name = "ZeroBackward0", inputs = { dst }, backward = function(_, g) return T.zeros_like(g) end }, out
+end
+inplace_rules.setindex = function(raw, dst, key, v)
+  raw(dst, key, v)
+  local kind = key_kind(key)
+  return { name = (kind == "tensor" or kind == "mask" or kind == "advanced") and "IndexPutBackward0" or "CopySlices",
+    inputs = { dst, true, v }, saved = { key, n = 1 },
+    backward = function(n, g)
+      local k = n.saved[1]
+      local gd, gv
+      if need(n, 1) then gd = g:clone() gd[k] = 0 end
+      if need(n, 3) then gv = g[k] end
+      return gd, nil, gv
+    end }, dst
+end
+-- out-of-place rules that do not read their first input in backward: their
+-- in-place variants need no copy of the old value
+local NO_SELF = { add = true, sub = true, neg = true, relu = true, sigmoid = true, tanh = true, exp = true,
+  copy_ = true, fill_ = true, zero_ = true, setindex = true, clone = true }
+
+---------------------------------------------------------------------------
+-- the hook
+---------------------------------------------------------------------------
+local function unknown_rule(name)
+  return function(raw, ...)
+    local args = pack(...)
+    local inputs = {}
+    for i = 1, args.n do
+      local a = args[i]
+      if is_t(a) then inputs[#inputs + 1] = a
+      elseif type(a) == "table" and getmetatable(a) == nil then
+        for _, e in ipairs(a) do if is_t(e) then inputs[#inputs + 1] = e end end
+      end
+    end
+    return { name = name .. "Backward", inputs = inputs, ninputs = #inputs,
+      backward = function() fail("backward", "the derivative for '" .. name .. "' is not implemented") end },
+      raw(...)
+  end
+end
+
+local ERR_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+local ERR_VIEW_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+local raw_clone -- the core's clone without recording (set by the hook on first use)
+
+local function inplace(name, raw, a, ...)
+  if not is_t(a) then return raw(a, ...) end
+  local am = getmeta(a)
+  if a.requires_grad and not (am and am.grad_fn) then fail(name, ERR_LEAF) end
+  local base = am and am.base
+  if base and base.requires_grad then
+    local bm = getmeta(base)
+    if not (bm and bm.grad_fn) then fail(name, ERR_VIEW_LEAF) end
+    fail(name, "an in-place operation on a view of a tensor that requires grad is not supported " ..
+      "(write into the base tensor with t[key] = v, or use out-of-place ops)")
+  end
+  local rule = inplace_rules[name]
+  local base_name = name:sub(1, -2)
+  if not rule then rule = rules[base_name] or unknown_rule(base_name) end
+  local src = a
+  if not inplace_rules[name] and not NO_SELF[base_name] then
+    src = with_mode(false, T.clone, a)
+  end
+  local function fake(_, ...) raw(a, ...) return a end
+  return (function(spec, ...)
+    if spec == nil then return ... end
+    spec.inputs[1] = a   -- the edge goes to a's history before this op
+    return attach(spec, a, ...)
+  end)(rule(inplace_rules[name] and raw or fake, src, ...))
+end
+
+local function hook(name, raw, ...)
+  if name == "setindex" or name:sub(-1) == "_" then return inplace(name, raw, ...) end
+  local rule = rules[name] or unknown_rule(name)
+  return (function(spec, ...)
+    if spec == nil then return ... end
+    return attach(spec, nil, ...)
+  end)(rule(raw, ...))
+end
+T._set_autograd_hook(hook)
+
+---------------------------------------------------------------------------
+-- the engine
+---------------------------------------------------------------------------
+local ERR_FREED = "Trying to backward through the graph a second time (or directly access saved tensors after they " ..
+  "have already been freed). Saved intermediate values of the graph are freed when you call .backward() or " ..
+  "autograd.grad(). Specify retain_graph=true if you need to backward through the graph a second time or if you " ..
+  "need to access saved tensors after calling backward."
+
+local function check_saved(n)
+  if n.released then fail("backward", ERR_FREED) end
+  local saved, vers = n.saved, n.versions
+  if not saved then return end
+  for i, v in pairs(vers) do
+    local s = saved[i]
+    local now = version(s)
+    if now ~= v then
+      local m = getmeta(s)
+      local which = ""
+      if m and m.grad_fn then which = ", which is output " .. (m.output_nr or 1) .. " of " .. m.grad_fn.name .. "," end
+      fail("backward", "one of the variables needed for gradient computation has been modified by an inplace " ..
+        "operation: [" .. tostring(s.dtype) .. " " .. shape_str(s.shape) .. "]" .. which .. " is at version " .. now ..
+        "; expected version " .. v .. " instead. Hint: the variable was saved by " .. n.name ..
+        "; clone it before modifying it in place")
+    end
+  end
+end
+
+local function fresh(g)
+  local c = g:contiguous()
+  if rawequal(c, g) then c = g:clone() end
+  return c
+end
+
+local function run_hooks(hooks, g)
+  if hooks then
+    for _, h in ipairs(hooks) do
+      local r = h(g)
+      if r ~= nil then g = r end
+    end
+  end
+  return g
+end
+
+local function accumulate(var, g, create_graph)
+  local m = getmeta(var, true)
+  g = run_hooks(m.hooks, g)
+  local old = m.grad
+  if old == nil then
+    m.grad = create_graph and g or fresh(g)
+  elseif create_graph or old.requires_grad then
+    m.grad = old + g
+  else
+    old:add_(g)
+  end
+end
+
+-- Cast and sum a gradient to the input it flows to (validate_outputs).
+local function fit(g, shape, dtype)
+  if g.dtype ~= dtype then g = g:to(dtype) end
+  if not same_shape(g.shape, shape) then g = sum_to(g, shape) end
+  return g
+end
+
+local function release(n)
+  if n.saved then n.saved, n.versions, n.released = nil, nil, true end
+end
+
+local function execute(roots, grads, retain_graph, create_graph, capture)
+  -- dependency counts over the reachable graph, with an explicit stack
+  local deps, seen, stack = {}, {}, {}
+  local rootset = {}
+  for _, e in ipairs(roots) do
+    local r = e[1]
+    if not seen[r] then seen[r] = true stack[#stack + 1] = r rootset[#rootset + 1] = r end
+  end
+  while #stack > 0 do
+    local n = stack[#stack]
+    stack[#stack] = nil
+    local nf = n.next_functions
+    for i = 1, (n.nin or #nf) do
+      local m = nf[i][1]
+      if m then
+        deps[m] = (deps[m] or 0) + 1
+        if not seen[m] then seen[m] = true stack[#stack + 1] = m end
+      end
+    end
+  end
+  local buffers = {}
+  for i, e in ipairs(roots) do
+    local b = buffers[e[1]]
+    if not b then b = {} buffers[e[1]] = b end
+    local old = b[e[2]]
+    b[e[2]] = old and old + grads[i] or grads[i]
+  end
+  local ready = {}
+  for _, r in ipairs(rootset) do if not deps[r] then ready[#ready + 1] = r end end
+  while #ready > 0 do
+    local n = ready[#ready]
+    ready[#ready] = nil
+    local buf = buffers[n] or {}
+    buffers[n] = nil
+    local caps = capture and capture[n]
+    if caps then for nr, slot in pairs(caps) do capture.results[slot] = buf[nr] end end
+    if n.is_acc then
+      if not capture and buf[1] ~= nil then accumulate(n.variable, buf[1], create_graph) end
+    else
+      local pre = n.pre_hooks
+      if pre then for nr, hs in pairs(pre) do if buf[nr] ~= nil then buf[nr] = run_hooks(hs, buf[nr]) end end end
+      local ret = n.retained
+      if ret and not capture then
+        for nr, t in pairs(ret) do
+          local g = buf[nr]
+          if g ~= nil then
+            local m = getmeta(t, true)
+            if m.grad == nil then m.grad = create_graph and g or fresh(g) else m.grad = m.grad + g end
+          end
+        end
+      end
+      local nf = n.next_functions
+      local nin = n.nin or #nf
+      local any = false
+      for k = 1, (n.nout or 1) do if buf[k] ~= nil then any = true break end end
+      if any then
+        check_saved(n)
+        local outs = pack(n.backward(n, unpack(buf, 1, n.nout or 1)))
+        for i = 1, nin do
+          local e = nf[i]
+          local m = e[1]
+          local g = outs[i]
+          if m and g ~= nil then
+            g = fit(g, n.in_shapes[i], n.in_dtypes[i])
+            local b = buffers[m]
+            if not b then b = {} buffers[m] = b end
+            local nr = e[2]
+            local old = b[nr]
+            b[nr] = old and old + g or g
+          end
+        end
+        if not retain_graph then release(n) end
+      end
+      for i = 1, nin do
+        local m = nf[i][1]
+        if m then
+          local d = deps[m] - 1
+          deps[m] = d
+          if d == 0 then ready[#ready + 1] = m end
+        end
+      end
+    end
+  end
+end
+
+local function as_list(x)
+  if is_t(x) then return { x } end
+  return x or {}
+end
+
+local function root_edges(fname, outputs, grad_outputs)
+  local roots, grads = {}, {}
+  for i, t in ipairs(outputs) do
+    local e = edge_of(t)
+    if not e then
+      fail(fname, "element " .. i .. " of tensors does not require grad and does not have a grad_fn")
+    end
+    local g = grad_outputs[i]
+    if g == nil then
+      if t:numel() ~= 1 then fail(fname, "grad can be implicitly created only for scalar outputs") end
+      g = T.ones_like(t)
+    elseif type(g) == "number" then
+      g = T.full_like(t, g)
+    elseif not same_shape(g.shape, t.shape) then
+      fail(fname, "Mismatch in shape: grad_output[" .. i .. "] has a shape of " .. shape_str(g.shape) ..
+        " and output[" .. i .. "] has a shape of " .. shape_str(t.shape) .. ".")
+    end
+    roots[i], grads[i] = e, g
+  end
+  return roots, grads
+end
+
+local function run(create_graph, f, ...)
+  return with_mode(create_graph and true or false, f, ...)
+end
+
+-- T.autograd.backward(tensors [, grad_tensors] [, opts])
+function autograd.backward(tensors, grad_tensors, opts)
+  if is_opts(grad_tensors) then grad_tensors, opts = nil, grad_tensors end
+  opts = opts or {}
+  local outs = as_list(tensors)
+  local gl = grad_tensors
+  if is_t(gl) or type(gl) == "number" then gl = { gl } end
+  local roots, grads = root_edges("backward", outs, gl or {})
+  local create = opts.create_graph and true or false
+  local retain = opts.retain_graph
+  if retain == nil then retain = create end
+  run(create, execute, roots, grads, retain, create, nil)
+end
+
+function methods.backward(t, grad, opts)
+  if is_opts(grad) then grad, opts = nil, grad end
+  autograd.backward({ t }, grad ~= nil and { grad } or nil, opts)
+end
+
+-- T.autograd.grad(outputs, inputs [, grad_outputs] [, opts]) -> list of gradients
+function autograd.grad(outputs, inputs, grad_outputs, opts)
+  if is_opts(grad_outputs) then grad_outputs, opts = nil, grad_outputs end
+  opts = opts or {}
+  local outs, ins = as_list(outputs), as_list(inputs)
+  local gl = grad_outputs
+  if is_t(gl) then gl = { gl } end
+  local roots, grads = root_edges("grad", outs, gl or {})
+  local capture = { results = {} }
+  for i, x in ipairs(ins) do
+    local e = edge_of(x)
+    if not e then fail("grad", "one of the differentiated Tensors does not require grad") end
+    local c = capture[e[1]]
+    if not c then c = {} capture[e[1]] = c end
+    if c[e[2]] then
+      -- the same tensor twice: copy after the run
+      capture.dups = capture.dups or {}
+      capture.dups[i] = c[e[2]]
+    else
+      c[e[2]] = i
+    end
+  end
+  local create = opts.create_graph and true or false
+  local retain = opts.retain_graph
+  if retain == nil then retain = create end
+  run(create, execute, roots, grads, retain, create, capture)
+  local res = capture.results
+  if capture.dups then for i, j in pairs(capture.dups) do res[i] = res[j] end end
+  for i = 1, #ins do
+    if res[i] == nil and not opts.allow_unused then
+      fail("grad", "One of the differentiated Tensors appears to not have been used in the graph. " ..
+        "Set allow_unused=true if this is the desired behavior.")
+    end
+    if res[i] ~= nil and not create and res[i].requires_grad then res[i] = res[i]:detach() end
+  end
+  res.n = #ins
+  return res
+end
+
+---------------------------------------------------------------------------
+-- tensor methods
+---------------------------------------------------------------------------
+function methods.detach(t) return t.data end
+function methods.detach_(t)
+  local m = getmeta(t)
+  if m then m.grad_fn, m.output_nr, m.base = nil, nil, nil end
+  set_flag(t, false)
+  return t
+end
+function methods.requires_grad_(t, b)
+  if b == nil then b = true end
+  t.requires_grad = b
+  return t
+end
+function methods.retain_grad(t)
+  if not t.requires_grad then fail("retain_grad", "can't retain_grad on Tensor that has requires_grad=false") end
+  local m = getmeta(t, true)
+  local gf = m.grad_fn
+  if not gf then return t end  -- leaves keep their grad anyway
+  gf.retained = gf.retained or setmetatable({}, { __mode = "v" })
+  gf.retained[m.output_nr or 1] = t
+  m.retains_grad = true
+  return t
+end
+function methods.register_hook(t, fn)
+  if not t.requires_grad then fail("register_hook", "cannot register a hook on a tensor that doesn't require gradient") end
+  local m = getmeta(t, true)
+  local hs
+  if m.grad_fn then
+    local gf = m.grad_fn
+    gf.pre_hooks = gf.pre_hooks or {}
+    local nr = m.output_nr or 1
+    gf.pre_hooks[nr] = gf.pre_hooks[nr] or {}
+    hs = gf.pre_hooks[nr]
+  else
+    m.hooks = m.hooks or {}
+    hs = m.hooks
+  end
+  hs[#hs + 1] = fn
+  return { remove = function() for i, h in ipairs(hs) do if h == fn then table.remove(hs, i) break end end end }
+end
+
+---------------------------------------------------------------------------
+-- autograd.Function
+---------------------------------------------------------------------------
+local Ctx = {}
+Ctx.__index = function(ctx, k)
+  if k == "saved_tensors" then
+    local n = rawget(ctx, "_node")
+    if n then
+      if n.released then fail("backward", ERR_FREED) end
+      local s = n.saved or {}
+      return { unpack(s, 1, s.n or #s) }
+    end
+    local s = rawget(ctx, "_saved") or {}
+    return { unpack(s, 1, s.n or #s) }
+  end
+  return Ctx[k]
+end
+function Ctx:save_for_backward(...) rawset(self, "_saved", pack(...)) end
+function Ctx:mark_non_differentiable(...)
+  local nd = rawget(self, "_nondiff") or {}
+  for i = 1, select("#", ...) do nd[select(i, ...)] = true end
+  rawset(self, "_nondiff", nd)
+end
+function Ctx:set_materialize_grads(b) rawset(self, "_no_materialize", not b) end
+
+local function function_backward(n, ...)
+  local ctx = n.ctx
+  local gs = pack(...)
+  if not rawget(ctx, "_no_materialize") then
+    for i = 1, n.nout do
+      if gs[i] == nil and n.out_shapes[i] then gs[i] = T.zeros(n.out_shapes[i], { dtype = n.out_dtypes[i] }) end
+    end
+  end
+  local r = pack(n.user_backward(ctx, unpack(gs, 1, n.nout)))
+  local out = {}
+  for i = 1, n.nin do out[i] = r[i] end
+  return unpack(out, 1, n.nin)
+end
+
+function autograd.Function(def)
+  assert(type(def) == "table" and type(def.forward) == "function" and type(def.backward) == "function",
+    "ltensor.autograd.Function: expected a table with forward and backward functions")
+  local F = { forward = def.forward, backward = def.backward, name = def.name or "Function" }
+  function F.apply(...)
+    local args = pack(...)
+    local first = 1
+    if rawequal(args[1], F) then first = 2 end
+    local inputs = {}
+    for i = first, args.n do inputs[#inputs + 1] = args[i] end
+    local nin = args.n - first + 1
+    local needs = {}
+    local any = false
+    if is_grad_enabled() then
+      for i = 1, nin do
+        local x = inputs[i]
+        needs[i] = is_t(x) and x.requires_grad or false
+        any = any or needs[i]
+      end
+    end
+    local ctx = setmetatable({ needs_input_grad = needs }, Ctx)
+    local outs = pack(with_mode(false, def.forward, ctx, unpack(inputs, 1, nin)))
+    if not any then return unpack(outs, 1, outs.n) end
+    for i = 1, outs.n do
+      local o = outs[i]
+      if is_t(o) then
+        for k = 1, nin do
+          if rawequal(o, inputs[k]) then outs[i] = o.data break end  -- an input returned as is: a new view
+        end
+      end
+    end
+    local out_dtypes = {}
+    for i = 1, outs.n do if is_t(outs[i]) then out_dtypes[i] = outs[i].dtype end end
+    local spec = { name = F.name .. "Backward", inputs = inputs, ninputs = nin, saved = rawget(ctx, "_saved"),
+      ctx = ctx, user_backward = def.backward, out_dtypes = out_dtypes, nondiff = rawget(ctx, "_nondiff") and {} or nil,
+      backward = function_backward }
+    local nd = rawget(ctx, "_nondiff")
+    if nd then for i = 1, outs.n do if nd[outs[i]] then spec.nondiff[i] = true end end end
+    rawset(ctx, "_node", spec)
+    return attach(spec, nil, unpack(outs, 1, outs.n))
+  end
+  return setmetatable(F, { __call = function(_, ...) return F.apply(...) end })
+end
+
+---------------------------------------------------------------------------
+-- gradcheck: central finite differences in float64 against autograd
+---------------------------------------------------------------------------
+local function flat_values(t)
+  local v = t:reshape({ t:numel() }):totable()
+  return v
+end
+
+function autograd.gradcheck(fn, inputs, opts)
+  opts = opts or {}
+  local eps = opts.eps or 1e-6
+  local atol = opts.atol or 1e-5
+  local rtol = opts.rtol or 1e-3
+  local raise = opts.raise_exception ~= false
+  local single = is_t(inputs)
+  local ins = single and { inputs } or inputs
+  local function call()
+    local r = pack(fn(unpack(ins, 1, #ins)))
+    local outs = {}
+    for i = 1, r.n do if is_t(r[i]) then outs[#outs + 1] = r[i] end end
+    return outs
+  end
+  local function report(msg)
+    if raise then fail("gradcheck", msg) end
+    return false
+  end
+  for i, x in ipairs(ins) do
+    if is_t(x) and x.requires_grad and x.dtype ~= T.float64 then
+      return report("input " .. i .. " is " .. tostring(x.dtype) .. "; gradcheck needs float64 inputs")
+    end
+  end
+  local nouts = #call()
+  for oi = 1, nouts do
+    -- a fresh graph per output: the numerical pass below writes into the inputs
+    local out = call()[oi]
+    if out.requires_grad then
+      local no = out:numel()
+      -- analytical jacobian rows, one backward per output element
+      local ana = {}
+      local diff_in = {}
+      for i, x in ipairs(ins) do if is_t(x) and x.requires_grad then diff_in[#diff_in + 1] = i end end
+      local xs = {}
+      for k, i in ipairs(diff_in) do xs[k] = ins[i] end
+      for j = 1, no do
+        local go = T.zeros({ no }, { dtype = out.dtype })
+        go:set(j, 1)
+        local gs = autograd.grad({ out }, xs, { go:reshape(out.shape) }, { retain_graph = true, allow_unused = true })
+        for k = 1, #xs do
+          ana[k] = ana[k] or {}
+          local gv = gs[k] and flat_values(gs[k]) or nil
+          for p = 1, xs[k]:numel() do
+            ana[k][p] = ana[k][p] or {}
+            ana[k][p][j] = gv and gv[p] or 0.0
+          end
+        end
+      end
+      -- numerical jacobian
+      for k, i in ipairs(diff_in) do
+        local x = ins[i]
+        local data = x.data
+        local flat = data:is_contiguous() and data:reshape({ x:numel() }) or nil
+        if not flat then fail("gradcheck", "input " .. i .. " must be contiguous") end
+        for p = 1, x:numel() do
+          local orig = flat:get(p)
+          flat:set(p, orig + eps)
+          local plus = T.no_grad(function() return flat_values(call()[oi]) end)
+          flat:set(p, orig - eps)
+          local minus = T.no_grad(function() return flat_values(call()[oi]) end)
+          flat:set(p, orig)
+          for j = 1, no do
+            local num = (plus[j] - minus[j]) / (2 * eps)
+            local a = ana[k][p][j]
+            if not (math.abs(a - num) <= atol + rtol * math.abs(num)) then
+              return report(string.format("Jacobian mismatch for output %d with respect to input %d,\n" ..
+                "numerical: %.10g\nanalytical: %.10g\n(at input element %d, output element %d)", oi, i, num, a, p, j))
+            end
+          end
+        end
+      end
+    end
+  end
+  return true
+end
+
 return T

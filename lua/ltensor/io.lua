@@ -1,3 +1,623 @@
--- ltensor.io: placeholder until this module lands.
+-- ltensor.io: T.save / T.load (safetensors) and T.save_npy / T.load_npy (.npy).
+--
+-- safetensors (https://github.com/huggingface/safetensors): an 8-byte
+-- little-endian header length N, N bytes of JSON
+--   {"__metadata__": {"k": "v"}, "name": {"dtype": "F32", "shape": [2, 3],
+--    "data_offsets": [begin, end]}, ...}
+-- padded with spaces to a multiple of 8, then the tensors' bytes. Like the
+-- reference writer, tensors are laid out by decreasing element size, then by
+-- name, so every tensor is aligned to its element size.
+--
+-- T.save(path, t) stores a single tensor under the name "tensor" (what
+-- PyTorch sees) and marks the file with the metadata entry
+-- "ltensor.format" = "tensor", so that T.load(path) gives back the tensor
+-- itself. T.save(path, {name = t, ...} [, metadata]) stores named tensors and
+-- T.load returns the table name -> tensor. T.load's second result is the
+-- file's metadata (a table of strings, possibly empty).
+--
+-- dtypes: safetensors has no code for complex32/complex128 and .npy none for
+-- bfloat16/complex32; saving those raises an error that says how to convert.
+--
+-- Writes are atomic: the bytes go to "<path>.tmp-<random>", are flushed to
+-- disk, and the file is renamed over path. Reads check every size and offset
+-- against the real file size before allocating, so a corrupt or hostile file
+-- gives an "ltensor.load: ..." error, never a crash or a huge allocation.
 local T = require "ltensor.core"
+
+local sfmt, concat = string.format, table.concat
+
+local function fail(fname, msg, ...)
+  error("ltensor." .. fname .. ": " .. sfmt(msg, ...), 0)
+end
+
+-- ===========================================================================
+-- minimal JSON (enough for safetensors headers)
+
+local json = {}
+
+local ESC = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
+              ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+
+local function encode_string(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    return ESC[c] or sfmt("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+-- v: string, integer, boolean, array {n = ..., ...} or ordered object
+-- {keys = {...}, values = {...}} (order matters to the format).
+function json.encode(v)
+  local tv = type(v)
+  if tv == "string" then return encode_string(v) end
+  if tv == "number" then
+    assert(math.type(v) == "integer", "json: only integers are encoded")
+    return sfmt("%d", v)
+  end
+  if tv == "boolean" then return tostring(v) end
+  if v.keys then
+    local parts = {}
+    for i, k in ipairs(v.keys) do parts[i] = encode_string(k) .. ":" .. json.encode(v.values[k]) end
+    return "{" .. concat(parts, ",") .. "}"
+  end
+  local parts = {}
+  for i = 1, #v do parts[i] = json.encode(v[i]) end
+  return "[" .. concat(parts, ",") .. "]"
+end
+
+local MAX_DEPTH = 64
+
+-- Decodes s; objects become Lua tables with a __keys list (insertion order)
+-- and reject duplicate keys; null is json.null. Raises a plain message.
+json.null = setmetatable({}, { __name = "json.null" })
+
+function json.decode(s)
+  local pos = 1
+  local function err(msg) error({ json_error = sfmt("%s at byte %d", msg, pos) }) end
+  local function skip()
+    pos = s:find("[^ \t\r\n]", pos) or #s + 1
+  end
+  local value
+  local function str()
+    pos = pos + 1   -- opening quote
+    local parts = {}
+    while true do
+      local a, b = s:find('^[^"\\%c]+', pos)
+      if a then parts[#parts + 1] = s:sub(a, b); pos = b + 1 end
+      local c = s:sub(pos, pos)
+      if c == '"' then pos = pos + 1; return concat(parts) end
+      if c == "" then err("unterminated string") end
+      if c ~= "\\" then err("control character in string") end
+      local e = s:sub(pos + 1, pos + 1)
+      local simple = ({ ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" })[e]
+      if simple then
+        parts[#parts + 1] = simple; pos = pos + 2
+      elseif e == "u" then
+        local hex = s:match("^%x%x%x%x", pos + 2)
+        if not hex then err("bad \\u escape") end
+        local cp = tonumber(hex, 16)
+        pos = pos + 6
+        if cp >= 0xD800 and cp <= 0xDBFF then   -- surrogate pair
+          local lo = s:match("^\\u(%x%x%x%x)", pos)
+          lo = lo and tonumber(lo, 16)
+          if not lo or lo < 0xDC00 or lo > 0xDFFF then err("unpaired surrogate") end
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+          pos = pos + 6
+        elseif cp >= 0xDC00 and cp <= 0xDFFF then
+          err("unpaired surrogate")
+        end
+        parts[#parts + 1] = utf8.char(cp)
+      else
+        err("bad escape")
+      end
+    end
+  end
+  local function num()
+    local lit = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+    if not lit or not lit:match("^-?%d") then err("unexpected character") end
+    if not lit:match("^-?0$") and lit:match("^-?0%d") then err("leading zero in number") end
+    pos = pos + #lit
+    local i = lit:match("^-?%d+$") and math.tointeger(tonumber(lit))
+    if i then return i end
+    local f = tonumber(lit)
+    if not f then err("bad number") end
+    return f
+  end
+  function value(depth)
+    if depth > MAX_DEPTH then err("nesting too deep") end
+    skip()
+    local c = s:sub(pos, pos)
+    if c == "{" then
+      pos = pos + 1
+      local obj, keys = {}, {}
+      skip()
+      if s:sub(pos, pos) == "}" then pos = pos + 1; return setmetatable(obj, { __keys = keys }) end
+      while true do
+        skip()
+        if s:sub(pos, pos) ~= '"' then err("expected a string key") end
+        local k = str()
+        if obj[k] ~= nil then err("duplicate key '" .. k .. "'") end
+        skip()
+        if s:sub(pos, pos) ~= ":" then err("expected ':'") end
+        pos = pos + 1
+        obj[k] = value(depth + 1)
+        keys[#keys + 1] = k
+        skip()
+        c = s:sub(pos, pos)
+        pos = pos + 1
+        if c == "}" then return setmetatable(obj, { __keys = keys }) end
+        if c ~= "," then pos = pos - 1; err("expected ',' or '}'") end
+      end
+    elseif c == "[" then
+      pos = pos + 1
+      local arr = {}
+      skip()
+      if s:sub(pos, pos) == "]" then pos = pos + 1; return arr end
+      while true do
+        arr[#arr + 1] = value(depth + 1)
+        skip()
+        c = s:sub(pos, pos)
+        pos = pos + 1
+        if c == "]" then return arr end
+        if c ~= "," then pos = pos - 1; err("expected ',' or ']'") end
+      end
+    elseif c == '"' then
+      return str()
+    elseif s:find("^true", pos) then pos = pos + 4; return true
+    elseif s:find("^false", pos) then pos = pos + 5; return false
+    elseif s:find("^null", pos) then pos = pos + 4; return json.null
+    elseif c == "" then err("unexpected end of input")
+    end
+    return num()
+  end
+  local ok, res = pcall(function()
+    local v = value(1)
+    skip()
+    if pos <= #s then err("trailing characters") end
+    return v
+  end)
+  if ok then return res end
+  if type(res) == "table" and res.json_error then return nil, res.json_error end
+  error(res, 0)
+end
+
+T._json = json   -- for tests and other modules
+
+-- ===========================================================================
+-- files
+
+local tmp_counter = 0
+local function tmp_name(path)
+  -- unique per call without touching math.random (the user's sequence)
+  tmp_counter = tmp_counter + 1
+  local seed = tostring({}) .. os.time() .. os.clock() .. tmp_counter
+  local h = 5381
+  for i = 1, #seed do h = (h * 33 + seed:byte(i)) & 0xffffffff end
+  return sfmt("%s.tmp-%08x%d", path, h, tmp_counter)
+end
+
+-- Write chunks to path atomically: a temporary file, flushed to disk, then
+-- renamed over path. The temporary is removed on every failure.
+local function atomic_write(fname, path, chunks)
+  local tmp = tmp_name(path)
+  local f, oerr = io.open(tmp, "wb")
+  if not f then fail(fname, "cannot open '%s' for writing: %s", tmp, oerr) end
+  local ok, werr = true, nil
+  for i = 1, #chunks do
+    ok, werr = f:write(chunks[i])
+    if not ok then break end
+  end
+  if ok then ok, werr = T._fsync(f) end
+  f:close()
+  if ok then ok, werr = os.rename(tmp, path) end
+  if not ok then
+    os.remove(tmp)
+    fail(fname, "cannot write '%s': %s", path, tostring(werr))
+  end
+end
+
+local function open_read(fname, path)
+  if type(path) ~= "string" then fail(fname, "expected a file name, got %s", type(path)) end
+  local f, err = io.open(path, "rb")
+  if not f then fail(fname, "cannot open '%s': %s", path, err) end
+  local size = f:seek("end")
+  f:seek("set", 0)
+  return f, size
+end
+
+-- Reads exactly n bytes at offset, or fails naming the file.
+local function read_at(fname, f, path, offset, n)
+  f:seek("set", offset)
+  local s = n > 0 and f:read(n) or ""
+  if not s or #s ~= n then fail(fname, "'%s' is truncated", path) end
+  return s
+end
+
+-- numel * itemsize, checked against limit so that it can never overflow;
+-- returns nil when the product exceeds limit.
+local function byte_count(shape, itemsize, limit)
+  for _, n in ipairs(shape) do if n == 0 then return 0 end end
+  local nb = itemsize
+  for _, n in ipairs(shape) do
+    if nb > limit // n then return nil end
+    nb = nb * n
+  end
+  if nb > limit then return nil end
+  return nb
+end
+
+local function shape_str(shape)
+  return "[" .. concat(shape, ", ") .. "]"
+end
+
+-- ===========================================================================
+-- safetensors
+
+local ST_CODE = {
+  bool = "BOOL", uint8 = "U8", int8 = "I8", int16 = "I16", uint16 = "U16",
+  int32 = "I32", uint32 = "U32", int64 = "I64", uint64 = "U64",
+  float16 = "F16", bfloat16 = "BF16", float32 = "F32", float64 = "F64",
+  complex64 = "C64",
+}
+local ST_DTYPE = {}
+for name, code in pairs(ST_CODE) do ST_DTYPE[code] = T[name] end
+
+local SINGLE_KEY, SINGLE_VALUE = "ltensor.format", "tensor"
+local MAX_HEADER = 100000000   -- the reference implementation's limit
+
+local function check_name(fname, k)
+  if type(k) ~= "string" then fail(fname, "tensor names must be strings, got %s", type(k)) end
+  if not utf8.len(k) then fail(fname, "tensor name %q is not valid UTF-8", k) end
+  if k == "__metadata__" then fail(fname, "'__metadata__' is reserved and cannot name a tensor") end
+end
+
+--- T.save(path, tensor_or_table [, metadata])
+function T.save(path, obj, metadata)
+  if type(path) ~= "string" then fail("save", "expected a file name, got %s", type(path)) end
+  local items = {}
+  local meta = {}
+  if T.is_tensor(obj) then
+    items[1] = { name = "tensor", t = obj }
+    meta[SINGLE_KEY] = SINGLE_VALUE
+  elseif type(obj) == "table" then
+    for k, v in pairs(obj) do
+      check_name("save", k)
+      if not T.is_tensor(v) then fail("save", "value for '%s' is a %s, not a tensor", k, type(v)) end
+      items[#items + 1] = { name = k, t = v }
+    end
+  else
+    fail("save", "expected a tensor or a table of named tensors, got %s", type(obj))
+  end
+  if metadata ~= nil then
+    if type(metadata) ~= "table" then fail("save", "metadata must be a table of strings, got %s", type(metadata)) end
+    for k, v in pairs(metadata) do
+      if type(k) ~= "string" or type(v) ~= "string" then
+        fail("save", "metadata must map strings to strings (key %s)", tostring(k))
+      end
+      if not utf8.len(k) or not utf8.len(v) then fail("save", "metadata must be valid UTF-8") end
+      meta[k] = v
+    end
+  end
+  for _, it in ipairs(items) do
+    local dt = it.t.dtype
+    it.code = ST_CODE[dt.name]
+    if not it.code then
+      fail("save", "tensor '%s' has dtype %s, which safetensors cannot store (convert it, e.g. with t:to(T.%s))",
+        it.name, dt.name, dt.is_complex and "complex64" or "float32")
+    end
+    it.size = dt.itemsize
+  end
+  -- larger elements first, then by name: keeps every tensor aligned
+  table.sort(items, function(a, b)
+    if a.size ~= b.size then return a.size > b.size end
+    return a.name < b.name
+  end)
+  local hdr = { keys = {}, values = {} }
+  local mkeys = {}
+  for k in pairs(meta) do mkeys[#mkeys + 1] = k end
+  if #mkeys > 0 then
+    table.sort(mkeys)
+    hdr.keys[1] = "__metadata__"
+    hdr.values.__metadata__ = { keys = mkeys, values = meta }
+  end
+  local chunks = { "", "" }
+  local offset = 0
+  for _, it in ipairs(items) do
+    local bytes = T._tobytes(it.t)
+    local shape = it.t.shape
+    hdr.keys[#hdr.keys + 1] = it.name
+    hdr.values[it.name] = { keys = { "dtype", "shape", "data_offsets" },
+      values = { dtype = it.code, shape = shape, data_offsets = { offset, offset + #bytes } } }
+    offset = offset + #bytes
+    chunks[#chunks + 1] = bytes
+  end
+  local header = json.encode(hdr)
+  header = header .. string.rep(" ", (8 - #header % 8) % 8)
+  chunks[1] = string.pack("<I8", #header)
+  chunks[2] = header
+  atomic_write("save", path, chunks)
+end
+
+local function st_int(name, what, v)
+  if math.type(v) ~= "integer" or v < 0 then
+    fail("load", "tensor '%s': %s must be non-negative integers", name, what)
+  end
+  return v
+end
+
+--- T.load(path) -> table name -> tensor (or the tensor saved alone), metadata
+function T.load(path)
+  local f, size = open_read("load", path)
+  local ok, res, meta = pcall(function()
+    if size < 8 then fail("load", "'%s' is too small to be a safetensors file (%d bytes)", path, size) end
+    local n = string.unpack("<i8", f:read(8))
+    if n < 0 or n > MAX_HEADER then
+      fail("load", "'%s': header length is larger than the limit of %d bytes", path, MAX_HEADER)
+    end
+    if n > size - 8 then
+      fail("load", "'%s': header length %d is larger than the file (%d bytes)", path, n, size)
+    end
+    if n < 2 then fail("load", "'%s': header too small (%d bytes)", path, n) end
+    local header = f:read(n)
+    if header:sub(1, 1) ~= "{" then fail("load", "'%s': header does not start with '{'", path) end
+    if not utf8.len(header) then fail("load", "'%s': header is not valid UTF-8", path) end
+    local obj, jerr = json.decode(header)
+    if obj == nil then fail("load", "'%s': malformed header JSON: %s", path, jerr) end
+    if type(obj) ~= "table" or not getmetatable(obj) then fail("load", "'%s': header must be a JSON object", path) end
+    local data_start = 8 + n
+    local data_len = size - data_start
+    local metadata = {}
+    local entries = {}
+    for _, name in ipairs(getmetatable(obj).__keys) do
+      local info = obj[name]
+      if name == "__metadata__" then
+        if type(info) ~= "table" or not getmetatable(info) then
+          fail("load", "'%s': __metadata__ must be an object of strings", path)
+        end
+        for k, v in pairs(info) do
+          if type(v) ~= "string" then fail("load", "'%s': __metadata__ value for '%s' is not a string", path, k) end
+          metadata[k] = v
+        end
+      else
+        if type(info) ~= "table" or not getmetatable(info) then
+          fail("load", "tensor '%s': expected an object with dtype, shape and data_offsets", name)
+        end
+        local code, shape, offs = info.dtype, info.shape, info.data_offsets
+        if type(code) ~= "string" then fail("load", "tensor '%s': missing dtype", name) end
+        local dt = ST_DTYPE[code]
+        if not dt then fail("load", "tensor '%s': unknown or unsupported dtype '%s'", name, code) end
+        if type(shape) ~= "table" or getmetatable(shape) then fail("load", "tensor '%s': missing shape", name) end
+        if #shape > T.MAX_DIMS then
+          fail("load", "tensor '%s': %d dimensions is more than the %d supported", name, #shape, T.MAX_DIMS)
+        end
+        for i = 1, #shape do st_int(name, "shape entries", shape[i]) end
+        if type(offs) ~= "table" or getmetatable(offs) or #offs ~= 2 then
+          fail("load", "tensor '%s': data_offsets must be [begin, end]", name)
+        end
+        local b, e = st_int(name, "data_offsets", offs[1]), st_int(name, "data_offsets", offs[2])
+        if e < b then fail("load", "tensor '%s': data_offsets [%d, %d] end before they begin", name, b, e) end
+        if e > data_len then
+          fail("load", "tensor '%s': data_offsets [%d, %d] are outside the %d bytes of data (truncated file?)",
+            name, b, e, data_len)
+        end
+        local nb = byte_count(shape, dt.itemsize, data_len)
+        if nb ~= e - b then
+          fail("load", "tensor '%s': shape %s of dtype %s needs %s bytes but data_offsets span %d",
+            name, shape_str(shape), code, nb and tostring(nb) or "more than " .. data_len, e - b)
+        end
+        entries[#entries + 1] = { name = name, dt = dt, shape = shape, b = b, e = e }
+      end
+    end
+    -- the data must be exactly covered, without holes or overlaps
+    table.sort(entries, function(x, y)
+      if x.b ~= y.b then return x.b < y.b end
+      return x.e < y.e
+    end)
+    local prev = 0
+    for _, en in ipairs(entries) do
+      if en.b ~= prev then
+        fail("load", "tensor '%s': data_offsets [%d, %d] %s the previous tensor's data (which ends at %d)",
+          en.name, en.b, en.e, en.b < prev and "overlap" or "leave a gap after", prev)
+      end
+      prev = en.e
+    end
+    if prev ~= data_len then
+      fail("load", "'%s': the tensors cover %d bytes of data but the file holds %d", path, prev, data_len)
+    end
+    local out = {}
+    for _, en in ipairs(entries) do
+      local bytes = read_at("load", f, path, data_start + en.b, en.e - en.b)
+      out[en.name] = T._frombytes(bytes, en.dt, en.shape)
+    end
+    if metadata[SINGLE_KEY] == SINGLE_VALUE and #entries == 1 and out.tensor then
+      metadata[SINGLE_KEY] = nil
+      return out.tensor, metadata
+    end
+    return out, metadata
+  end)
+  f:close()
+  if not ok then error(res, 0) end
+  return res, meta
+end
+
+-- ===========================================================================
+-- .npy
+
+local NPY_DESCR = {
+  bool = "|b1", uint8 = "|u1", int8 = "|i1", int16 = "<i2", uint16 = "<u2",
+  int32 = "<i4", uint32 = "<u4", int64 = "<i8", uint64 = "<u8",
+  float16 = "<f2", float32 = "<f4", float64 = "<f8",
+  complex64 = "<c8", complex128 = "<c16",
+}
+local NPY_DTYPE = {}   -- "f4" -> dtype
+for name, d in pairs(NPY_DESCR) do NPY_DTYPE[d:sub(2)] = T[name] end
+
+local MAGIC = "\147NUMPY"
+local MAX_NPY_HEADER = 1 << 20
+
+local function npy_shape_str(shape)
+  if #shape == 1 then return "(" .. shape[1] .. ",)" end
+  return "(" .. concat(shape, ", ") .. ")"
+end
+
+--- T.save_npy(path, t): NumPy .npy (version 1.0, C order)
+function T.save_npy(path, t)
+  if type(path) ~= "string" then fail("save_npy", "expected a file name, got %s", type(path)) end
+  if not T.is_tensor(t) then fail("save_npy", "expected a tensor, got %s", type(t)) end
+  local dt = t.dtype
+  local descr = NPY_DESCR[dt.name]
+  if not descr then
+    fail("save_npy", "dtype %s has no NumPy equivalent (convert it, e.g. with t:to(T.%s))",
+      dt.name, dt.is_complex and "complex64" or "float32")
+  end
+  local header = sfmt("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, npy_shape_str(t.shape))
+  local pre, major = 10, 1
+  if #header + 1 + 64 > 65535 then pre, major = 12, 2 end
+  local pad = (64 - (pre + #header + 1) % 64) % 64
+  header = header .. string.rep(" ", pad) .. "\n"
+  local lenfield = major == 1 and string.pack("<I2", #header) or string.pack("<I4", #header)
+  atomic_write("save_npy", path, { MAGIC, string.char(major, 0), lenfield, header, T._tobytes(t) })
+end
+
+-- A Python literal parser for the .npy header dict: strings, integers,
+-- True/False/None, tuples, lists and dicts.
+local function parse_pylit(s)
+  local pos = 1
+  local function err(msg) error({ py_error = sfmt("%s at byte %d", msg, pos) }) end
+  local function skip() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
+  local value
+  local function seq(close, depth)
+    local out = {}
+    while true do
+      skip()
+      if s:sub(pos, pos) == close then pos = pos + 1; return out end
+      out[#out + 1] = value(depth + 1)
+      skip()
+      local c = s:sub(pos, pos)
+      if c == "," then pos = pos + 1
+      elseif c == close then pos = pos + 1; return out
+      else err("expected ',' or '" .. close .. "'") end
+    end
+  end
+  function value(depth)
+    if depth > MAX_DEPTH then err("nesting too deep") end
+    skip()
+    local c = s:sub(pos, pos)
+    if c == "'" or c == '"' then
+      local close = s:find(c, pos + 1, true)
+      if not close then err("unterminated string") end
+      local v = s:sub(pos + 1, close - 1)
+      if v:find("\\", 1, true) then err("escapes in strings are not supported") end
+      pos = close + 1
+      return v
+    elseif c == "(" then pos = pos + 1; return seq(")", depth)
+    elseif c == "[" then pos = pos + 1; return seq("]", depth)
+    elseif c == "{" then
+      pos = pos + 1
+      local d = {}
+      while true do
+        skip()
+        if s:sub(pos, pos) == "}" then pos = pos + 1; return d end
+        local k = value(depth + 1)
+        if type(k) ~= "string" then err("dict keys must be strings") end
+        skip()
+        if s:sub(pos, pos) ~= ":" then err("expected ':'") end
+        pos = pos + 1
+        if d[k] ~= nil then err("duplicate key '" .. k .. "'") end
+        d[k] = value(depth + 1)
+        skip()
+        local c2 = s:sub(pos, pos)
+        if c2 == "," then pos = pos + 1
+        elseif c2 ~= "}" then err("expected ',' or '}'") end
+      end
+    elseif s:find("^True", pos) then pos = pos + 4; return true
+    elseif s:find("^False", pos) then pos = pos + 5; return false
+    elseif s:find("^None", pos) then pos = pos + 4; return json.null
+    end
+    local lit = s:match("^-?%d+", pos)
+    if not lit then err("unexpected character") end
+    pos = pos + #lit
+    if s:sub(pos, pos) == "L" then pos = pos + 1 end   -- Python 2 longs
+    local i = math.tointeger(tonumber(lit))
+    if not i then err("integer out of range") end
+    return i
+  end
+  local ok, res = pcall(function()
+    local v = value(1)
+    skip()
+    if pos <= #s then err("trailing characters") end
+    return v
+  end)
+  if ok then return res end
+  if type(res) == "table" and res.py_error then return nil, res.py_error end
+  error(res, 0)
+end
+
+--- T.load_npy(path) -> tensor (C or Fortran order; any byte order)
+function T.load_npy(path)
+  local f, size = open_read("load_npy", path)
+  local ok, res = pcall(function()
+    if size < 10 then fail("load_npy", "'%s' is too small to be a .npy file (%d bytes)", path, size) end
+    local pre = f:read(8)
+    if pre:sub(1, 6) ~= MAGIC then fail("load_npy", "'%s' is not a .npy file (bad magic string)", path) end
+    local major = pre:byte(7)
+    local hlen, start
+    if major == 1 then
+      hlen, start = string.unpack("<I2", f:read(2)), 10
+    elseif major == 2 or major == 3 then
+      if size < 12 then fail("load_npy", "'%s' is truncated", path) end
+      hlen, start = string.unpack("<I4", f:read(4)), 12
+    else
+      fail("load_npy", "'%s': unsupported .npy format version %d.%d", path, major, pre:byte(8))
+    end
+    if hlen > MAX_NPY_HEADER then fail("load_npy", "'%s': header length %d is too large", path, hlen) end
+    if start + hlen > size then
+      fail("load_npy", "'%s': header length %d is larger than the file (%d bytes)", path, hlen, size)
+    end
+    local header = f:read(hlen)
+    local d, perr = parse_pylit(header)
+    if d == nil then fail("load_npy", "'%s': malformed header: %s", path, perr) end
+    if type(d) ~= "table" or d.descr == nil or d.fortran_order == nil or d.shape == nil then
+      fail("load_npy", "'%s': header must be a dict with 'descr', 'fortran_order' and 'shape'", path)
+    end
+    for k in pairs(d) do
+      if k ~= "descr" and k ~= "fortran_order" and k ~= "shape" then
+        fail("load_npy", "'%s': unexpected key '%s' in header", path, tostring(k))
+      end
+    end
+    local descr = d.descr
+    if type(descr) ~= "string" then fail("load_npy", "'%s': unsupported dtype (structured arrays are not supported)", path) end
+    local order, code = descr:sub(1, 1), descr:sub(2)
+    local dt = NPY_DTYPE[code]
+    if not dt or not (order == "<" or order == ">" or order == "|" or order == "=") then
+      fail("load_npy", "'%s': unsupported dtype '%s'", path, descr)
+    end
+    if type(d.fortran_order) ~= "boolean" then fail("load_npy", "'%s': fortran_order must be True or False", path) end
+    local shape = d.shape
+    local nkeys = 0
+    if type(shape) == "table" then for _ in pairs(shape) do nkeys = nkeys + 1 end end
+    if type(shape) ~= "table" or getmetatable(shape) or nkeys ~= #shape then
+      fail("load_npy", "'%s': shape must be a tuple of integers", path)
+    end
+    if #shape > T.MAX_DIMS then
+      fail("load_npy", "'%s': %d dimensions is more than the %d supported", path, #shape, T.MAX_DIMS)
+    end
+    for i = 1, #shape do
+      if math.type(shape[i]) ~= "integer" or shape[i] < 0 then
+        fail("load_npy", "'%s': shape must be a tuple of non-negative integers", path)
+      end
+    end
+    local data_len = size - start - hlen
+    local nb = byte_count(shape, dt.itemsize, data_len)
+    if nb ~= data_len then
+      fail("load_npy", "'%s': shape %s of dtype '%s' needs %s bytes but the file holds %d",
+        path, npy_shape_str(shape), descr, nb and tostring(nb) or "more than " .. data_len, data_len)
+    end
+    local bytes = read_at("load_npy", f, path, start + hlen, nb)
+    return T._frombytes(bytes, dt, shape, 0, order == ">", d.fortran_order)
+  end)
+  f:close()
+  if not ok then error(res, 0) end
+  return res
+end
+
 return T

@@ -1,0 +1,44 @@
+#!/usr/bin/python3
+"""bench/torch_bench.py: the cases of bench/cases.lua in PyTorch.
+Prints "name<TAB>seconds per op<TAB>threads" for the better of 1 and 2 threads
+(on a 2-core machine 2 threads can be 30x slower on small work)."""
+import os, sys, time
+import torch
+
+scale = float(os.environ.get("BENCH_SCALE", "1"))
+M16 = 16 * 1024 * 1024
+M1 = 1024 * 1024
+cases = [
+    ("add 1-elem f32 tensor+tensor", 2000000, lambda: (torch.ones(1), torch.ones(1)), lambda a, b: a + b),
+    ("add 1-elem f32 tensor+scalar", 2000000, lambda: (torch.ones(1),), lambda a: a + 1),
+    ("add 16M f32 contiguous", 20, lambda: (torch.ones(M16), torch.ones(M16)), lambda a, b: a + b),
+    ("mul 1M f32 contiguous", 300, lambda: (torch.ones(M1), torch.ones(M1)), lambda a, b: a * b),
+    ("add 1000x1000 f32 transposed+contig", 200, lambda: (torch.ones(1000, 1000).t(), torch.ones(1000, 1000)), lambda a, b: a + b),
+    ("exp 1M f32", 200, lambda: (torch.ones(M1),), lambda a: a.exp()),
+    ("sum 16M f32", 20, lambda: (torch.ones(M16),), lambda a: a.sum()),
+    ("sum dim=2 1000x1000 f32", 200, lambda: (torch.ones(1000, 1000),), lambda a: a.sum(1)),
+    ("softmax dim=-1 1000x100 f32", 300, lambda: (torch.ones(1000, 100),), lambda a: a.softmax(-1)),
+    ("matmul 256x256 f32", 200, lambda: (torch.ones(256, 256), torch.ones(256, 256)), lambda a, b: a.matmul(b)),
+    ("matmul 64x64 f64", 5000, lambda: (torch.ones(64, 64, dtype=torch.float64), torch.ones(64, 64, dtype=torch.float64)), lambda a, b: a.matmul(b)),
+    ("index t[i] 1000x10", 1000000, lambda: (torch.ones(1000, 10),), lambda a: a[4]),
+]
+
+flt = sys.argv[1] if len(sys.argv) > 1 else None
+for name, iters, setup, op in cases:
+    if flt and flt not in name:
+        continue
+    sys.stderr.write(f"[torch] {name} ...\n")
+    args = setup()
+    n = max(1, int(iters * scale))
+    best, best_threads = float("inf"), 0
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        op(*args)
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                op(*args)
+            dt = (time.perf_counter() - t0) / n
+            if dt < best:
+                best, best_threads = dt, threads
+    print(f"{name}\t{best:.6g}\t{best_threads}")

@@ -1,0 +1,33 @@
+-- Build and install from a checkout (offline, no extra flags):
+--   luarocks --lua-version 5.4 make --local
+rockspec_format = "3.0"
+package = "ltensor"
+version = "scm-1"
+source = { url = "git+https://example.invalid/ltensor.git" }
+description = {
+  summary = "Tensors with PyTorch semantics for Lua 5.4 (C, OpenBLAS)",
+  detailed = [[
+A tensor userdata with PyTorch's dtype promotion, broadcasting and autograd,
+OpenBLAS matrix products, a small nn/optim layer, the `ltensor` script
+runner and REPL, and a C API for hosts that embed Lua (src/ltensor.h).]],
+  license = "MIT",
+}
+dependencies = { "lua >= 5.4, < 5.5" }
+-- The library only: luarocks does not search the multiarch include directory
+-- where Debian puts cblas.h; gcc and pkg-config find it by themselves.
+external_dependencies = { OPENBLAS = { library = "openblas" } }
+build = {
+  -- The Makefile is the single build description (in-tree builds, CI, the
+  -- static library for hosts); luarocks' variables override its defaults.
+  type = "make",
+  build_variables = {
+    CFLAGS = "$(CFLAGS)", LIBFLAG = "$(LIBFLAG)", LUA_INCDIR = "$(LUA_INCDIR)",
+    LUA = "$(LUA)", CC = "$(CC)",
+  },
+  install_variables = {
+    INST_PREFIX = "$(PREFIX)", INST_BINDIR = "$(BINDIR)", INST_LIBDIR = "$(LIBDIR)",
+    INST_LUADIR = "$(LUADIR)", INST_CONFDIR = "$(CONFDIR)",
+  },
+}
+-- The "busted" test type needs busted as a rock (unavailable offline).
+test = { type = "command", command = "busted --lua=lua5.4" }

@@ -1,0 +1,186 @@
+/* lt_blas.c -- strided matrix multiply: OpenBLAS gemm/gemv when the layout
+   allows it, an exact C loop otherwise.  See lt_blas.h. */
+#include <cblas.h>
+#include <limits.h>
+#include "lt_blas.h"
+
+/* blasint is 32-bit in Debian's libopenblas (64-bit only in libopenblas64):
+   sizes and leading dimensions beyond it go to the C loop. */
+#define BLAS_MAX ((int64_t)(sizeof(blasint) >= 8 ? INT64_MAX : INT_MAX))
+
+int lt_blas_dtype(ltensor_dtype dt) {
+  return dt == LTENSOR_FLOAT32 || dt == LTENSOR_FLOAT64 || dt == LTENSOR_COMPLEX64 ||
+         dt == LTENSOR_COMPLEX128;
+}
+
+/* How BLAS can read a rows x cols matrix with strides (rs, cs):
+   1 row-major (NoTrans, ld = row stride), 2 column-major (Trans, ld = column
+   stride), 0 not at all (stride-0 or neither stride is 1).  A dim of size 1
+   may have any stride, so its stride is ignored and ld gets the minimum
+   value BLAS accepts (it checks ld >= max(1, inner size)). */
+static int layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int64_t *ld) {
+  int64_t minrow = cols > 1 ? cols : 1, mincol = rows > 1 ? rows : 1;
+  if ((cols <= 1 || cs == 1) && (rows <= 1 || rs >= minrow)) {
+    *ld = rows <= 1 ? minrow : rs;
+    return *ld <= BLAS_MAX ? 1 : 0;
+  }
+  if ((rows <= 1 || rs == 1) && (cols <= 1 || cs >= mincol)) {
+    *ld = cols <= 1 ? mincol : cs;
+    return *ld <= BLAS_MAX ? 2 : 0;
+  }
+  return 0;
+}
+
+int lt_blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  int64_t ld;
+  return rows <= BLAS_MAX && cols <= BLAS_MAX && layout(rows, cols, rs, cs, &ld) != 0;
+}
+
+/* ---- BLAS calls (arguments already validated) --------------------------- */
+static void gemm(ltensor_dtype dt, int la, int lb, int64_t M, int64_t N, int64_t K, const void *A,
+                 int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc) {
+  enum CBLAS_TRANSPOSE ta = la == 2 ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tb = lb == 2 ? CblasTrans : CblasNoTrans;
+  blasint m = (blasint)M, n = (blasint)N, k = (blasint)K;
+  blasint a = (blasint)lda, b = (blasint)ldb, c = (blasint)ldc;
+  switch (dt) {
+  case LTENSOR_FLOAT32: cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, A, a, B, b, 0.0f, C, c); break;
+  case LTENSOR_FLOAT64: cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, A, a, B, b, 0.0, C, c); break;
+  case LTENSOR_COMPLEX64: {
+    const lt_cfloat one = 1.0f, zero = 0.0f;
+    cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &one, A, a, B, b, &zero, C, c);
+    break;
+  }
+  default: {
+    const lt_cdouble one = 1.0, zero = 0.0;
+    cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &one, A, a, B, b, &zero, C, c);
+  }
+  }
+}
+
+/* y = op(A) x with A stored row-major as rows x cols (leading dim lda). */
+static void gemv(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
+                 const void *x, int64_t incx, void *y, int64_t incy) {
+  enum CBLAS_TRANSPOSE t = trans ? CblasTrans : CblasNoTrans;
+  blasint r = (blasint)rows, c = (blasint)cols, a = (blasint)lda, ix = (blasint)incx, iy = (blasint)incy;
+  switch (dt) {
+  case LTENSOR_FLOAT32: cblas_sgemv(CblasRowMajor, t, r, c, 1.0f, A, a, x, ix, 0.0f, y, iy); break;
+  case LTENSOR_FLOAT64: cblas_dgemv(CblasRowMajor, t, r, c, 1.0, A, a, x, ix, 0.0, y, iy); break;
+  case LTENSOR_COMPLEX64: {
+    const lt_cfloat one = 1.0f, zero = 0.0f;
+    cblas_cgemv(CblasRowMajor, t, r, c, &one, A, a, x, ix, &zero, y, iy);
+    break;
+  }
+  default: {
+    const lt_cdouble one = 1.0, zero = 0.0;
+    cblas_zgemv(CblasRowMajor, t, r, c, &one, A, a, x, ix, &zero, y, iy);
+  }
+  }
+}
+
+/* A usable vector increment: any stride for a length-1 vector, else a
+   positive one BLAS can take (0 would be rejected, negative means reversed). */
+static int vec_inc(int64_t n, int64_t stride, int64_t *inc) {
+  *inc = n <= 1 ? 1 : stride;
+  return *inc > 0 && *inc <= BLAS_MAX;
+}
+
+/* 1 if BLAS computed C; 0 if some layout needs the C loop. */
+static int try_blas(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
+                    int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t crs,
+                    int64_t ccs) {
+  if (M > BLAS_MAX || N > BLAS_MAX || K > BLAS_MAX) return 0;
+  int64_t lda = 0, ldb = 0, incx, incy;
+  int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
+  /* matrix @ vector (mv, dot): gemv on A */
+  if (N == 1 && la && vec_inc(K, brs, &incx) && vec_inc(M, crs, &incy)) {
+    if (la == 1) gemv(dt, 0, M, K, A, lda, B, incx, C, incy);
+    else gemv(dt, 1, K, M, A, lda, B, incx, C, incy);
+    return 1;
+  }
+  /* vector @ matrix: y = B^T x */
+  if (M == 1 && lb && vec_inc(K, acs, &incx) && vec_inc(N, ccs, &incy)) {
+    if (lb == 1) gemv(dt, 1, K, N, B, ldb, A, incx, C, incy);
+    else gemv(dt, 0, N, K, B, ldb, A, incx, C, incy);
+    return 1;
+  }
+  if (!la || !lb) return 0;
+  int64_t ldc;
+  if (layout(M, N, crs, ccs, &ldc) != 1) return 0;   /* C must be row-major */
+  gemm(dt, la, lb, M, N, K, A, lda, B, ldb, C, ldc);
+  return 1;
+}
+
+/* ---- the C loop, one instance per dtype ---------------------------------- */
+/* LOAD turns an element into the accumulator type; STORE(ct, dst, acc)
+   writes the accumulator back.  Integers accumulate in uint64_t so that
+   overflow wraps (as PyTorch's does) without undefined behaviour. */
+#define LD_ID(v) (v)
+#define LD_U64(v) ((uint64_t)(v))
+#define LD_HALF(v) lt_half_to_float(v)
+#define LD_BF16(v) lt_bf16_to_float(v)
+#define LD_CHALF(v) ((lt_cfloat)(lt_half_to_float((v).re) + lt_half_to_float((v).im) * (float _Complex)I))
+#define ST_CAST(ct, d, acc) ((d) = (ct)(acc))
+#define ST_BOOL(ct, d, acc) ((d) = (ct)((acc) != 0))
+#define ST_HALF(ct, d, acc) ((d) = lt_float_to_half(acc))
+#define ST_BF16(ct, d, acc) ((d) = lt_float_to_bf16(acc))
+#define ST_CHALF(ct, d, acc) ((d).re = lt_float_to_half(crealf(acc)), (d).im = lt_float_to_half(cimagf(acc)))
+
+#define MM_LIST(X)                                          \
+  X(BOOL, uint8_t, uint64_t, LD_U64, ST_BOOL)               \
+  X(UINT8, uint8_t, uint64_t, LD_U64, ST_CAST)              \
+  X(UINT16, uint16_t, uint64_t, LD_U64, ST_CAST)            \
+  X(UINT32, uint32_t, uint64_t, LD_U64, ST_CAST)            \
+  X(UINT64, uint64_t, uint64_t, LD_U64, ST_CAST)            \
+  X(INT8, int8_t, uint64_t, LD_U64, ST_CAST)                \
+  X(INT16, int16_t, uint64_t, LD_U64, ST_CAST)              \
+  X(INT32, int32_t, uint64_t, LD_U64, ST_CAST)              \
+  X(INT64, int64_t, uint64_t, LD_U64, ST_CAST)              \
+  X(FLOAT16, lt_half, float, LD_HALF, ST_HALF)              \
+  X(BFLOAT16, lt_bf16, float, LD_BF16, ST_BF16)             \
+  X(FLOAT32, float, float, LD_ID, ST_CAST)                  \
+  X(FLOAT64, double, double, LD_ID, ST_CAST)                \
+  X(COMPLEX32, lt_chalf, lt_cfloat, LD_CHALF, ST_CHALF)     \
+  X(COMPLEX64, lt_cfloat, lt_cfloat, LD_ID, ST_CAST)        \
+  X(COMPLEX128, lt_cdouble, lt_cdouble, LD_ID, ST_CAST)
+
+#define NAIVE(E, ct, acc_t, LOAD, STORE)                                                      \
+  static void naive_##E(int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,           \
+                        int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C,         \
+                        int64_t crs, int64_t ccs) {                                            \
+    const ct *a = (const ct *)(const void *)A, *b = (const ct *)(const void *)B;               \
+    ct *c = (ct *)(void *)C;                                                                   \
+    for (int64_t i = 0; i < M; i++)                                                            \
+      for (int64_t j = 0; j < N; j++) {                                                        \
+        acc_t acc = 0;                                                                         \
+        const ct *ap = a + i * ars, *bp = b + j * bcs;                                         \
+        for (int64_t k = 0; k < K; k++) acc += LOAD(ap[k * acs]) * LOAD(bp[k * brs]);          \
+        STORE(ct, c[i * crs + j * ccs], acc);                                                  \
+      }                                                                                        \
+  }
+MM_LIST(NAIVE)
+#undef NAIVE
+
+typedef void (*naive_fn)(int64_t, int64_t, int64_t, const char *, int64_t, int64_t, const char *,
+                         int64_t, int64_t, char *, int64_t, int64_t);
+
+void lt_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
+           int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t crs,
+           int64_t ccs) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {   /* empty sum: zeros (all-zero bytes is 0 in every dtype) */
+    size_t sz = lt_itemsize(dt);
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) memset(C + (i * crs + j * ccs) * (int64_t)sz, 0, sz);
+    return;
+  }
+  if (lt_blas_dtype(dt) && try_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs)) return;
+  naive_fn fn = NULL;
+  switch (dt) {
+#define CASE(E, ct, acc_t, LOAD, STORE) case LTENSOR_##E: fn = naive_##E; break;
+    MM_LIST(CASE)
+#undef CASE
+  default: return;
+  }
+  fn(M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs);
+}

@@ -1,0 +1,247 @@
+/* lt_iter.c -- the elementwise iteration engine (see lt_iter.h). */
+#include <pthread.h>
+#include <string.h>
+#include "lt_iter.h"
+
+int lt_broadcast_shape(const lt_tensor *const *ts, int n, int *ndim, int64_t *shape,
+                       int64_t *bad_a, int64_t *bad_b, int *bad_dim) {
+  int nd = 0;
+  for (int k = 0; k < n; k++) {
+    const lt_tensor *t = ts[k];
+    int rd = t->ndim > nd ? t->ndim : nd;
+    int64_t out[LT_MAX_DIMS];
+    for (int i = rd - 1; i >= 0; i--) {
+      int ia = i - (rd - nd), ib = i - (rd - t->ndim);
+      int64_t sa = ia >= 0 ? shape[ia] : 1, sb = ib >= 0 ? t->shape[ib] : 1;
+      if (sa != sb && sa != 1 && sb != 1) {
+        *bad_a = sa;
+        *bad_b = sb;
+        *bad_dim = i + 1;
+        return -1;
+      }
+      out[i] = sa == 1 ? sb : sa;
+    }
+    memcpy(shape, out, sizeof(int64_t) * (size_t)rd);
+    nd = rd;
+  }
+  *ndim = nd;
+  return 0;
+}
+
+/* Strides (elements, 0 where broadcast) of t seen with the full shape. */
+static void bcast_strides(const lt_tensor *t, int ndim, const int64_t *shape, int64_t *st) {
+  int off = ndim - t->ndim;
+  for (int i = 0; i < ndim; i++) {
+    int j = i - off;
+    st[i] = (j < 0 || (t->shape[j] == 1 && shape[i] != 1)) ? 0 : t->stride[j];
+  }
+}
+
+/* PyTorch's reorder_dimensions: perm[0] is the fastest-moving dim.  An
+   insertion sort with an ambiguous comparison: broadcast (stride 0) dims of
+   an operand say nothing, equal strides put the smaller size first. */
+static void compute_perm(int nops, int64_t st[][LT_MAX_DIMS], int ndim, const int64_t *shape, int *perm) {
+  for (int i = 0; i < ndim; i++) perm[i] = ndim - 1 - i;
+  for (int i = 1; i < ndim; i++) {
+    int d1 = i;
+    for (int d0 = i - 1; d0 >= 0; d0--) {
+      int cmp = 0, a = perm[d0], b = perm[d1];
+      for (int k = 0; k < nops; k++) {
+        int64_t s0 = st[k][a], s1 = st[k][b];
+        if (s0 == 0 || s1 == 0) continue;
+        if (s0 < s1) { cmp = -1; break; }
+        if (s0 > s1) { cmp = 1; break; }
+        if (shape[a] > shape[b]) { cmp = 1; break; }
+      }
+      if (cmp > 0) {
+        perm[d0] = b;
+        perm[d1] = a;
+        d1 = d0;
+      } else if (cmp < 0) {
+        break;
+      }
+    }
+  }
+}
+
+void lt_iter_out_strides(const lt_tensor *const *ins, int nin, int ndim, const int64_t *shape,
+                         int64_t *stride) {
+  int64_t st[LT_ITER_MAX_OPS][LT_MAX_DIMS];
+  int perm[LT_MAX_DIMS];
+  if (nin > LT_ITER_MAX_OPS) nin = LT_ITER_MAX_OPS;
+  for (int k = 0; k < nin; k++) bcast_strides(ins[k], ndim, shape, st[k]);
+  compute_perm(nin, st, ndim, shape, perm);
+  int64_t s = 1;
+  for (int k = 0; k < ndim; k++) {
+    int d = perm[k];
+    stride[d] = s;
+    s *= shape[d] > 1 ? shape[d] : 1;
+  }
+}
+
+void lt_iter_init(lt_iter *it, const lt_tensor *const *ops, int nout, int nin,
+                  const ltensor_dtype *kdt, int ndim, const int64_t *shape, int num_threads) {
+  int nops = nout + nin;
+  int64_t st[LT_ITER_MAX_OPS][LT_MAX_DIMS];
+  int perm[LT_MAX_DIMS];
+  it->nops = nops;
+  it->nout = nout;
+  it->needs_cast = 0;
+  it->num_threads = num_threads > 0 ? num_threads : 1;
+  for (int k = 0; k < nops; k++) {
+    const lt_tensor *t = ops[k];
+    bcast_strides(t, ndim, shape, st[k]);
+    size_t sz = lt_itemsize(t->dtype);
+    for (int i = 0; i < ndim; i++) st[k][i] *= (int64_t)sz;
+    it->data[k] = lt_data(t);
+    it->dtype[k] = t->dtype;
+    it->kdtype[k] = kdt[k];
+    if (t->dtype != kdt[k]) it->needs_cast = 1;
+  }
+  compute_perm(nops, st, ndim, shape, perm);
+  int64_t sh[LT_MAX_DIMS];
+  for (int i = 0; i < ndim; i++) {
+    sh[i] = shape[perm[i]];
+    for (int k = 0; k < nops; k++) it->strides[k][i] = st[k][perm[i]];
+  }
+  /* coalesce adjacent dims that step through memory as one */
+  int prev = 0;
+  for (int d = 1; d < ndim; d++) {
+    int ok = sh[prev] == 1 || sh[d] == 1;
+    if (!ok) {
+      ok = 1;
+      for (int k = 0; k < nops; k++)
+        if (it->strides[k][prev] * sh[prev] != it->strides[k][d]) { ok = 0; break; }
+    }
+    if (ok) {
+      if (sh[prev] == 1)
+        for (int k = 0; k < nops; k++) it->strides[k][prev] = it->strides[k][d];
+      sh[prev] *= sh[d];
+    } else {
+      prev++;
+      if (prev != d) {
+        for (int k = 0; k < nops; k++) it->strides[k][prev] = it->strides[k][d];
+        sh[prev] = sh[d];
+      }
+    }
+  }
+  if (ndim == 0) {
+    sh[0] = 1;
+    for (int k = 0; k < nops; k++) it->strides[k][0] = 0;
+    prev = 0;
+  }
+  it->ndim = prev + 1;
+  it->numel = 1;
+  for (int i = 0; i < it->ndim; i++) {
+    it->shape[i] = sh[i];
+    it->numel *= sh[i];
+  }
+}
+
+/* ---- running ----------------------------------------------------------- */
+#define CHUNK 256
+
+/* One run of n elements at ptr with innermost strides s0, casting operands
+   whose storage dtype differs from the loop's through stack buffers. */
+static void run_cast(const lt_iter *it, char **ptr, const int64_t *s0, int64_t n, lt_loop_fn fn, void *ctx) {
+  _Alignas(64) char buf[LT_ITER_MAX_OPS][CHUNK * 16];
+  char *p[LT_ITER_MAX_OPS];
+  int64_t st[LT_ITER_MAX_OPS];
+  for (int64_t off = 0; off < n; off += CHUNK) {
+    int64_t m = n - off < CHUNK ? n - off : CHUNK;
+    for (int k = 0; k < it->nops; k++) {
+      char *src = ptr[k] + off * s0[k];
+      if (it->dtype[k] == it->kdtype[k]) { p[k] = src; st[k] = s0[k]; continue; }
+      int64_t ksz = (int64_t)lt_itemsize(it->kdtype[k]);
+      p[k] = buf[k];
+      st[k] = ksz;
+      if (k >= it->nout) lt_cast_kernel(it->dtype[k], it->kdtype[k])(src, s0[k], buf[k], ksz, m);
+    }
+    fn(p, st, m, ctx);
+    for (int k = 0; k < it->nout; k++)
+      if (it->dtype[k] != it->kdtype[k])
+        lt_cast_kernel(it->kdtype[k], it->dtype[k])(buf[k], st[k], ptr[k] + off * s0[k], s0[k], m);
+  }
+}
+
+static void run_range(const lt_iter *it, int64_t start, int64_t end, lt_loop_fn fn, void *ctx) {
+  int nd = it->ndim, nops = it->nops;
+  int64_t idx[LT_MAX_DIMS];
+  int64_t rest = start / it->shape[0];
+  int64_t i0 = start % it->shape[0];
+  for (int d = 1; d < nd; d++) { idx[d] = rest % it->shape[d]; rest /= it->shape[d]; }
+  int64_t s0[LT_ITER_MAX_OPS];
+  for (int k = 0; k < nops; k++) s0[k] = it->strides[k][0];
+  int64_t pos = start;
+  while (pos < end) {
+    int64_t n = it->shape[0] - i0;
+    if (n > end - pos) n = end - pos;
+    char *ptr[LT_ITER_MAX_OPS];
+    for (int k = 0; k < nops; k++) {
+      int64_t off = i0 * s0[k];
+      for (int d = 1; d < nd; d++) off += idx[d] * it->strides[k][d];
+      ptr[k] = it->data[k] + off;
+    }
+    if (it->needs_cast) run_cast(it, ptr, s0, n, fn, ctx);
+    else fn(ptr, s0, n, ctx);
+    pos += n;
+    i0 = 0;
+    for (int d = 1; d < nd; d++) {
+      if (++idx[d] < it->shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+typedef struct {
+  const lt_iter *it;
+  lt_loop_fn fn;
+  void *ctx;
+  int64_t start, end;
+} job_t;
+
+static void *job_main(void *arg) {
+  job_t *j = (job_t *)arg;
+  run_range(j->it, j->start, j->end, j->fn, j->ctx);
+  return NULL;
+}
+
+#define MAX_THREADS 64
+
+void lt_iter_run(lt_iter *it, lt_loop_fn fn, void *ctx) {
+  int64_t n = it->numel;
+  if (n <= 0) return;
+  /* the common case: one contiguous run, no casts, small */
+  if (it->ndim == 1 && !it->needs_cast && n < LT_ITER_GRAIN) {
+    int64_t s[LT_ITER_MAX_OPS];
+    for (int k = 0; k < it->nops; k++) s[k] = it->strides[k][0];
+    fn(it->data, s, n, ctx);
+    return;
+  }
+  int nt = it->num_threads;
+  if (nt > MAX_THREADS) nt = MAX_THREADS;
+  if (n < LT_ITER_GRAIN) nt = 1;
+  else if ((n + LT_ITER_GRAIN - 1) / LT_ITER_GRAIN < nt) nt = (int)((n + LT_ITER_GRAIN - 1) / LT_ITER_GRAIN);
+  if (nt <= 1) { run_range(it, 0, n, fn, ctx); return; }
+  pthread_t th[MAX_THREADS];
+  int started[MAX_THREADS];
+  job_t jobs[MAX_THREADS];
+  int64_t per = (n + nt - 1) / nt;
+  per = (per + 63) & ~(int64_t)63;   /* keep cache lines of the output in one thread */
+  for (int t = 0; t < nt; t++) {
+    jobs[t].it = it;
+    jobs[t].fn = fn;
+    jobs[t].ctx = ctx;
+    jobs[t].start = (int64_t)t * per < n ? (int64_t)t * per : n;
+    jobs[t].end = (int64_t)(t + 1) * per < n ? (int64_t)(t + 1) * per : n;
+    started[t] = 0;
+  }
+  /* thread 0's share runs here; a failed pthread_create runs inline */
+  for (int t = 1; t < nt; t++)
+    if (jobs[t].start < jobs[t].end) started[t] = pthread_create(&th[t], NULL, job_main, &jobs[t]) == 0;
+  run_range(it, jobs[0].start, jobs[0].end, fn, ctx);
+  for (int t = 1; t < nt; t++) {
+    if (started[t]) pthread_join(th[t], NULL);
+    else if (jobs[t].start < jobs[t].end) run_range(it, jobs[t].start, jobs[t].end, fn, ctx);
+  }
+}

@@ -1,0 +1,100 @@
+/*
+ * lt_iter.h -- TensorIterator for elementwise ops (Lua-free).
+ *
+ * Building an iteration, in stages (as PyTorch's TensorIterator):
+ *   1. lt_broadcast_shape: the common shape of the inputs (infer_size);
+ *   2. the caller picks dtypes (lt_promote.h) and allocates outputs, laid
+ *      out like the inputs (lt_iter_out_strides gives their strides);
+ *   3. lt_iter_init: operands (outputs first, then inputs), each with the
+ *      dtype the kernel wants; dims are reordered by stride and coalesced;
+ *   4. lt_iter_run: calls the inner loop over runs of the innermost dim,
+ *      casting operands whose dtype differs from the kernel's chunk by chunk
+ *      through small stack buffers, and splitting large work across threads.
+ *
+ * The inner loop has one signature for every op and dtype:
+ *   void loop(char **data, const int64_t *strides, int64_t n, void *ctx)
+ * data[i]/strides[i] (bytes) per operand, outputs first.
+ */
+#ifndef LT_ITER_H
+#define LT_ITER_H
+
+#include <stdatomic.h>
+#include "lt_tensor.h"
+
+#define LT_ITER_MAX_OPS 4
+#define LT_ITER_GRAIN 32768   /* below this many elements no thread is started */
+
+typedef void (*lt_loop_fn)(char **data, const int64_t *strides, int64_t n, void *ctx);
+
+/* Context every kernel receives: scalar parameters and an error flag that
+   kernels raise (integer division by zero) instead of trapping. */
+typedef struct lt_kctx {
+  int64_t i1, i2;          /* integral parameters (alpha, clamp bounds) */
+  double f1, f2;           /* floating parameters */
+  lt_cdouble c1;           /* complex parameter */
+  int has1, has2;          /* which optional bounds are present (clamp) */
+  int mode;                /* op variant */
+  atomic_int err;          /* set by a kernel: LT_KERR_* */
+} lt_kctx;
+enum { LT_KERR_NONE = 0, LT_KERR_ZERODIV = 1 };
+
+typedef struct lt_iter {
+  int nops, nout;
+  int ndim;                                   /* after coalescing; dim 0 is innermost */
+  int64_t shape[LT_MAX_DIMS];
+  int64_t strides[LT_ITER_MAX_OPS][LT_MAX_DIMS];  /* bytes */
+  char *data[LT_ITER_MAX_OPS];
+  ltensor_dtype dtype[LT_ITER_MAX_OPS];       /* storage dtype */
+  ltensor_dtype kdtype[LT_ITER_MAX_OPS];      /* dtype the loop sees */
+  int needs_cast;
+  int64_t numel;
+  int num_threads;
+} lt_iter;
+
+/* infer_size over n tensors.  Returns 0, or -1 with *bad_a, *bad_b (sizes)
+   and *bad_dim (1-based, in the result) for PyTorch's message. */
+int lt_broadcast_shape(const lt_tensor *const *ts, int n, int *ndim, int64_t *shape,
+                       int64_t *bad_a, int64_t *bad_b, int *bad_dim);
+
+/* Element strides for a new output of the given shape whose dim order
+   follows the inputs' strides (a transposed input gives a transposed
+   output). */
+void lt_iter_out_strides(const lt_tensor *const *ins, int nin, int ndim, const int64_t *shape,
+                         int64_t *stride);
+
+/* ops[0..nout-1] outputs (already of the full shape), then inputs (they
+   broadcast to it).  kdt[i] is the dtype the loop reads/writes for op i. */
+void lt_iter_init(lt_iter *it, const lt_tensor *const *ops, int nout, int nin,
+                  const ltensor_dtype *kdt, int ndim, const int64_t *shape, int num_threads);
+
+void lt_iter_run(lt_iter *it, lt_loop_fn fn, void *ctx);
+
+/* ---- kernel tables (lt_k_*.c), indexed by compute dtype; NULL where the
+   op does not exist for that dtype ------------------------------------- */
+typedef const lt_loop_fn lt_ktable[LTENSOR_NUM_DTYPES];
+
+/* binary, same dtype in and out */
+extern lt_ktable lt_k_add, lt_k_sub, lt_k_add_alpha, lt_k_mul, lt_k_div, lt_k_div_trunc,
+  lt_k_div_floor, lt_k_remainder, lt_k_fmod, lt_k_pow, lt_k_atan2, lt_k_maximum, lt_k_minimum,
+  lt_k_bitwise_and, lt_k_bitwise_or, lt_k_bitwise_xor, lt_k_lshift, lt_k_rshift;
+/* binary, bool out */
+extern lt_ktable lt_k_eq, lt_k_ne, lt_k_lt, lt_k_le, lt_k_gt, lt_k_ge, lt_k_logical_and,
+  lt_k_logical_or, lt_k_logical_xor;
+/* ternary */
+extern lt_ktable lt_k_where;   /* (out T, cond bool, a T, b T) */
+extern lt_ktable lt_k_lerp;    /* (out T, a T, b T, w T) */
+/* unary, same dtype */
+extern lt_ktable lt_k_neg, lt_k_abs, lt_k_sign, lt_k_reciprocal, lt_k_square, lt_k_sqrt,
+  lt_k_rsqrt, lt_k_exp, lt_k_exp2, lt_k_expm1, lt_k_log, lt_k_log2, lt_k_log10, lt_k_log1p,
+  lt_k_sin, lt_k_cos, lt_k_tan, lt_k_asin, lt_k_acos, lt_k_atan, lt_k_sinh, lt_k_cosh,
+  lt_k_tanh, lt_k_sigmoid, lt_k_relu, lt_k_gelu, lt_k_gelu_tanh, lt_k_silu, lt_k_erf,
+  lt_k_floor, lt_k_ceil, lt_k_round, lt_k_trunc, lt_k_bitwise_not, lt_k_clamp, lt_k_conj,
+  lt_k_copy;
+/* unary, bool out */
+extern lt_ktable lt_k_logical_not, lt_k_isnan, lt_k_isinf, lt_k_isfinite;
+/* unary complex -> real (indexed by the complex dtype) */
+extern lt_ktable lt_k_cabs, lt_k_angle;
+/* unary real -> real angle (0 or pi) */
+extern lt_ktable lt_k_angle_real;
+
+#endif

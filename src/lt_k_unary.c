@@ -1,0 +1,166 @@
+/* lt_k_unary.c -- unary elementwise kernels, one per op and compute dtype,
+   instantiated from the lists in lt_k_loops.h. */
+#include "lt_k_loops.h"
+
+#define K_U(op, E, T, ...) LT_LOOP1(k_##op##_##E, T, T, UOP_##op(T, x))
+#define K_UF(op, E, T, S) LT_LOOP1(k_##op##_##E, T, T, FOP_##op(T, S, x))
+#define K_UC(op, E, T, S) LT_LOOP1(k_##op##_##E, T, T, COP_##op(T, S, x))
+#define K_UB(op) LT_LOOP1(k_##op##_BOOL, uint8_t, uint8_t, BOP_##op(x))
+
+/* identity (copy) for every dtype: floor/ceil/round/trunc of integers, conj of reals */
+#define UOP_copy(T, x) (x)
+K_U(copy, BOOL, uint8_t) LT_FOR_INTS(K_U, copy) LT_FOR_FLOATS(K_U, copy) LT_FOR_CPLX(K_U, copy)
+lt_ktable lt_k_copy = { LT_TAB_B(copy) LT_TAB_I(copy) LT_TAB_F(copy) LT_TAB_C(copy) };
+
+/* ---- sign-related ---------------------------------------------------------- */
+#define K_SNEG(op, E, T, UT) LT_LOOP1(k_##op##_##E, T, T, SOP_##op(T, UT, x))
+#define SOP_neg(T, UT, x) ((T)(UT)(0u - (UT)(x)))
+#define SOP_abs(T, UT, x) ((x) < 0 ? (T)(UT)(0u - (UT)(x)) : (x))
+#define SOP_sign(T, UT, x) ((T)(((x) > 0) - ((x) < 0)))
+#define SOP_relu(T, UT, x) ((x) > 0 ? (x) : (T)0)
+#define SOP_square(T, UT, x) ((T)(UT)(1u * (UT)(x) * (UT)(x)))
+#define UOPU_neg(T, UT, x) ((T)(UT)(0u - (UT)(x)))
+#define UOPU_abs(T, UT, x) (x)
+#define UOPU_sign(T, UT, x) ((T)((x) != 0))
+#define UOPU_relu(T, UT, x) (x)
+#define UOPU_square(T, UT, x) ((T)(UT)(1u * (UT)(x) * (UT)(x)))
+#define K_UNEG(op, E, T, UT) LT_LOOP1(k_##op##_##E, T, T, UOPU_##op(T, UT, x))
+#define FOP_neg(T, S, x) (-(x))
+#define FOP_abs(T, S, x) fabs##S(x)
+#define FOP_sign(T, S, x) ((T)(((T)0 < (x)) - ((x) < (T)0)))   /* NaN -> 0 as torch 1.13 */
+#define FOP_relu(T, S, x) ((x) != (x) ? (x) : (x) > 0 ? (x) : (T)0)
+#define FOP_square(T, S, x) ((x) * (x))
+#define COP_neg(T, S, x) (-(x))
+#define COP_square(T, S, x) ((x) * (x))
+#define SIGN_OPS(op) LT_FOR_SINTS(K_SNEG, op) LT_FOR_UINTS(K_UNEG, op) LT_FOR_FLOATS(K_UF, op)
+SIGN_OPS(neg) SIGN_OPS(abs) SIGN_OPS(sign) SIGN_OPS(relu) SIGN_OPS(square)
+LT_FOR_CPLX(K_UC, neg) LT_FOR_CPLX(K_UC, square)
+#define BOP_sign(x) (x)
+K_UB(sign)
+lt_ktable lt_k_neg = { LT_TAB_I(neg) LT_TAB_F(neg) LT_TAB_C(neg) };
+lt_ktable lt_k_abs = { LT_TAB_I(abs) LT_TAB_F(abs) };
+lt_ktable lt_k_sign = { LT_TAB_B(sign) LT_TAB_I(sign) LT_TAB_F(sign) };
+lt_ktable lt_k_relu = { LT_TAB_I(relu) LT_TAB_F(relu) };
+lt_ktable lt_k_square = { LT_TAB_I(square) LT_TAB_F(square) LT_TAB_C(square) };
+
+/* ---- floating functions (real and complex) ------------------------------ */
+#define LN2 0.693147180559945309417
+#define LN10 2.30258509299404568402
+#define FOP_reciprocal(T, S, x) ((T)1 / (x))
+#define FOP_sqrt(T, S, x) sqrt##S(x)
+#define FOP_rsqrt(T, S, x) ((T)1 / sqrt##S(x))
+#define FOP_exp(T, S, x) exp##S(x)
+#define FOP_exp2(T, S, x) exp2##S(x)
+#define FOP_expm1(T, S, x) expm1##S(x)
+#define FOP_log(T, S, x) log##S(x)
+#define FOP_log2(T, S, x) log2##S(x)
+#define FOP_log10(T, S, x) log10##S(x)
+#define FOP_log1p(T, S, x) log1p##S(x)
+#define FOP_sin(T, S, x) sin##S(x)
+#define FOP_cos(T, S, x) cos##S(x)
+#define FOP_tan(T, S, x) tan##S(x)
+#define FOP_asin(T, S, x) asin##S(x)
+#define FOP_acos(T, S, x) acos##S(x)
+#define FOP_atan(T, S, x) atan##S(x)
+#define FOP_sinh(T, S, x) sinh##S(x)
+#define FOP_cosh(T, S, x) cosh##S(x)
+#define FOP_tanh(T, S, x) tanh##S(x)
+#define FOP_sigmoid(T, S, x) ((T)1 / ((T)1 + exp##S(-(x))))
+#define FOP_erf(T, S, x) erf##S(x)
+#define FOP_gelu(T, S, x) ((T)0.5 * (x) * ((T)1 + erf##S((x) * (T)0.70710678118654752440)))
+#define FOP_gelu_tanh(T, S, x) \
+  ((T)0.5 * (x) * ((T)1 + tanh##S((T)0.79788456080286535588 * ((x) + (T)0.044715 * (x) * (x) * (x)))))
+#define FOP_silu(T, S, x) ((x) / ((T)1 + exp##S(-(x))))
+#define FOP_floor(T, S, x) floor##S(x)
+#define FOP_ceil(T, S, x) ceil##S(x)
+#define FOP_round(T, S, x) nearbyint##S(x)   /* default rounding mode: half to even */
+#define FOP_trunc(T, S, x) trunc##S(x)
+#define COP_reciprocal(T, S, x) ((T)1 / (x))
+#define COP_sqrt(T, S, x) csqrt##S(x)
+#define COP_rsqrt(T, S, x) ((T)1 / csqrt##S(x))
+#define COP_exp(T, S, x) cexp##S(x)
+#define COP_exp2(T, S, x) cexp##S((x) * (T)LN2)
+#define COP_expm1(T, S, x) (cexp##S(x) - (T)1)
+#define COP_log(T, S, x) clog##S(x)
+#define COP_log2(T, S, x) (clog##S(x) / (T)LN2)
+#define COP_log10(T, S, x) (clog##S(x) / (T)LN10)
+#define COP_log1p(T, S, x) clog##S((T)1 + (x))
+#define COP_sin(T, S, x) csin##S(x)
+#define COP_cos(T, S, x) ccos##S(x)
+#define COP_tan(T, S, x) ctan##S(x)
+#define COP_asin(T, S, x) casin##S(x)
+#define COP_acos(T, S, x) cacos##S(x)
+#define COP_atan(T, S, x) catan##S(x)
+#define COP_sinh(T, S, x) csinh##S(x)
+#define COP_cosh(T, S, x) ccosh##S(x)
+#define COP_tanh(T, S, x) ctanh##S(x)
+#define COP_sigmoid(T, S, x) ((T)1 / ((T)1 + cexp##S(-(x))))
+#define COP_conj(T, S, x) conj##S(x)
+#define FC_OPS(op) LT_FOR_FLOATS(K_UF, op) LT_FOR_CPLX(K_UC, op)
+FC_OPS(reciprocal) FC_OPS(sqrt) FC_OPS(rsqrt) FC_OPS(exp) FC_OPS(exp2) FC_OPS(expm1)
+FC_OPS(log) FC_OPS(log2) FC_OPS(log10) FC_OPS(log1p) FC_OPS(sin) FC_OPS(cos) FC_OPS(tan)
+FC_OPS(asin) FC_OPS(acos) FC_OPS(atan) FC_OPS(sinh) FC_OPS(cosh) FC_OPS(tanh) FC_OPS(sigmoid)
+LT_FOR_FLOATS(K_UF, erf) LT_FOR_FLOATS(K_UF, gelu) LT_FOR_FLOATS(K_UF, gelu_tanh)
+LT_FOR_FLOATS(K_UF, silu) LT_FOR_FLOATS(K_UF, floor) LT_FOR_FLOATS(K_UF, ceil)
+LT_FOR_FLOATS(K_UF, round) LT_FOR_FLOATS(K_UF, trunc) LT_FOR_CPLX(K_UC, conj)
+#define FC_TAB(op) lt_ktable lt_k_##op = { LT_TAB_F(op) LT_TAB_C(op) };
+FC_TAB(reciprocal) FC_TAB(sqrt) FC_TAB(rsqrt) FC_TAB(exp) FC_TAB(exp2) FC_TAB(expm1)
+FC_TAB(log) FC_TAB(log2) FC_TAB(log10) FC_TAB(log1p) FC_TAB(sin) FC_TAB(cos) FC_TAB(tan)
+FC_TAB(asin) FC_TAB(acos) FC_TAB(atan) FC_TAB(sinh) FC_TAB(cosh) FC_TAB(tanh) FC_TAB(sigmoid)
+#define F_TAB(op) lt_ktable lt_k_##op = { LT_TAB_F(op) };
+F_TAB(erf) F_TAB(gelu) F_TAB(gelu_tanh) F_TAB(silu)
+/* rounding: integers (and bool) are unchanged */
+#define RND_TAB(op) lt_ktable lt_k_##op = { [LTENSOR_BOOL] = k_copy_BOOL, LT_FOR_INTS(RND_ENT, x) LT_TAB_F(op) };
+#define RND_ENT(op, E, ...) [LTENSOR_##E] = k_copy_##E,
+RND_TAB(floor) RND_TAB(ceil) RND_TAB(round) RND_TAB(trunc)
+lt_ktable lt_k_conj = { [LTENSOR_BOOL] = k_copy_BOOL, LT_FOR_INTS(RND_ENT, x) LT_FOR_FLOATS(RND_ENT, x)
+                        LT_TAB_C(conj) };
+
+/* ---- bitwise not, logical not, classification (bool out) ------------------- */
+#define K_BNOT(op, E, T, UT) LT_LOOP1(k_bitwise_not_##E, T, T, (T)(UT)(~(UT)x))
+LT_FOR_INTS(K_BNOT, x)
+LT_LOOP1(k_bitwise_not_BOOL, uint8_t, uint8_t, (uint8_t)!x)
+lt_ktable lt_k_bitwise_not = { LT_TAB_B(bitwise_not) LT_TAB_I(bitwise_not) };
+
+#define K_TO_BOOL(op, E, T, ...) LT_LOOP1(k_##op##_##E, T, uint8_t, (uint8_t)(BEXPR_##op(x)))
+#define BEXPR_logical_not(x) ((x) == 0)
+#define BEXPR_int_false(x) ((void)(x), 0)
+#define BEXPR_int_true(x) ((void)(x), 1)
+#define BEXPR_isnan(x) ((x) != (x))
+#define BEXPR_isinf(x) isinf(x)
+#define BEXPR_isfinite(x) isfinite(x)
+#define BEXPR_cisnan(x) (isnan(creal(x)) || isnan(cimag(x)))
+#define BEXPR_cisinf(x) (isinf(creal(x)) || isinf(cimag(x)))
+#define BEXPR_cisfinite(x) (isfinite(creal(x)) && isfinite(cimag(x)))
+K_TO_BOOL(logical_not, BOOL, uint8_t)
+LT_FOR_INTS(K_TO_BOOL, logical_not) LT_FOR_FLOATS(K_TO_BOOL, logical_not) LT_FOR_CPLX(K_TO_BOOL, logical_not)
+K_TO_BOOL(int_false, BOOL, uint8_t) LT_FOR_INTS(K_TO_BOOL, int_false)
+K_TO_BOOL(int_true, BOOL, uint8_t) LT_FOR_INTS(K_TO_BOOL, int_true)
+LT_FOR_FLOATS(K_TO_BOOL, isnan) LT_FOR_FLOATS(K_TO_BOOL, isinf) LT_FOR_FLOATS(K_TO_BOOL, isfinite)
+LT_FOR_CPLX(K_TO_BOOL, cisnan) LT_FOR_CPLX(K_TO_BOOL, cisinf) LT_FOR_CPLX(K_TO_BOOL, cisfinite)
+lt_ktable lt_k_logical_not = { LT_TAB_B(logical_not) LT_TAB_I(logical_not) LT_TAB_F(logical_not) LT_TAB_C(logical_not) };
+#define CLS_TAB(op, ints)                                                                \
+  lt_ktable lt_k_##op = { [LTENSOR_BOOL] = k_##ints##_BOOL, LT_FOR_INTS(CLS_ENT, ints)   \
+                          LT_TAB_F(op) LT_FOR_CPLX(CLS_CENT, op) };
+#define CLS_ENT(op, E, ...) [LTENSOR_##E] = k_##op##_##E,
+#define CLS_CENT(op, E, ...) [LTENSOR_##E] = k_c##op##_##E,
+CLS_TAB(isnan, int_false) CLS_TAB(isinf, int_false) CLS_TAB(isfinite, int_true)
+
+/* ---- clamp: optional bounds in ctx (i1/i2 integral, f1/f2 floating) -------- */
+#define K_ICLAMP(op, E, T, UT) \
+  LT_LOOP1(k_clamp_##E, T, T, (ctx->has2 && (ctx->has1 ? ((x) > (T)ctx->i1 ? (x) : (T)ctx->i1) : (x)) > (T)ctx->i2) ? (T)ctx->i2 : (ctx->has1 && (x) < (T)ctx->i1 ? (T)ctx->i1 : (x)))
+#define K_FCLAMP(op, E, T, S) \
+  LT_LOOP1(k_clamp_##E, T, T, (x) != (x) ? (x) : fmin##S(ctx->has1 ? fmax##S(x, (T)ctx->f1) : (x), ctx->has2 ? (T)ctx->f2 : (T)INFINITY))
+LT_FOR_INTS(K_ICLAMP, x) LT_FOR_FLOATS(K_FCLAMP, x)
+lt_ktable lt_k_clamp = { LT_TAB_I(clamp) LT_TAB_F(clamp) };
+
+/* ---- complex -> real ------------------------------------------------------ */
+LT_LOOP1(k_cabs_COMPLEX64, lt_cfloat, float, cabsf(x))
+LT_LOOP1(k_cabs_COMPLEX128, lt_cdouble, double, cabs(x))
+LT_LOOP1(k_angle_COMPLEX64, lt_cfloat, float, cargf(x))
+LT_LOOP1(k_angle_COMPLEX128, lt_cdouble, double, carg(x))
+lt_ktable lt_k_cabs = { LT_TAB_C(cabs) };
+lt_ktable lt_k_angle = { LT_TAB_C(angle) };
+#define K_RANGLE(op, E, T, S) LT_LOOP1(k_angle_real_##E, T, T, (x) != (x) ? (x) : (x) < 0 ? (T)3.14159265358979323846 : (T)0)
+LT_FOR_FLOATS(K_RANGLE, x)
+lt_ktable lt_k_angle_real = { LT_TAB_F(angle_real) };

@@ -1,0 +1,793 @@
+/* lt_reduce.c -- reduction, scan and softmax kernels (Lua-free).
+ *
+ * Layout of every reduction: the input's dims are split into kept ("outer")
+ * and reduced ("inner") groups, each coalesced where the strides allow and
+ * with size-1 dims dropped.  The outer group is walked with an odometer; for
+ * each output element the inner group is walked in row-major order of the
+ * reduced dims (so a running counter is the flat position argmax needs) and
+ * handed to a per-op callback in chunks converted to one compute dtype
+ * (int64, uint64, double or double complex) by lt_cast_kernel into a small
+ * stack buffer: no full-size converted copy of the input is ever made.  A
+ * contiguous run already in the compute dtype is passed through directly.
+ */
+#include <math.h>
+#include <string.h>
+#include "lt_reduce.h"
+
+#define CHUNK_BYTES 4096
+
+typedef struct plan {
+  int nout_d, nred_d;
+  int64_t oshape[LT_MAX_DIMS], ostr0[LT_MAX_DIMS], ostr1[LT_MAX_DIMS];
+  int64_t ishape[LT_MAX_DIMS], istr0[LT_MAX_DIMS], istr1[LT_MAX_DIMS];
+  int64_t nout, nred;
+} plan;
+
+/* Append a dim to a group, merging it into the previous one when walking
+   both as one dim visits the same elements in the same order. */
+static void add_dim(int *n, int64_t *sh, int64_t *s0, int64_t *s1, int64_t size, int64_t a, int64_t b) {
+  int k = *n;
+  if (k > 0 && s0[k - 1] == a * size && s1[k - 1] == b * size) {
+    sh[k - 1] *= size; s0[k - 1] = a; s1[k - 1] = b;
+    return;
+  }
+  sh[k] = size; s0[k] = a; s1[k] = b; *n = k + 1;
+}
+
+/* str1: strides (elements) of the second operand over in's shape. */
+static void plan_init(plan *p, const lt_tensor *in, const int64_t *str1, uint32_t mask) {
+  p->nout_d = p->nred_d = 0;
+  p->nout = p->nred = 1;
+  for (int d = 0; d < in->ndim; d++) {
+    int64_t n = in->shape[d];
+    if ((mask >> d) & 1) {
+      p->nred *= n;
+      if (n != 1) add_dim(&p->nred_d, p->ishape, p->istr0, p->istr1, n, in->stride[d], str1[d]);
+    } else {
+      p->nout *= n;
+      if (n != 1) add_dim(&p->nout_d, p->oshape, p->ostr0, p->ostr1, n, in->stride[d], str1[d]);
+    }
+  }
+  /* a group with no dims is one element: a virtual dim of size 1 */
+  if (!p->nred_d) { p->ishape[0] = 1; p->istr0[0] = p->istr1[0] = 0; p->nred_d = 1; }
+  if (!p->nout_d) { p->oshape[0] = 1; p->ostr0[0] = p->ostr1[0] = 0; p->nout_d = 1; }
+}
+
+/* Strides of a contiguous output over the kept dims, 0 on reduced dims. */
+static void reduced_out_strides(const lt_tensor *in, uint32_t mask, int64_t *str1) {
+  int64_t s = 1;
+  for (int d = in->ndim - 1; d >= 0; d--) {
+    if ((mask >> d) & 1) str1[d] = 0;
+    else { str1[d] = s; s *= in->shape[d]; }
+  }
+}
+
+/* fn(ctx, pointer to the row's first input element, output element offset) */
+typedef void (*row_fn)(void *ctx, const char *in, int64_t o);
+static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
+  if (p->nout == 0) return;
+  int64_t isz = (int64_t)lt_itemsize(in->dtype);
+  const char *ibase = lt_data(in);
+  int64_t idx[LT_MAX_DIMS] = {0};
+  int nd = p->nout_d;
+  for (;;) {
+    int64_t o0 = 0, o1 = 0;
+    for (int d = 0; d < nd; d++) { o0 += idx[d] * p->ostr0[d]; o1 += idx[d] * p->ostr1[d]; }
+    fn(ctx, ibase + o0 * isz, o1);
+    int d = nd - 1;
+    while (d >= 0 && ++idx[d] == p->oshape[d]) idx[d--] = 0;
+    if (d < 0) break;
+  }
+}
+
+/* fn(ctx, n elements of the compute dtype, flat position of the first) */
+typedef void (*chunk_fn)(void *ctx, const void *buf, int64_t n, int64_t pos);
+static void each_chunk(const plan *p, const char *in, ltensor_dtype dt, ltensor_dtype bdt,
+                       chunk_fn fn, void *ctx) {
+  if (p->nred == 0) return;
+  int64_t isz = (int64_t)lt_itemsize(dt), bsz = (int64_t)lt_itemsize(bdt);
+  _Alignas(16) char buf[CHUNK_BYTES];
+  int64_t cap = CHUNK_BYTES / bsz;
+  lt_cast_fn cast = lt_cast_kernel(dt, bdt);
+  int last = p->nred_d - 1;
+  int64_t run = p->ishape[last], rs = p->istr0[last] * isz;
+  int64_t idx[LT_MAX_DIMS] = {0}, pos = 0;
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < last; d++) off += idx[d] * p->istr0[d];
+    const char *ptr = in + off * isz;
+    if (dt == bdt && rs == isz) {
+      fn(ctx, ptr, run, pos);
+    } else {
+      for (int64_t c = 0; c < run; c += cap) {
+        int64_t m = run - c < cap ? run - c : cap;
+        cast(ptr + c * rs, rs, buf, bsz, m);
+        fn(ctx, buf, m, pos + c);
+      }
+    }
+    pos += run;
+    int d = last - 1;
+    while (d >= 0 && ++idx[d] == p->ishape[d]) idx[d--] = 0;
+    if (d < 0) break;
+  }
+}
+
+/* ---- shared accumulator context --------------------------------------- */
+enum { CLS_I, CLS_U, CLS_F, CLS_C };
+
+typedef struct acc {
+  const plan *p;
+  ltensor_dtype idt, bdt;
+  int cls, flag, have, done, mode;
+  double f, param, corr;
+  uint64_t i;
+  lt_cdouble c, cparam;
+  union { double f; int64_t i; uint64_t u; } best;
+  int64_t bpos;
+  char *out; ltensor_dtype odt; int64_t osz;
+  char *out2;           /* indices (int64) */
+} acc;
+
+static int cls_of(ltensor_dtype d) {
+  switch (lt_kind(d)) {
+  case LT_KIND_COMPLEX: return CLS_C;
+  case LT_KIND_FLOAT: return CLS_F;
+  default: return d == LTENSOR_UINT64 ? CLS_U : CLS_I;
+  }
+}
+static ltensor_dtype cls_dtype(int cls) {
+  switch (cls) {
+  case CLS_C: return LTENSOR_COMPLEX128;
+  case CLS_F: return LTENSOR_FLOAT64;
+  case CLS_U: return LTENSOR_UINT64;
+  default: return LTENSOR_INT64;
+  }
+}
+
+/* ---- sum / mean / prod -------------------------------------------------- */
+/* Blocks of 256 summed with four accumulators, block sums added to the
+   total: error grows with n/256 + 256 rather than n. */
+#define SUM_FLOAT(NAME, T)                                                   \
+  static void NAME(void *vc, const void *b, int64_t n, int64_t pos) {        \
+    (void)pos;                                                               \
+    acc *c = vc; const T *x = (const T *)b;                                  \
+    double tot = c->f;                                                       \
+    for (int64_t s = 0; s < n; s += 256) {                                   \
+      int64_t e = n - s < 256 ? n : s + 256, i = s;                          \
+      double a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                 \
+      for (; i + 4 <= e; i += 4) {                                           \
+        a0 += (double)x[i]; a1 += (double)x[i + 1];                          \
+        a2 += (double)x[i + 2]; a3 += (double)x[i + 3];                      \
+      }                                                                      \
+      for (; i < e; i++) a0 += (double)x[i];                                 \
+      tot += (a0 + a1) + (a2 + a3);                                          \
+    }                                                                        \
+    c->f = tot;                                                              \
+  }
+SUM_FLOAT(sum_f64, double)
+SUM_FLOAT(sum_f32, float)
+
+static void sum_i64(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const int64_t *x = b;
+  uint64_t s = c->i;   /* unsigned: overflow wraps instead of being UB */
+  for (int64_t i = 0; i < n; i++) s += (uint64_t)x[i];
+  c->i = s;
+}
+static void sum_c128(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const lt_cdouble *x = b;
+  double re = 0, im = 0;
+  for (int64_t i = 0; i < n; i++) { re += creal(x[i]); im += cimag(x[i]); }
+  c->c += re + im * I;
+}
+static void prod_f64(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const double *x = b;
+  double s = c->f;
+  for (int64_t i = 0; i < n; i++) s *= x[i];
+  c->f = s;
+}
+static void prod_i64(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const int64_t *x = b;
+  uint64_t s = c->i;
+  for (int64_t i = 0; i < n; i++) s *= (uint64_t)x[i];
+  c->i = s;
+}
+static void prod_c128(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const lt_cdouble *x = b;
+  lt_cdouble s = c->c;
+  for (int64_t i = 0; i < n; i++) s *= x[i];
+  c->c = s;
+}
+
+static void row_sumprod(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  char *dst = c->out + o * c->osz;
+  int prod = c->mode == 2;
+  switch (c->cls) {
+  case CLS_F: {
+    c->f = prod ? 1.0 : 0.0;
+    chunk_fn fn = prod ? prod_f64 : c->bdt == LTENSOR_FLOAT32 ? sum_f32 : sum_f64;
+    each_chunk(c->p, in, c->idt, c->bdt, fn, c);
+    double v = c->f;
+    if (c->mode == 1) v /= (double)c->p->nred;
+    lt_store_f64(c->odt, dst, v);
+    break;
+  }
+  case CLS_C: {
+    c->c = prod ? 1.0 : 0.0;
+    each_chunk(c->p, in, c->idt, c->bdt, prod ? prod_c128 : sum_c128, c);
+    lt_cdouble v = c->c;
+    if (c->mode == 1) v /= (double)c->p->nred;
+    lt_store_c128(c->odt, dst, v);
+    break;
+  }
+  default:
+    c->i = prod ? 1 : 0;
+    each_chunk(c->p, in, c->idt, c->bdt, prod ? prod_i64 : sum_i64, c);
+    lt_store_i64(c->odt, dst, (int64_t)c->i);
+  }
+}
+
+/* Column blocks: when the input's unit-stride dim is kept (sum over dim 1
+   of a row-major matrix, say), walking each output's reduced elements would
+   stride through memory.  Instead a block of up to `cap` adjacent outputs is
+   accumulated at once, reading contiguous row segments. */
+typedef void (*cols_fn)(acc *c, void *accum, const void *buf, int64_t w);
+static void cols_add_f(acc *c, void *a, const void *b, int64_t w) {
+  double *x = a; const double *y = b;
+  if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= y[i];
+  else for (int64_t i = 0; i < w; i++) x[i] += y[i];
+}
+static void cols_add_i(acc *c, void *a, const void *b, int64_t w) {
+  uint64_t *x = a; const int64_t *y = b;
+  if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= (uint64_t)y[i];
+  else for (int64_t i = 0; i < w; i++) x[i] += (uint64_t)y[i];
+}
+static void cols_add_c(acc *c, void *a, const void *b, int64_t w) {
+  lt_cdouble *x = a; const lt_cdouble *y = b;
+  if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= y[i];
+  else for (int64_t i = 0; i < w; i++) x[i] += y[i];
+}
+
+static int columns_apply(const plan *p, const lt_tensor *in) {
+  int lo = p->nout_d - 1, li = p->nred_d - 1;
+  return p->nout > 0 && p->nred > 0 && p->ostr0[lo] == 1 && p->ostr1[lo] == 1 &&
+         p->istr0[li] != 1 && p->oshape[lo] >= 8 && in->ndim > 0;
+}
+
+static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
+  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
+  _Alignas(16) char buf[CHUNK_BYTES], accum[CHUNK_BYTES];
+  int64_t cap = CHUNK_BYTES / bsz;
+  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
+  cols_fn add = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
+  const char *ibase = lt_data(in);
+  int lo = p->nout_d - 1, ni = p->nred_d;
+  int64_t width = p->oshape[lo];
+  int direct_f32 = c->cls == CLS_F && c->idt == LTENSOR_FLOAT32 && c->mode != 2;
+  int64_t oidx[LT_MAX_DIMS] = {0};
+  for (;;) {
+    int64_t o0 = 0, o1 = 0;
+    for (int d = 0; d < lo; d++) { o0 += oidx[d] * p->ostr0[d]; o1 += oidx[d] * p->ostr1[d]; }
+    for (int64_t j = 0; j < width; j += cap) {
+      int64_t w = width - j < cap ? width - j : cap;
+      for (int64_t i = 0; i < w; i++) {
+        if (c->cls == CLS_F) ((double *)accum)[i] = c->mode == 2;
+        else if (c->cls == CLS_C) ((lt_cdouble *)accum)[i] = c->mode == 2;
+        else ((uint64_t *)accum)[i] = c->mode == 2;
+      }
+      int64_t ridx[LT_MAX_DIMS] = {0};
+      for (;;) {
+        int64_t off = o0 + j;
+        for (int d = 0; d < ni; d++) off += ridx[d] * p->istr0[d];
+        const char *src = ibase + off * isz;
+        if (direct_f32) {   /* the common float32 case, without a staging copy */
+          double *x = (double *)accum; const float *y = (const float *)src;
+          for (int64_t i = 0; i < w; i++) x[i] += (double)y[i];
+        } else if (c->idt == c->bdt) {
+          add(c, accum, src, w);
+        } else {
+          load(src, isz, buf, bsz, w);
+          add(c, accum, buf, w);
+        }
+        int d = ni - 1;
+        while (d >= 0 && ++ridx[d] == p->ishape[d]) ridx[d--] = 0;
+        if (d < 0) break;
+      }
+      if (c->mode == 1) {
+        double nf = (double)p->nred;
+        for (int64_t i = 0; i < w; i++) {
+          if (c->cls == CLS_C) ((lt_cdouble *)accum)[i] /= nf;
+          else ((double *)accum)[i] /= nf;
+        }
+      }
+      save(accum, bsz, c->out + (o1 + j) * c->osz, c->osz, w);
+    }
+    int d = lo - 1;
+    while (d >= 0 && ++oidx[d] == p->oshape[d]) oidx[d--] = 0;
+    if (d < 0) break;
+  }
+}
+
+/* mode: 0 sum, 1 mean, 2 prod.  The compute class follows the output dtype
+   (sum(int, dtype=float) converts each element first, as PyTorch does). */
+static void reduce_sumprod(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mode) {
+  plan p;
+  int64_t s1[LT_MAX_DIMS];
+  reduced_out_strides(in, mask, s1);
+  plan_init(&p, in, s1, mask);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.mode = mode;
+  c.cls = cls_of(out->dtype);
+  if (c.cls == CLS_U) c.cls = CLS_I;
+  c.bdt = cls_dtype(c.cls);
+  c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  if (columns_apply(&p, in)) { sumprod_columns(&p, in, &c); return; }
+  if (c.cls == CLS_F && in->dtype == LTENSOR_FLOAT32 && mode != 2) c.bdt = LTENSOR_FLOAT32;
+  run_rows(&p, in, row_sumprod, &c);
+}
+
+void lt_reduce_sum(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mean) {
+  reduce_sumprod(out, in, mask, mean ? 1 : 0);
+}
+void lt_reduce_prod(lt_tensor *out, const lt_tensor *in, uint32_t mask) {
+  reduce_sumprod(out, in, mask, 2);
+}
+
+/* ---- max / min / argmax / argmin ----------------------------------------- */
+/* The first NaN wins and ends the search; ties keep the first position. */
+#define GT(a, b) ((a) > (b))
+#define LT(a, b) ((a) < (b))
+#define MINMAX_FN(NAME, T, FIELD, BETTER)                                    \
+  static void NAME(void *vc, const void *b, int64_t n, int64_t pos) {        \
+    acc *c = vc; const T *x = (const T *)b;                                  \
+    if (c->done || n == 0) return;                                           \
+    T best = c->have ? (T)c->best.FIELD : x[0];                              \
+    int64_t bi = c->have ? c->bpos : pos;                                    \
+    for (int64_t i = 0; i < n; i++) {                                        \
+      T v = x[i];                                                            \
+      if (v != v) { best = v; bi = pos + i; c->done = 1; break; }            \
+      if (BETTER(v, best)) { best = v; bi = pos + i; }                       \
+    }                                                                        \
+    c->best.FIELD = best; c->bpos = bi; c->have = 1;                         \
+  }
+MINMAX_FN(max_f64, double, f, GT)
+MINMAX_FN(min_f64, double, f, LT)
+MINMAX_FN(max_i64, int64_t, i, GT)
+MINMAX_FN(min_i64, int64_t, i, LT)
+MINMAX_FN(max_u64, uint64_t, u, GT)
+MINMAX_FN(min_u64, uint64_t, u, LT)
+/* float32 read in place; the best value is kept as a double (exact) */
+MINMAX_FN(max_f32, float, f, GT)
+MINMAX_FN(min_f32, float, f, LT)
+
+static chunk_fn minmax_fn(int cls, ltensor_dtype bdt, int is_max) {
+  switch (cls) {
+  case CLS_F:
+    if (bdt == LTENSOR_FLOAT32) return is_max ? max_f32 : min_f32;
+    return is_max ? max_f64 : min_f64;
+  case CLS_U: return is_max ? max_u64 : min_u64;
+  default: return is_max ? max_i64 : min_i64;
+  }
+}
+
+static void row_minmax(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  c->have = c->done = 0;
+  c->bpos = 0;
+  c->best.u = 0;
+  each_chunk(c->p, in, c->idt, c->bdt, minmax_fn(c->cls, c->bdt, c->mode), c);
+  if (c->out) lt_cast_kernel(cls_dtype(c->cls), c->odt)((const char *)&c->best, 0, c->out + o * c->osz, 0, 1);
+  if (c->out2) ((int64_t *)c->out2)[o] = c->bpos + 1;
+}
+
+void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint32_t mask, int is_max) {
+  plan p;
+  int64_t s1[LT_MAX_DIMS];
+  reduced_out_strides(in, mask, s1);
+  plan_init(&p, in, s1, mask);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.mode = is_max;
+  c.cls = cls_of(in->dtype);
+  c.bdt = in->dtype == LTENSOR_FLOAT32 ? LTENSOR_FLOAT32 : cls_dtype(c.cls);
+  if (vals) { c.out = lt_data(vals); c.odt = vals->dtype; c.osz = (int64_t)lt_itemsize(vals->dtype); }
+  if (idx) c.out2 = lt_data(idx);
+  run_rows(&p, in, row_minmax, &c);
+}
+
+/* ---- all / any --------------------------------------------------------- */
+static void allany_chunk(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const uint8_t *x = b;
+  if (c->done) return;
+  uint8_t want = c->mode ? 0 : 1;   /* all: look for a zero; any: a nonzero */
+  for (int64_t i = 0; i < n; i++)
+    if ((x[i] != 0) == want) { c->done = 1; return; }
+}
+static void row_allany(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  c->done = 0;
+  each_chunk(c->p, in, c->idt, LTENSOR_BOOL, allany_chunk, c);
+  int v = c->mode ? !c->done : c->done;
+  lt_store_i64(c->odt, c->out + o * c->osz, v);
+}
+void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all) {
+  plan p;
+  int64_t s1[LT_MAX_DIMS];
+  reduced_out_strides(in, mask, s1);
+  plan_init(&p, in, s1, mask);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.mode = is_all;
+  c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  run_rows(&p, in, row_allany, &c);
+}
+
+/* ---- var / std (two passes: mean, then squared deviations) -------------- */
+static void dev2_f64(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const double *x = b;
+  double m = c->param, s = 0;
+  for (int64_t i = 0; i < n; i++) { double d = x[i] - m; s += d * d; }
+  c->f += s;
+}
+static void dev2_c128(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const lt_cdouble *x = b;
+  lt_cdouble m = c->cparam;
+  double s = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double dr = creal(x[i]) - creal(m), di = cimag(x[i]) - cimag(m);
+    s += dr * dr + di * di;
+  }
+  c->f += s;
+}
+static void row_var(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  double nf = (double)c->p->nred;
+  if (c->cls == CLS_C) {
+    c->c = 0;
+    each_chunk(c->p, in, c->idt, c->bdt, sum_c128, c);
+    c->cparam = c->c / nf;
+    c->f = 0;
+    each_chunk(c->p, in, c->idt, c->bdt, dev2_c128, c);
+  } else {
+    c->f = 0;
+    each_chunk(c->p, in, c->idt, c->bdt, sum_f64, c);
+    c->param = c->f / nf;
+    c->f = 0;
+    each_chunk(c->p, in, c->idt, c->bdt, dev2_f64, c);
+  }
+  /* PyTorch's divisor: N - correction, clamped at 0 (then 0/0 = nan) */
+  double div = nf > c->corr ? nf - c->corr : 0.0;
+  double v = c->f / div;
+  if (c->flag) v = sqrt(v);
+  lt_store_f64(c->odt, c->out + o * c->osz, v);
+}
+void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt) {
+  plan p;
+  int64_t s1[LT_MAX_DIMS];
+  reduced_out_strides(in, mask, s1);
+  plan_init(&p, in, s1, mask);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.flag = take_sqrt; c.corr = correction;
+  c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
+  c.bdt = cls_dtype(c.cls);
+  c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  run_rows(&p, in, row_var, &c);
+}
+
+/* ---- norm ---------------------------------------------------------------- */
+enum { NORM_0, NORM_1, NORM_2, NORM_INF, NORM_NINF, NORM_P };
+
+static void norm_abs(void *vc, const double *a, int64_t n) {
+  acc *c = vc;
+  double s = c->f;
+  switch (c->mode) {
+  case NORM_0: for (int64_t i = 0; i < n; i++) s += a[i] != 0; break;
+  case NORM_1: for (int64_t i = 0; i < n; i++) s += a[i]; break;
+  case NORM_2: for (int64_t i = 0; i < n; i++) s += a[i] * a[i]; break;
+  /* NaN, once seen, stays: comparisons with it are false */
+  case NORM_INF: for (int64_t i = 0; i < n; i++) if (a[i] != a[i] || a[i] > s) s = a[i]; break;
+  case NORM_NINF: for (int64_t i = 0; i < n; i++) if (a[i] != a[i] || a[i] < s) s = a[i]; break;
+  default: for (int64_t i = 0; i < n; i++) s += pow(a[i], c->param);
+  }
+  c->f = s;
+}
+static void norm_f64(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  const double *x = b;
+  double a[CHUNK_BYTES / sizeof(double)];
+  for (int64_t s = 0; s < n; s += (int64_t)(CHUNK_BYTES / sizeof(double))) {
+    int64_t m = n - s < (int64_t)(CHUNK_BYTES / sizeof(double)) ? n - s : (int64_t)(CHUNK_BYTES / sizeof(double));
+    for (int64_t i = 0; i < m; i++) a[i] = fabs(x[s + i]);
+    norm_abs(vc, a, m);
+  }
+}
+static void norm_c128(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  const lt_cdouble *x = b;
+  double a[CHUNK_BYTES / sizeof(lt_cdouble)];
+  for (int64_t i = 0; i < n; i++) a[i] = cabs(x[i]);   /* n <= chunk: always converted */
+  norm_abs(vc, a, n);
+}
+static void row_norm(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  c->f = c->mode == NORM_NINF ? INFINITY : 0.0;
+  each_chunk(c->p, in, c->idt, c->bdt, c->cls == CLS_C ? norm_c128 : norm_f64, c);
+  double v = c->f;
+  if (c->mode == NORM_2) v = sqrt(v);
+  else if (c->mode == NORM_P) v = pow(v, 1.0 / c->param);
+  lt_store_f64(c->odt, c->out + o * c->osz, v);
+}
+void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double pv) {
+  plan p;
+  int64_t s1[LT_MAX_DIMS];
+  reduced_out_strides(in, mask, s1);
+  plan_init(&p, in, s1, mask);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.param = pv;
+  c.mode = pv == 0 ? NORM_0 : pv == 1 ? NORM_1 : pv == 2 ? NORM_2 : pv == INFINITY ? NORM_INF
+         : pv == -INFINITY ? NORM_NINF : NORM_P;
+  c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
+  c.bdt = cls_dtype(c.cls);
+  c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  run_rows(&p, in, row_norm, &c);
+}
+
+/* ---- logsumexp ----------------------------------------------------------- */
+static void sumexp_f64(void *vc, const void *b, int64_t n, int64_t pos) {
+  (void)pos;
+  acc *c = vc; const double *x = b;
+  double m = c->param, s = 0;
+  for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
+  c->f += s;
+}
+static void row_logsumexp(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  c->have = c->done = 0;
+  c->best.f = -INFINITY;
+  each_chunk(c->p, in, c->idt, c->bdt, max_f64, c);
+  double m = c->have ? c->best.f : -INFINITY;
+  /* as PyTorch: an infinite max is not subtracted (inf - inf would be nan) */
+  if (isinf(m)) m = 0;
+  c->param = m;
+  c->f = 0;
+  each_chunk(c->p, in, c->idt, c->bdt, sumexp_f64, c);
+  lt_store_f64(c->odt, c->out + o * c->osz, log(c->f) + m);
+}
+void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask) {
+  plan p;
+  int64_t s1[LT_MAX_DIMS];
+  reduced_out_strides(in, mask, s1);
+  plan_init(&p, in, s1, mask);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
+  c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  run_rows(&p, in, row_logsumexp, &c);
+}
+
+/* ---- scans and softmax: one dim, output shaped like the input ------------ */
+/* Walk the single scanned dim of one row in chunks: load (cast into the
+   compute dtype), let fn transform the chunk in place, store (cast out). */
+typedef void (*scan_fn)(acc *c, void *buf, int64_t n);
+static void walk_dim(acc *c, const char *in, int64_t o, scan_fn fn, int store) {
+  const plan *p = c->p;
+  if (p->nred == 0) return;
+  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
+  _Alignas(16) char buf[CHUNK_BYTES];
+  int64_t cap = CHUNK_BYTES / bsz;
+  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
+  int64_t run = p->ishape[0], rs = p->istr0[0] * isz, ws = p->istr1[0] * c->osz;
+  char *dst = c->out + o * c->osz;
+  for (int64_t k = 0; k < run; k += cap) {
+    int64_t m = run - k < cap ? run - k : cap;
+    load(in + k * rs, rs, buf, bsz, m);
+    fn(c, buf, m);
+    if (store) save(buf, bsz, dst + k * ws, ws, m);
+  }
+}
+
+static void cumsum_f(acc *c, void *b, int64_t n) {
+  double *x = b, s = c->f;
+  for (int64_t i = 0; i < n; i++) x[i] = s += x[i];
+  c->f = s;
+}
+static void cumprod_f(acc *c, void *b, int64_t n) {
+  double *x = b, s = c->f;
+  for (int64_t i = 0; i < n; i++) x[i] = s *= x[i];
+  c->f = s;
+}
+static void cumsum_i(acc *c, void *b, int64_t n) {
+  int64_t *x = b; uint64_t s = c->i;
+  for (int64_t i = 0; i < n; i++) { s += (uint64_t)x[i]; x[i] = (int64_t)s; }
+  c->i = s;
+}
+static void cumprod_i(acc *c, void *b, int64_t n) {
+  int64_t *x = b; uint64_t s = c->i;
+  for (int64_t i = 0; i < n; i++) { s *= (uint64_t)x[i]; x[i] = (int64_t)s; }
+  c->i = s;
+}
+static void cumsum_c(acc *c, void *b, int64_t n) {
+  lt_cdouble *x = b, s = c->c;
+  for (int64_t i = 0; i < n; i++) x[i] = s += x[i];
+  c->c = s;
+}
+static void cumprod_c(acc *c, void *b, int64_t n) {
+  lt_cdouble *x = b, s = c->c;
+  for (int64_t i = 0; i < n; i++) x[i] = s *= x[i];
+  c->c = s;
+}
+
+static void row_scan(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  int prod = c->mode;
+  c->f = prod; c->i = (uint64_t)prod; c->c = prod;
+  scan_fn fn = c->cls == CLS_F ? (prod ? cumprod_f : cumsum_f)
+             : c->cls == CLS_C ? (prod ? cumprod_c : cumsum_c) : (prod ? cumprod_i : cumsum_i);
+  walk_dim(c, in, o, fn, 1);
+}
+
+/* Scan along a strided dim while the unit-stride dim is kept: carry a
+   block of running values across contiguous row segments (as for sums). */
+static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
+  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
+  _Alignas(16) char buf[CHUNK_BYTES], carry[CHUNK_BYTES];
+  int64_t cap = CHUNK_BYTES / bsz;
+  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
+  cols_fn op = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
+  const char *ibase = lt_data(in);
+  int lo = p->nout_d - 1;
+  int64_t width = p->oshape[lo], run = p->ishape[0], rs = p->istr0[0], ws = p->istr1[0];
+  int64_t oidx[LT_MAX_DIMS] = {0};
+  for (;;) {
+    int64_t o0 = 0, o1 = 0;
+    for (int d = 0; d < lo; d++) { o0 += oidx[d] * p->ostr0[d]; o1 += oidx[d] * p->ostr1[d]; }
+    for (int64_t j = 0; j < width; j += cap) {
+      int64_t w = width - j < cap ? width - j : cap;
+      for (int64_t k = 0; k < run; k++) {
+        const char *src = ibase + (o0 + j + k * rs) * isz;
+        if (k == 0) load(src, isz, carry, bsz, w);
+        else { load(src, isz, buf, bsz, w); op(c, carry, buf, w); }
+        save(carry, bsz, c->out + (o1 + j + k * ws) * c->osz, c->osz, w);
+      }
+    }
+    int d = lo - 1;
+    while (d >= 0 && ++oidx[d] == p->oshape[d]) oidx[d--] = 0;
+    if (d < 0) break;
+  }
+}
+
+static void one_dim_plan(plan *p, const lt_tensor *out, const lt_tensor *in, int dim) {
+  plan_init(p, in, out->stride, in->ndim ? 1u << dim : 0u);
+}
+
+void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod) {
+  plan p;
+  one_dim_plan(&p, out, in, dim);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.mode = is_prod;
+  c.cls = cls_of(out->dtype);
+  if (c.cls == CLS_U) c.cls = CLS_I;
+  c.bdt = cls_dtype(c.cls);
+  c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  if (columns_apply(&p, in)) { c.mode = is_prod ? 2 : 0; scan_columns(&p, in, &c); return; }
+  run_rows(&p, in, row_scan, &c);
+}
+
+static void sm_max(acc *c, void *b, int64_t n) {
+  double *x = b, m = c->param;
+  for (int64_t i = 0; i < n; i++) if (x[i] != x[i] || x[i] > m) m = x[i];
+  c->param = m;
+}
+static void sm_sum(acc *c, void *b, int64_t n) {
+  double *x = b, m = c->param, s = 0;
+  for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
+  c->f += s;
+}
+static void sm_out(acc *c, void *b, int64_t n) {
+  double *x = b, m = c->param;
+  if (c->mode) {
+    double l = m + log(c->f);
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] - l;
+  } else {
+    double inv = 1.0 / c->f;
+    for (int64_t i = 0; i < n; i++) x[i] = exp(x[i] - m) * inv;
+  }
+}
+static void row_softmax(void *vc, const char *in, int64_t o) {
+  acc *c = vc;
+  c->param = -INFINITY;
+  walk_dim(c, in, o, sm_max, 0);
+  if (isnan(c->param)) { /* a NaN in the row: every output is NaN, as in PyTorch */
+    c->f = NAN;
+  } else {
+    c->f = 0;
+    walk_dim(c, in, o, sm_sum, 0);
+  }
+  walk_dim(c, in, o, sm_out, 1);
+}
+
+void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log) {
+  plan p;
+  one_dim_plan(&p, out, in, dim);
+  acc c = {0};
+  c.p = &p; c.idt = in->dtype; c.mode = is_log; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
+  c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  run_rows(&p, in, row_softmax, &c);
+}
+
+/* ---- sort ------------------------------------------------------------------ */
+/* Stable bottom-up merge sort of a permutation by keys.  NaN sorts as the
+   largest value (last ascending, first descending), as in PyTorch. */
+#define F_LESS(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
+#define F_GREATER(a, b) ((a) > (b) || ((a) != (a) && (b) == (b)))
+#define I_LESS(a, b) ((a) < (b))
+#define I_GREATER(a, b) ((a) > (b))
+#define MERGE_SORT(NAME, T, BEFORE)                                           \
+  static void NAME(const T *key, int64_t *perm, int64_t *tmp, int64_t n) {   \
+    for (int64_t w = 1; w < n; w *= 2) {                                     \
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {                            \
+        int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n; \
+        int64_t i = lo, j = mid, o = lo;                                     \
+        while (i < mid && j < hi)                                            \
+          tmp[o++] = BEFORE(key[perm[j]], key[perm[i]]) ? perm[j++] : perm[i++]; \
+        while (i < mid) tmp[o++] = perm[i++];                                \
+        while (j < hi) tmp[o++] = perm[j++];                                 \
+      }                                                                      \
+      memcpy(perm, tmp, (size_t)n * sizeof *perm);                           \
+    }                                                                        \
+  }
+MERGE_SORT(sort_f_asc, double, F_LESS)
+MERGE_SORT(sort_f_desc, double, F_GREATER)
+MERGE_SORT(sort_i_asc, int64_t, I_LESS)
+MERGE_SORT(sort_i_desc, int64_t, I_GREATER)
+MERGE_SORT(sort_u_asc, uint64_t, I_LESS)
+MERGE_SORT(sort_u_desc, uint64_t, I_GREATER)
+
+typedef struct sort_ctx {
+  acc c;
+  void *keys; int64_t *perm, *tmp;
+  int64_t k; int desc;
+  char *vals; int64_t vsz; ltensor_dtype vdt;
+  int64_t *idx;
+} sort_ctx;
+
+static void row_sort(void *vc, const char *in, int64_t o) {
+  sort_ctx *s = vc;
+  const plan *p = s->c.p;
+  int64_t n = p->nred, isz = (int64_t)lt_itemsize(s->c.idt);
+  int64_t rs = p->istr0[0] * isz, ws = p->istr1[0];
+  lt_cast_kernel(s->c.idt, s->c.bdt)(in, rs, s->keys, 8, n);
+  for (int64_t i = 0; i < n; i++) s->perm[i] = i;
+  switch (s->c.cls) {
+  case CLS_F: (s->desc ? sort_f_desc : sort_f_asc)(s->keys, s->perm, s->tmp, n); break;
+  case CLS_U: (s->desc ? sort_u_desc : sort_u_asc)(s->keys, s->perm, s->tmp, n); break;
+  default: (s->desc ? sort_i_desc : sort_i_asc)(s->keys, s->perm, s->tmp, n);
+  }
+  /* values are copied from the input itself: exact whatever the key type */
+  for (int64_t j = 0; j < s->k; j++) {
+    if (s->vals) memcpy(s->vals + (o + j * ws) * s->vsz, in + s->perm[j] * rs, (size_t)s->vsz);
+    if (s->idx) s->idx[o + j * ws] = s->perm[j] + 1;
+  }
+}
+
+void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int descending, int64_t k,
+             void *keys, int64_t *perm, int64_t *tmp) {
+  if (k == 0) return;
+  plan p;
+  const lt_tensor *shape_of = vals ? vals : idx;
+  plan_init(&p, in, shape_of->stride, in->ndim ? 1u << dim : 0u);
+  sort_ctx s;
+  memset(&s, 0, sizeof s);
+  s.c.p = &p; s.c.idt = in->dtype;
+  s.c.cls = cls_of(in->dtype);
+  s.c.bdt = cls_dtype(s.c.cls);
+  s.keys = keys; s.perm = perm; s.tmp = tmp; s.k = k; s.desc = descending;
+  if (vals) { s.vals = lt_data(vals); s.vsz = (int64_t)lt_itemsize(vals->dtype); s.vdt = vals->dtype; }
+  if (idx) s.idx = (int64_t *)lt_data(idx);
+  run_rows(&p, in, row_sort, &s);
+}

@@ -1,0 +1,46 @@
+/*
+ * lt_reduce.h -- reduction, scan and softmax kernels (Lua-free).
+ *
+ * Reductions take an input view and a bit mask of the dims to reduce (bit d
+ * = 0-based dim d) and write into `out`, a contiguous tensor whose elements
+ * are the kept dims in row-major order (its shape may carry keepdim's size-1
+ * dims: the layout is the same).  The caller picks the output dtype and has
+ * already checked every error condition; these functions never fail.
+ *
+ * Accumulation: integral sums/products in uint64 (wrapping like PyTorch's
+ * int64), floating ones in double (so float32/float16 sums are exact far
+ * beyond 2^24 terms), complex ones in double complex.
+ */
+#ifndef LT_REDUCE_H
+#define LT_REDUCE_H
+
+#include "lt_tensor.h"
+
+/* sum (mean != 0: divided by the reduced count; 0 elements give nan) */
+void lt_reduce_sum(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mean);
+void lt_reduce_prod(lt_tensor *out, const lt_tensor *in, uint32_t mask);
+/* max/min with NaN propagation; vals and/or idx may be NULL.  idx (int64)
+   receives the 1-based position of the first extreme element in the
+   row-major order of the reduced dims. Real dtypes only. */
+void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint32_t mask, int is_max);
+/* all/any: out is bool or uint8 (1/0) */
+void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all);
+/* var (take_sqrt: std); divisor max(0, N - correction); complex -> |x - mean|^2 */
+void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt);
+/* vector p-norm over the reduced elements (p may be +-inf or 0) */
+void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double p);
+/* log(sum(exp(x))) computed with the max subtracted; real dtypes only */
+void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask);
+/* inclusive scans along one 0-based dim; out has in's shape (contiguous) */
+void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod);
+/* softmax / log_softmax along one 0-based dim; out has in's shape; real dtypes */
+void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log);
+/* Stable sort of each row along a 0-based dim; the first k of the order go
+   to vals (in's dtype) and idx (int64, 1-based), contiguous, with dim size
+   k (either may be NULL, not both).  Scratch: keys holds shape[dim] 8-byte
+   keys, perm and tmp shape[dim] int64 each (the caller allocates them).
+   Real dtypes only; NaN sorts as the largest value. */
+void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int descending, int64_t k,
+             void *keys, int64_t *perm, int64_t *tmp);
+
+#endif
