@@ -373,6 +373,42 @@ describe("random tensors", function()
   end)
 end)
 
+describe("multinomial", function()
+  it("draws 1-based categories in proportion to the weights", function()
+    T.manual_seed(13)
+    local c = {0, 0, 0}
+    for _, x in ipairs(T.multinomial(T.tensor({1.0, 2, 7}), 10000, true):totable()) do c[x] = c[x] + 1 end
+    assert.is_true(math.abs(c[1] / 10000 - 0.1) < 0.02)
+    assert.is_true(math.abs(c[3] / 10000 - 0.7) < 0.02)
+    local z = T.multinomial(T.tensor({0.0, 1.0, 0.0}), 5, {replacement = true})
+    assert.are.equal(T.int64, z.dtype)
+    assert.are.same({2, 2, 2, 2, 2}, z:totable())
+  end)
+
+  it("samples each category at most once without replacement, per row", function()
+    T.manual_seed(14)
+    local m = T.multinomial(T.tensor({{1.0, 2, 3, 4}, {0, 0, 5, 1}}), 2)
+    assert.are.same({2, 2}, m.shape)
+    local rows = m:totable()
+    assert.are_not.equal(rows[1][1], rows[1][2])
+    table.sort(rows[2])
+    assert.are.same({3, 4}, rows[2])
+    local all = T.multinomial(T.tensor({1.0, 1, 1, 1}), 4):totable()
+    table.sort(all)
+    assert.are.same({1, 2, 3, 4}, all)
+  end)
+
+  it("raises PyTorch's errors", function()
+    assert.matches("not enough non%-negative category to sample", errmsg(T.multinomial, T.tensor({1.0, 0, 0}), 2))
+    assert.matches("cannot sample n_sample > prob_dist.size%(%-1%) samples without replacement",
+      errmsg(T.multinomial, T.tensor({1.0, 1}), 3))
+    assert.matches("probability tensor contains either `inf`, `nan` or element < 0",
+      errmsg(T.multinomial, T.tensor({1.0, -1}), 1))
+    assert.matches("sum of probabilities <= 0", errmsg(T.multinomial, T.tensor({0.0, 0}), 1, true))
+    assert.matches("cannot sample n_sample <= 0 samples", errmsg(T.multinomial, T.tensor({1.0}), 0))
+  end)
+end)
+
 describe("in-place random fills", function()
   it("uniform_ fills [from, to), returns self and bumps the version", function()
     local t = T.zeros(1000, {dtype = T.float64})

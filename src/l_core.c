@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "lt_lua.h"
 
 static const char settings_key = 's';   /* registry keys: addresses, never written */
 static const char dtypes_key = 'd';
 static const char hook_key = 'h';
+static const char tensor_mt_key = 'm';
+static const char storage_mt_key = 'b';   /* the Tensor metatable, found without a string lookup */
 
 /* ====================================================================== */
 /* settings                                                               */
@@ -176,26 +179,65 @@ static void open_dtypes(lua_State *L, int module) {
 /* ====================================================================== */
 /* tensor userdata                                                        */
 /* ====================================================================== */
-lt_tensor *lt_test(lua_State *L, int idx) { return (lt_tensor *)luaL_testudata(L, idx, LT_TENSOR_MT); }
+/* Compare metatable identity instead of luaL_testudata's registry lookup by
+   name (which interns the name with a strcmp on every call): operands are
+   tested several times per op, and this is on the 1-element fast path. */
+lt_tensor *lt_test(lua_State *L, int idx) {
+  void *p = lua_touserdata(L, idx);
+  if (!p || lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
+  const void *mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  return mt == lt_settings_of(L)->tensor_mt ? (lt_tensor *)p : NULL;
+}
 
 lt_tensor *lt_check(lua_State *L, int idx) {
-  lt_tensor *t = (lt_tensor *)luaL_testudata(L, idx, LT_TENSOR_MT);
+  lt_tensor *t = lt_test(L, idx);
   if (!t) luaL_typeerror(L, idx, "ltensor.Tensor");
   if (!t->storage) luaL_argerror(L, idx, "tensor was freed");
   return t;
 }
 
-/* A new userdata with an empty tensor; the metatable is set first so that
-   __gc runs correctly even if the caller raises before storage exists. */
-static lt_tensor *new_udata(lua_State *L) {
-  lt_tensor *t = (lt_tensor *)lua_newuserdatauv(L, sizeof(lt_tensor), 1);
+/* Memory layout.  A tensor is a userdata holding lt_tensor with two user
+   values: 1 = autograd table (l_core's _meta), 2 = the owner of its storage.
+   Tensors have no finalizer: a finalizer costs a call per collected object
+   and keeps everything the object references alive one more GC cycle.
+   - small data (<= LT_INLINE_MAX bytes) sits inside the tensor's own
+     userdata, after an inline lt_storage: one allocation, no owner;
+   - larger data is owned by a storage box (a userdata holding lt_storage,
+     metatable with __gc) that frees the heap block or calls the host's
+     release; the tensor's user value 2 keeps the box alive;
+   - a view's user value 2 is the owner of its base (the box, or the base
+     tensor itself when the data is inline), so storage lives exactly as
+     long as some tensor can reach it. */
+#define LT_INLINE_MAX 256
+#define LT_STORAGE_MT "ltensor.Storage"
+
+static lt_tensor *new_udata(lua_State *L, size_t extra) {
+  lt_tensor *t = (lt_tensor *)lua_newuserdatauv(L, sizeof(lt_tensor) + extra, 2);
   t->storage = NULL;
   t->offset = 0;
   t->ndim = 0;
   t->dtype = LTENSOR_FLOAT32;
   t->requires_grad = false;
-  luaL_setmetatable(L, LT_TENSOR_MT);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+  lua_setmetatable(L, -2);
   return t;
+}
+
+static int storage_box_gc(lua_State *L) {
+  lt_storage *s = (lt_storage *)lua_touserdata(L, 1);
+  if (s) lt_storage_free(s);
+  return 0;
+}
+
+/* Pushes a storage box with its metatable set and no memory yet, so that a
+   failure after this point can never leak what is attached later. */
+static lt_storage *lt_push_storage_box(lua_State *L) {
+  lt_storage *s = (lt_storage *)lua_newuserdatauv(L, sizeof(lt_storage), 0);
+  lt_storage_init(s, NULL, 0);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &storage_mt_key);
+  lua_setmetatable(L, -2);
+  return s;
 }
 
 /* Tell the collector about memory it cannot see, batched per 256 KB: Lua
@@ -218,20 +260,33 @@ lt_tensor *lt_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *
     if (shape[i] && n > INT64_MAX / 64 / shape[i]) luaL_error(L, "ltensor: tensor too large");
     n *= shape[i];
   }
-  lt_tensor *t = new_udata(L);
+  int64_t sh[LT_MAX_DIMS];   /* shape may point into a tensor the GC could move... or free */
+  memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
   size_t nbytes = (size_t)n * lt_itemsize(dt);
-  lt_storage *s = lt_storage_new(S->allocf, S->alloc_ud, nbytes);
-  if (!s) { /* emergency collection, then one retry */
-    lua_gc(L, LUA_GCCOLLECT);
-    s = lt_storage_new(S->allocf, S->alloc_ud, nbytes);
-    if (!s) luaL_error(L, "ltensor: not enough memory for %I bytes", (lua_Integer)nbytes);
+  lt_tensor *t;
+  if (nbytes <= LT_INLINE_MAX) {
+    size_t head = (sizeof(lt_tensor) + sizeof(lt_storage) + 15) & ~(size_t)15;
+    t = new_udata(L, head - sizeof(lt_tensor) + nbytes);
+    lt_storage *s = (lt_storage *)(t + 1);
+    lt_storage_init(s, (char *)t + head, nbytes);
+    t->storage = s;
+  } else {
+    lt_storage *s = lt_push_storage_box(L);
+    if (!lt_storage_alloc(s, S->allocf, S->alloc_ud, nbytes)) {
+      lua_gc(L, LUA_GCCOLLECT);   /* emergency collection, then one retry */
+      if (!lt_storage_alloc(s, S->allocf, S->alloc_ud, nbytes))
+        luaL_error(L, "ltensor: not enough memory for %I bytes", (lua_Integer)nbytes);
+    }
+    t = new_udata(L, 0);
+    t->storage = s;
+    lua_insert(L, -2);              /* tensor, box */
+    lua_setiuservalue(L, -2, 2);    /* tensor.uv2 = box */
+    gc_hint(L, S, nbytes);
   }
-  t->storage = s;
   t->dtype = dt;
   t->ndim = ndim;
-  for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
-  lt_contiguous_strides(ndim, shape, t->stride);
-  gc_hint(L, S, nbytes);
+  memcpy(t->shape, sh, sizeof(int64_t) * (size_t)ndim);
+  lt_contiguous_strides(ndim, sh, t->stride);
   return t;
 }
 
@@ -241,14 +296,41 @@ lt_tensor *lt_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt) 
   return lt_push_new(L, dt, t->ndim, shape);
 }
 
+/* Push the owner of t's storage: its user value 2, or t itself when the
+   data is inline.  t must be at stack index idx. */
+static void push_owner(lua_State *L, int idx) {
+  if (lua_getiuservalue(L, idx, 2) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, idx);
+  }
+}
+
+/* The stack index of a tensor using storage s (views are made from a tensor
+   that an argument or a local of the running C function holds, or from a
+   struct copied from one; every tensor on s has the same owner). */
+static int find_on_stack(lua_State *L, const lt_tensor *base) {
+  for (int i = lua_gettop(L); i >= 1; i--)
+    if (lua_touserdata(L, i) == base && lua_type(L, i) == LUA_TUSERDATA) return i;
+  for (int i = lua_gettop(L); i >= 1; i--) {
+    lt_tensor *x = lt_test(L, i);
+    if (x && x->storage == base->storage) return i;
+  }
+  return 0;
+}
+
 lt_tensor *lt_push_view(lua_State *L, const lt_tensor *base, int ndim, const int64_t *shape,
                         const int64_t *stride, int64_t offset) {
+  int base_idx = find_on_stack(L, base);
+  if (!base_idx) luaL_error(L, "ltensor: internal error: the base of a view must be on the stack");
   lt_storage *s = base->storage;
   ltensor_dtype dt = base->dtype;
-  int64_t sh[LT_MAX_DIMS], st[LT_MAX_DIMS];   /* base/shape may alias a collectable object */
+  int64_t sh[LT_MAX_DIMS], st[LT_MAX_DIMS];   /* shape/stride may point into base */
   memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
   memcpy(st, stride, sizeof(int64_t) * (size_t)ndim);
-  lt_tensor *t = new_udata(L);
+  luaL_checkstack(L, 3, "view");
+  lt_tensor *t = new_udata(L, 0);
+  push_owner(L, base_idx);
+  lua_setiuservalue(L, -2, 2);
   lt_storage_retain(s);
   t->storage = s;
   t->dtype = dt;
@@ -259,6 +341,22 @@ lt_tensor *lt_push_view(lua_State *L, const lt_tensor *base, int ndim, const int
   return t;
 }
 
+/* Like ltensor_push_external, for the embedding layer: a tensor over host
+   memory whose release runs when the last tensor viewing it is collected.
+   The box is created (with its finalizer) before anything else can fail,
+   and only then takes ownership of release. */
+lt_tensor *lt_push_external(lua_State *L, void *data, size_t nbytes, void (*release)(void *), void *ud,
+                            int *attached) {
+  lt_storage *s = lt_push_storage_box(L);
+  lt_storage_set_external(s, data, nbytes, release, ud);
+  *attached = 1;
+  lt_tensor *t = new_udata(L, 0);
+  t->storage = s;
+  lua_insert(L, -2);
+  lua_setiuservalue(L, -2, 2);
+  return t;
+}
+
 lt_tensor *lt_push_scalar(lua_State *L, ltensor_dtype dt, int value_idx) {
   value_idx = lua_absindex(L, value_idx);
   lt_tensor *t = lt_push_new(L, dt, 0, NULL);
@@ -266,13 +364,17 @@ lt_tensor *lt_push_scalar(lua_State *L, ltensor_dtype dt, int value_idx) {
   return t;
 }
 
-static int tensor_gc(lua_State *L) {
-  lt_tensor *t = (lt_tensor *)luaL_testudata(L, 1, LT_TENSOR_MT);
-  if (t && t->storage) {
-    lt_storage *s = t->storage;
-    t->storage = NULL;   /* idempotent: __close then __gc */
-    lt_storage_release(s);
-  }
+/* t:free() and __close: drop this tensor's hold on its storage now.  The
+   heap block is released at once when no view of it was ever made;
+   otherwise it goes when the last view is collected.  Idempotent. */
+static int tensor_free(lua_State *L) {
+  lt_tensor *t = lt_test(L, 1);
+  if (!t || !t->storage) return 0;
+  lt_storage *s = t->storage;
+  t->storage = NULL;
+  if (atomic_load(&s->refcount) == 1 && (s->block || s->release)) lt_storage_free(s);
+  lua_pushnil(L);
+  lua_setiuservalue(L, 1, 2);
   return 0;
 }
 
@@ -747,7 +849,7 @@ CONVERTER(cdouble, LTENSOR_COMPLEX128)
 /* t:free(): release the storage now; later use raises "tensor was freed" */
 static int l_free(lua_State *L) {
   lt_check(L, 1);
-  return tensor_gc(L);
+  return tensor_free(L);
 }
 
 /* T._set_tostring(fn): the Lua printer (lua/ltensor/print.lua) installs itself */
@@ -1060,8 +1162,7 @@ const lt_reg lt_reg_core[] = {
   {"_set_grad_enabled", l_set_grad_enabled, LT_MODULE, NULL},
   {"is_grad_enabled", l_is_grad_enabled, LT_MODULE, NULL},
   {"__len", l_len, LT_META, NULL},
-  {"__gc", tensor_gc, LT_META, NULL},
-  {"__close", tensor_gc, LT_META, NULL},
+  {"__close", tensor_free, LT_META, NULL},
   {"__tostring", tensor_tostring_fallback, LT_META, NULL},
   {"__eq", tensor_eq_guard, LT_META, NULL},
   {"__lt", tensor_lt_error, LT_META, NULL},
@@ -1078,7 +1179,8 @@ int luaopen_ltensor_core(lua_State *L) {
   S->default_dtype = LTENSOR_FLOAT32;
   S->promotion = LT_PROMO_TORCH;
   S->grad_enabled = 1;
-  S->num_threads = 2;
+  S->num_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);   /* elementwise threads: core count */
+  if (S->num_threads < 1) S->num_threads = 1;
   S->allocf = lua_getallocf(L, &S->alloc_ud);
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &settings_key);
@@ -1091,6 +1193,13 @@ int luaopen_ltensor_core(lua_State *L) {
   int methods = lua_gettop(L);
   luaL_newmetatable(L, LT_TENSOR_MT);
   int mt = lua_gettop(L);
+  S->tensor_mt = lua_topointer(L, mt);
+  lua_pushvalue(L, mt);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+  luaL_newmetatable(L, LT_STORAGE_MT);
+  lua_pushcfunction(L, storage_box_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &storage_mt_key);
 
   register_area(L, lt_reg_core, module, methods, mt, settings);
   register_area(L, lt_reg_view, module, methods, mt, settings);

@@ -21,23 +21,11 @@ typedef struct push_args {
 
 /* Runs under lua_pcall so that a memory error while building the tensor
    cannot skip release(): ltensor_push_external calls it when attached is
-   still 0. */
+   still 0 (once it is 1, the storage's finalizer owns release). */
 static int push_protected(lua_State *L) {
   push_args *a = (push_args *)lua_touserdata(L, 1);
-  /* A 0-dim tensor gives a fully initialised userdata (metatable, user
-     values, settings lookup); its tiny owned storage is then swapped. */
-  lt_tensor *t = lt_push_new(L, a->dtype, 0, NULL);
-  lt_settings *S = lt_settings_slow(L);
-  lt_storage *s = lt_storage_external(S->allocf, S->alloc_ud, a->data, a->nbytes, a->release, a->ud);
-  if (!s) {
-    lua_gc(L, LUA_GCCOLLECT);
-    s = lt_storage_external(S->allocf, S->alloc_ud, a->data, a->nbytes, a->release, a->ud);
-    if (!s) return luaL_error(L, "ltensor: not enough memory");
-  }
-  lt_storage *old = t->storage;
-  t->storage = s;
-  a->attached = 1;
-  lt_storage_release(old);
+  lt_tensor *t = lt_push_external(L, a->data, a->nbytes, a->release, a->ud, &a->attached);
+  t->dtype = a->dtype;
   t->offset = 0;
   t->ndim = a->ndim;
   for (int i = 0; i < a->ndim; i++) t->shape[i] = a->shape[i];
@@ -106,15 +94,15 @@ void ltensor_push_external(lua_State *L, void *data, ltensor_dtype dtype,
 }
 
 static int get_protected(lua_State *L) {
-  lua_pushlightuserdata(L, luaL_testudata(L, 1, LT_TENSOR_MT));
+  lua_pushlightuserdata(L, lt_test(L, 1));
   return 1;
 }
 
 int ltensor_get(lua_State *L, int idx, ltensor_info *info) {
   if (lua_type(L, idx) != LUA_TUSERDATA || !lua_checkstack(L, 3)) return 0;
   idx = lua_absindex(L, idx);
-  /* luaL_testudata may intern the metatable name (an allocation that can
-     raise on a state where ltensor was never opened): keep it protected. */
+  /* lt_test raises on a state where ltensor was never opened (no settings):
+     keep it protected. */
   lua_pushcfunction(L, get_protected);
   lua_pushvalue(L, idx);
   if (lua_pcall(L, 1, 1, 0) != LUA_OK) { lua_pop(L, 1); return 0; }

@@ -85,6 +85,10 @@ static void raise_promo(lua_State *L, const char *fname, int code, const lt_prom
 }
 
 static ltensor_dtype common_dtype(lua_State *L, const char *fname, operand *ops, int n) {
+  /* two tensors of one dtype and tier: every mode agrees */
+  if (n == 2 && ops[0].pin.dtype == ops[1].pin.dtype && ops[0].pin.tier == ops[1].pin.tier &&
+      ops[0].pin.tier != LT_TIER_WEAK)
+    return ops[0].pin.dtype;
   lt_settings *S = lt_settings_of(L);
   lt_pin pins[LT_MAX_DIMS];
   if (n > LT_MAX_DIMS) lt_error(L, fname, "too many operands (%d)", n);
@@ -157,9 +161,34 @@ static lt_tensor *run_ew_in(lua_State *L, const char *fname, lt_loop_fn k, opera
                             const ltensor_dtype *in_kdt, ltensor_dtype kout, ltensor_dtype rdt, int out_idx,
                             lt_kctx *ctx) {
   const lt_tensor *ts[LT_ITER_MAX_OPS];
-  int nt = 0;
-  for (int i = 0; i < n; i++)
-    if (!ops[i].weak) ts[nt++] = ops[i].t;
+  int nt = 0, fast = !out_idx && kout == rdt;
+  for (int i = 0; i < n; i++) {
+    if (ops[i].weak) continue;
+    const lt_tensor *t = ops[i].t;
+    ts[nt++] = t;
+    if (fast && (t->dtype != (in_kdt ? in_kdt[i] : cdt) || !lt_is_contiguous(t) || t->ndim != ts[0]->ndim ||
+                 memcmp(t->shape, ts[0]->shape, sizeof(int64_t) * (size_t)t->ndim) != 0))
+      fast = 0;
+  }
+  if (fast && nt > 0 && lt_numel(ts[0]) < LT_ITER_GRAIN) {
+    /* small same-shape contiguous operands: no broadcasting, layout or
+       casts to work out, so call the loop once (the 1-element path) */
+    lt_tensor *out = lt_push_new(L, rdt, ts[0]->ndim, ts[0]->shape);
+    char *data[LT_ITER_MAX_OPS];
+    int64_t st[LT_ITER_MAX_OPS];
+    data[0] = lt_data(out);
+    st[0] = (int64_t)lt_itemsize(kout);
+    for (int i = 0; i < n; i++) {
+      if (ops[i].weak) { weak_tensor(L, &ops[i], in_kdt ? in_kdt[i] : cdt); st[i + 1] = 0; }
+      else st[i + 1] = (int64_t)lt_itemsize(ops[i].t->dtype);
+      data[i + 1] = lt_data(ops[i].t);
+    }
+    atomic_init(&ctx->err, 0);
+    int64_t numel = lt_numel(out);
+    if (numel > 0) k(data, st, numel, ctx);
+    if (atomic_load(&ctx->err) == LT_KERR_ZERODIV) lt_error(L, fname, "integer division by zero");
+    return out;
+  }
   int ndim = 0;
   int64_t shape[LT_MAX_DIMS];
   int64_t ba, bb;

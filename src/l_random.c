@@ -529,7 +529,73 @@ static int l_bernoulli(lua_State *L) {
   return 1;
 }
 
+/* T.multinomial(probs, num_samples [, replacement | {replacement=}]):
+   int64 category indices (1-based) drawn with the given non-negative
+   weights, per row of a 2-D probs.  Each draw takes one 53-bit uniform u
+   and picks the first category whose running sum exceeds u * total. */
+static int64_t pick(const double *w, int64_t n, double total, double u) {
+  double target = u * total, acc = 0.0;
+  int64_t last = -1;
+  for (int64_t i = 0; i < n; i++) {
+    if (w[i] <= 0.0) continue;
+    acc += w[i];
+    last = i;
+    if (acc > target) return i;
+  }
+  return last;   /* rounding left target at the very top */
+}
+
+static int l_multinomial(lua_State *L) {
+  lt_tensor *p = lt_check(L, 1);
+  lua_Integer ns = luaL_checkinteger(L, 2);
+  int repl = lua_type(L, 3) == LUA_TTABLE ? lt_opt_bool(L, 3, "replacement", 0) : lua_toboolean(L, 3);
+  if (p->ndim < 1 || p->ndim > 2) return lt_error(L, "multinomial", "prob_dist must be 1 or 2 dim");
+  if (!lt_is_floating(p->dtype))
+    return lt_error(L, "multinomial", "multinomial only supports floating-point dtypes for input, got: %s",
+                    lt_dtypes[p->dtype].name);
+  if (ns <= 0) return lt_error(L, "multinomial", "cannot sample n_sample <= 0 samples");
+  int64_t rows = p->ndim == 2 ? p->shape[0] : 1, n = p->shape[p->ndim - 1];
+  if (!repl && ns > n)
+    return lt_error(L, "multinomial", "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  int64_t oshape[2] = { rows, ns };
+  lt_tensor *out = p->ndim == 2 ? lt_push_new(L, LTENSOR_INT64, 2, oshape)
+                                : lt_push_new(L, LTENSOR_INT64, 1, &oshape[1]);
+  lt_tensor *scratch = lt_push_new(L, LTENSOR_FLOAT64, 1, &n);   /* GC-owned work row */
+  double *w = (double *)(void *)lt_data(scratch);
+  int64_t *o = (int64_t *)(void *)lt_data(out);
+  uint64_t *s = rng_of(L);
+  for (int64_t r = 0; r < rows; r++) {
+    double total = 0.0;
+    int64_t idx[2] = { r, 0 }, nonzero = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (p->ndim == 2) idx[1] = i; else idx[0] = i;
+      w[i] = lt_load_f64(p->dtype, lt_elem_ptr(p, idx));
+      if (!isfinite(w[i]) || w[i] < 0.0)
+        return lt_error(L, "multinomial", "probability tensor contains either `inf`, `nan` or element < 0");
+      total += w[i];
+      nonzero += w[i] > 0.0;
+    }
+    if (!(total > 0.0))
+      return lt_error(L, "multinomial", "invalid multinomial distribution (sum of probabilities <= 0)");
+    if (!repl && nonzero < ns)
+      return lt_error(L, "multinomial", "invalid multinomial distribution (with replacement=False, not enough "
+                      "non-negative category to sample)");
+    for (int64_t k = 0; k < ns; k++) {
+      int64_t c = pick(w, n, total, rng_unit(s, 53));
+      o[r * ns + k] = c + 1;
+      if (!repl) {   /* remove the category and renormalise by a fresh sum */
+        w[c] = 0.0;
+        total = 0.0;
+        for (int64_t i = 0; i < n; i++) total += w[i];
+      }
+    }
+  }
+  lua_pop(L, 1);   /* scratch */
+  return 1;
+}
+
 const lt_reg lt_reg_random[] = {
+  {"multinomial", l_multinomial, LT_BOTH, NULL},
   {"arange", l_arange, LT_MODULE, NULL},
   {"linspace", l_linspace, LT_MODULE, NULL},
   {"logspace", l_logspace, LT_MODULE, NULL},

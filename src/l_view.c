@@ -1205,6 +1205,129 @@ static int l_scatter_add(lua_State *L) { return scatter_common(L, "scatter_add",
 static int l_scatter_add_(lua_State *L) { return scatter_common(L, "scatter_add_", 1, 1); }
 
 /* ====================================================================== */
+/* index_add / index_copy / index_fill                                    */
+/* ====================================================================== */
+enum { IW_COPY = 0, IW_ADD = 1, IW_FILL = 2 };
+
+/* dst[..., index[i], ...] (along d) = / += alpha * src[..., i, ...], or = the
+   value at slot vidx for IW_FILL.  Duplicated indices accumulate for add. */
+static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, const lt_tensor *index, int vidx,
+                        int mode, int aidx) {
+  char b1[SHAPE_BUF], b2[SHAPE_BUF], fill[32];
+  if (index->ndim > 1) lt_error(L, fname, "Index should have dimension 1 or 0 (got %d)", index->ndim);
+  if (index->dtype != LTENSOR_INT64 && index->dtype != LTENSOR_INT32)
+    lt_error(L, fname, "Expected dtype int32 or int64 for index (got %s)", lt_dtypes[index->dtype].name);
+  int64_t nidx = lt_numel(index);
+  int nd = dst->ndim;
+  lt_tensor *src = NULL;
+  int64_t shape[LT_MAX_DIMS];
+  memcpy(shape, dst->shape, sizeof shape);
+  if (nd) shape[d] = nidx;
+  if (mode == IW_FILL) {
+    lt_tensor *vt = lt_test(L, vidx);
+    if (vt) {
+      if (vt->ndim != 0)
+        lt_error(L, fname, "only supports a 0-dimensional value tensor, but got tensor with %d dimension(s)", vt->ndim);
+      lt_cast_kernel(vt->dtype, dst->dtype)(lt_data(vt), 0, fill, 0, 1);
+    } else {
+      int ty = lua_type(L, vidx);
+      if (ty != LUA_TNUMBER && ty != LUA_TBOOLEAN) luaL_typeerror(L, vidx, "number, boolean or 0-dim tensor");
+      lt_store_lua(L, vidx, dst->dtype, fill);
+    }
+  } else {
+    src = lt_check(L, vidx);
+    if (src->dtype != dst->dtype)
+      lt_error(L, fname, "self (%s) and source (%s) must have the same scalar type", lt_dtypes[dst->dtype].name,
+               lt_dtypes[src->dtype].name);
+    int sn = src->ndim ? src->ndim : 1, dn = nd ? nd : 1;
+    int ok = sn == dn;
+    for (int k = 0; ok && k < src->ndim && nd; k++) ok = k == d || src->shape[k] == dst->shape[k];
+    if (!ok)
+      lt_error(L, fname, "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+               "self.shape = %s source.shape = %s", shape_str(b1, sizeof b1, nd, dst->shape),
+               shape_str(b2, sizeof b2, src->ndim, src->shape));
+    int64_t ssz = src->ndim ? src->shape[d] : 1;
+    if (ssz != nidx)
+      lt_error(L, fname, "Number of indices (%I) should be equal to source.size(dim) (%I)", (lua_Integer)nidx,
+               (lua_Integer)ssz);
+    if (src->storage == dst->storage) {
+      lt_tensor *c = lt_push_new_like(L, src, src->dtype);
+      lt_copy_into(c, src);
+      src = c;
+    }
+  }
+  if (lt_numel(dst) > 1 && lt_has_internal_overlap(dst))
+    lt_error(L, fname, "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+             "to a single memory location. Please clone() the tensor before performing the operation.");
+  double af = 1.0;
+  int64_t ai = 1;
+  if (mode == IW_ADD && aidx && lua_type(L, aidx) == LUA_TTABLE) {
+    lua_getfield(L, aidx, "alpha");
+    if (!lua_isnil(L, -1)) {
+      if (!lt_is_floating(dst->dtype) && !lt_is_complex(dst->dtype) && !lua_isinteger(L, -1))
+        lt_error(L, fname, "For integral input tensors, argument alpha must not be a floating point number.");
+      af = lua_tonumber(L, -1);
+      ai = lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+  }
+  int64_t total = 1;
+  for (int k = 0; k < nd; k++) total *= shape[k];
+  if (nd == 0) total = nidx;
+  if (total > 0) {
+    size_t isz = lt_itemsize(dst->dtype), xsz = lt_itemsize(index->dtype);
+    int64_t size_d = nd ? dst->shape[d] : 1, stride_d = nd ? dst->stride[d] : 0;
+    int64_t istride = index->ndim ? index->stride[0] : 0;
+    ltensor_dtype dt = dst->dtype;
+    odo o;
+    odo_init(&o, nd, shape);
+    if (nd) {
+      memcpy(o.stride[0], dst->stride, sizeof(int64_t) * (size_t)nd);
+      o.stride[0][d] = 0;
+      if (src && src->ndim) memcpy(o.stride[1], src->stride, sizeof(int64_t) * (size_t)nd);
+    }
+    const char *ib = lt_data(index);
+    char *db = dst->storage->data;
+    do {
+      int64_t i = nd ? o.idx[d] : 0;
+      const char *ip = ib + i * istride * (int64_t)xsz;
+      int64_t w = wrap_index(L, fname, lt_load_i64(index->dtype, ip), size_d, d);
+      char *dp = db + (dst->offset + o.off[0] + w * stride_d) * (int64_t)isz;
+      if (mode == IW_FILL) { memcpy(dp, fill, isz); continue; }
+      const char *sp = lt_data(src) + o.off[1] * (int64_t)isz;
+      if (mode == IW_COPY) memcpy(dp, sp, isz);
+      else if (lt_is_complex(dt)) lt_store_c128(dt, dp, lt_load_c128(dt, dp) + af * lt_load_c128(dt, sp));
+      else if (lt_is_floating(dt)) lt_store_f64(dt, dp, lt_load_f64(dt, dp) + af * lt_load_f64(dt, sp));
+      else if (dt == LTENSOR_BOOL) *(uint8_t *)dp = *(uint8_t *)dp || (ai && *(const uint8_t *)sp);
+      else lt_store_i64(dt, dp, (int64_t)((uint64_t)lt_load_i64(dt, dp) + (uint64_t)ai * (uint64_t)lt_load_i64(dt, sp)));
+    } while (odo_next(&o));
+  }
+  lt_bump_version(dst);
+}
+
+static int index_write_common(lua_State *L, const char *fname, int inplace, int mode) {
+  lt_tensor *t = lt_check(L, 1);
+  int d = lt_checkdim(L, luaL_checkinteger(L, 2), t->ndim, fname);
+  lt_tensor *index = lt_check(L, 3);
+  luaL_checkany(L, 4);
+  lt_tensor *dst = t;
+  if (!inplace) {
+    dst = lt_push_new_like(L, t, t->dtype);
+    lt_copy_into(dst, t);
+  }
+  int top = lua_gettop(L);
+  index_write(L, fname, dst, d, index, 4, mode, mode == IW_ADD ? 5 : 0);
+  lua_settop(L, inplace ? 1 : top);
+  return 1;
+}
+static int l_index_add(lua_State *L) { return index_write_common(L, "index_add", 0, IW_ADD); }
+static int l_index_add_(lua_State *L) { return index_write_common(L, "index_add_", 1, IW_ADD); }
+static int l_index_copy(lua_State *L) { return index_write_common(L, "index_copy", 0, IW_COPY); }
+static int l_index_copy_(lua_State *L) { return index_write_common(L, "index_copy_", 1, IW_COPY); }
+static int l_index_fill(lua_State *L) { return index_write_common(L, "index_fill", 0, IW_FILL); }
+static int l_index_fill_(lua_State *L) { return index_write_common(L, "index_fill_", 1, IW_FILL); }
+
+/* ====================================================================== */
 /* cat / stack                                                            */
 /* ====================================================================== */
 static lt_tensor *list_elem(lua_State *L, int list, int i, const char *fname) {
@@ -1336,6 +1459,12 @@ const lt_reg lt_reg_view[] = {
   VIEWOP("masked_fill", l_masked_fill),
   VIEWOP("masked_fill_", l_masked_fill_),
   VIEWOP("gather", l_gather),
+  VIEWOP("index_add", l_index_add),
+  VIEWOP("index_add_", l_index_add_),
+  VIEWOP("index_copy", l_index_copy),
+  VIEWOP("index_copy_", l_index_copy_),
+  VIEWOP("index_fill", l_index_fill),
+  VIEWOP("index_fill_", l_index_fill_),
   VIEWOP("scatter", l_scatter),
   VIEWOP("scatter_", l_scatter_),
   VIEWOP("scatter_add", l_scatter_add),

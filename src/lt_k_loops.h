@@ -14,6 +14,14 @@
 #include <complex.h>
 #include "lt_iter.h"
 
+/* The build's -O2 only vectorises loops the "very cheap" cost model
+   accepts, which excludes loops that need a runtime alias check (outputs
+   may alias inputs in place).  Kernels are the hot path: ask for -O3's
+   vectoriser here, and no errno from libm so sqrt & co. vectorise too. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-math-errno")
+#endif
+
 /* M(op, E, T, UT): integer dtypes with their unsigned twin (wrapping math) */
 #define LT_FOR_UINTS(M, op) M(op, UINT8, uint8_t, uint8_t) M(op, UINT16, uint16_t, uint16_t) \
   M(op, UINT32, uint32_t, uint32_t) M(op, UINT64, uint64_t, uint64_t)

@@ -40,6 +40,7 @@ typedef struct lt_settings {
   void *alloc_ud;
   uint64_t rng[8];               /* random generator state (l_random.c) */
   int has_autograd_hook;         /* a Lua autograd hook is installed */
+  const void *tensor_mt;         /* identity of the Tensor metatable, for a cheap lt_test */
 } lt_settings;
 
 lt_settings *lt_settings_slow(lua_State *L);
@@ -74,6 +75,10 @@ lt_tensor *lt_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt);
 /* A view of base's storage (no copy); requires_grad is not inherited. */
 lt_tensor *lt_push_view(lua_State *L, const lt_tensor *base, int ndim, const int64_t *shape,
                         const int64_t *stride, int64_t offset);
+/* Embedding: a tensor over host memory (shape/strides set by the caller);
+   *attached becomes 1 once the finalizer owns release. */
+lt_tensor *lt_push_external(lua_State *L, void *data, size_t nbytes, void (*release)(void *), void *ud,
+                            int *attached);
 /* A 0-dim tensor holding one Lua number/boolean converted to dt. */
 lt_tensor *lt_push_scalar(lua_State *L, ltensor_dtype dt, int value_idx);
 /* Record an in-place write (autograd version counter). */

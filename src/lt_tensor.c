@@ -4,52 +4,68 @@
 
 #define LT_ALIGN 64
 
-lt_storage *lt_storage_new(lt_allocf allocf, void *alloc_ud, size_t nbytes) {
-  /* header, then data aligned by hand: Lua's allocator only promises 8/16 */
-  size_t size = sizeof(lt_storage) + LT_ALIGN + (nbytes ? nbytes : 1);
-  void *block = allocf(alloc_ud, NULL, 0, size);
-  if (!block) return NULL;
-  lt_storage *s = block;
-  uintptr_t p = (uintptr_t)((char *)block + sizeof(lt_storage));
-  p = (p + LT_ALIGN - 1) & ~(uintptr_t)(LT_ALIGN - 1);
-  atomic_init(&s->refcount, 1);
-  atomic_init(&s->version, 0);
-  s->data = (char *)p;
-  s->nbytes = nbytes;
-  s->allocf = allocf;
-  s->alloc_ud = alloc_ud;
-  s->block = block;
-  s->block_size = size;
-  s->release = NULL;
-  s->release_ud = NULL;
-  return s;
-}
+/* Under AddressSanitizer, poison the alignment slack around owned data so
+   that an off-by-one access is reported instead of landing in padding. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define LT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define LT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define LT_POISON(p, n) ((void)(p), (void)(n))
+#define LT_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
-lt_storage *lt_storage_external(lt_allocf allocf, void *alloc_ud, void *data, size_t nbytes,
-                                void (*release)(void *), void *ud) {
-  size_t size = sizeof(lt_storage);
-  lt_storage *s = allocf(alloc_ud, NULL, 0, size);
-  if (!s) return NULL;
+void lt_storage_init(lt_storage *s, char *data, size_t nbytes) {
   atomic_init(&s->refcount, 1);
   atomic_init(&s->version, 0);
   s->data = data;
   s->nbytes = nbytes;
+  s->allocf = NULL;
+  s->alloc_ud = NULL;
+  s->block = NULL;
+  s->block_size = 0;
+  s->release = NULL;
+  s->release_ud = NULL;
+}
+
+int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nbytes) {
+  /* aligned by hand: Lua's allocator only promises 8/16 bytes */
+  size_t size = LT_ALIGN + (nbytes ? nbytes : 1);
+  void *block = allocf(alloc_ud, NULL, 0, size);
+  if (!block) return 0;
+  uintptr_t p = ((uintptr_t)block + LT_ALIGN - 1) & ~(uintptr_t)(LT_ALIGN - 1);
+  lt_storage_init(s, (char *)p, nbytes);
   s->allocf = allocf;
   s->alloc_ud = alloc_ud;
-  s->block = s;
+  s->block = block;
   s->block_size = size;
+  LT_POISON((char *)block, (size_t)(s->data - (char *)block));
+  LT_POISON(s->data + nbytes, (size_t)((char *)block + size - (s->data + nbytes)));
+  return 1;
+}
+
+void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*release)(void *), void *ud) {
+  lt_storage_init(s, data, nbytes);
   s->release = release;
   s->release_ud = ud;
-  return s;
 }
 
 void lt_storage_retain(lt_storage *s) { atomic_fetch_add(&s->refcount, 1); }
 
-void lt_storage_release(lt_storage *s) {
-  if (!s) return;
-  if (atomic_fetch_sub(&s->refcount, 1) != 1) return;
-  if (s->release) s->release(s->release_ud);
-  s->allocf(s->alloc_ud, s->block, s->block_size, 0);
+void lt_storage_free(lt_storage *s) {
+  if (s->block) {
+    void *block = s->block;
+    s->block = NULL;
+    LT_UNPOISON(block, s->block_size);
+    s->allocf(s->alloc_ud, block, s->block_size, 0);
+  }
+  if (s->release) {
+    void (*release)(void *) = s->release;
+    s->release = NULL;
+    release(s->release_ud);
+  }
+  s->data = NULL;
+  s->nbytes = 0;
 }
 
 int64_t lt_numel(const lt_tensor *t) {

@@ -17,11 +17,16 @@
 
 typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* = lua_Alloc */
 
+/* The bytes behind one or more tensors.  Where it lives (the binding layer
+   decides): inside a small tensor's own userdata, or in a storage userdata
+   whose finalizer frees `block` or calls `release` -- the Lua collector
+   keeps it alive exactly as long as some tensor references it. */
 typedef struct lt_storage {
-  atomic_long refcount;
-  char *data;                  /* aligned to 64 bytes for owned memory */
+  atomic_long refcount;        /* tensors ever given this storage (1 + views); never
+                                  decremented: free() releases memory early only at 1 */
+  char *data;                  /* aligned to 64 bytes for heap memory; NULL once freed */
   size_t nbytes;
-  /* owned memory: freed through allocf(alloc_ud, block, block_size, 0) */
+  /* heap memory: freed through allocf(alloc_ud, block, block_size, 0) */
   lt_allocf allocf;
   void *alloc_ud;
   void *block;
@@ -43,12 +48,12 @@ typedef struct lt_tensor {
   int64_t stride[LT_MAX_DIMS]; /* in elements */
 } lt_tensor;
 
-/* Storage lifetime (refcount starts at 1). */
-lt_storage *lt_storage_new(lt_allocf allocf, void *alloc_ud, size_t nbytes);
-lt_storage *lt_storage_external(lt_allocf allocf, void *alloc_ud, void *data, size_t nbytes,
-                                void (*release)(void *), void *ud);
-void lt_storage_retain(lt_storage *s);
-void lt_storage_release(lt_storage *s);
+/* Storage set-up and release (never raise; return 0 on allocation failure). */
+void lt_storage_init(lt_storage *s, char *data, size_t nbytes);           /* unowned bytes */
+int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nbytes);
+void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*release)(void *), void *ud);
+void lt_storage_retain(lt_storage *s);     /* one more tensor views it */
+void lt_storage_free(lt_storage *s);       /* idempotent: frees heap data / calls release */
 
 /* Shape helpers. */
 int64_t lt_numel(const lt_tensor *t);

@@ -725,11 +725,6 @@ rules.permute = function(raw, x, ...)
   return { name = "PermuteBackward0", inputs = { x }, inv = inv, view_of = x,
     backward = function(n, g) return g:permute(n.inv) end }, out
 end
-rules.movedim = function(raw, x, ...)
-  local out = raw(x, ...)
-  return { name = "PermuteBackward0", inputs = { x }, shape = x.shape, view_of = x,
-    backward = function(n, g) fail("backward", "the derivative for 'movedim' is not implemented") end }, out
-end
 
 -- zeros of `shape` with g placed at [start, start+len) along dim, built with
 -- cat so that it stays differentiable under create_graph
@@ -773,6 +768,13 @@ local function index_add_into(shape, dim, idx, src)
   idx = idx:reshape({ idx:numel() }) % (n + 1)   -- negative indices count from the end
   if T.index_add then
     return T.index_add(T.zeros(shape, { dtype = src.dtype }), dim, idx, src)
+  end
+  if T.scatter_add and #shape > 0 then
+    local bshape = {}
+    for i = 1, #shape do bshape[i] = 1 end
+    bshape[dim] = idx:numel()
+    local full = idx:reshape(bshape):expand(src.shape)
+    return T.scatter_add(T.zeros(shape, { dtype = src.dtype }), dim, full, src)
   end
   local k = idx:numel()
   local hot = T.eq(idx:reshape({ k, 1 }), T.arange(1, n + 1):reshape({ 1, n })):to(src.dtype)
@@ -859,10 +861,75 @@ rules.gather = function(raw, x, dim, idx)
     backward = function(n, g)
       local id = n.saved[1]
       local d, nd = n.dim, #n.shape
+      if T.scatter_add then return T.scatter_add(T.zeros(n.shape, { dtype = g.dtype }), d, id, g) end
       -- one-hot over the gathered dim: (.., k, n, ..) summed over k
       local hot = T.eq(id:unsqueeze(d + 1), arange_along(n.shape[d], d + 1, nd + 1))
       local r = T.sum(keep_where(hot, g:unsqueeze(d + 1):expand(hot.shape)), d)
       return sum_to(r, n.shape)
+    end }, out
+end
+
+rules.where_method = function(raw, x, c, y)
+  local out = raw(x, c, y)
+  return { name = "WhereBackward0", inputs = { x, c, y }, saved = { c, n = 1 },
+    backward = function(n, g)
+      local cond = n.saved[1]
+      return need(n, 1) and keep_where(cond, g) or nil, nil, need(n, 3) and zero_where(cond, g) or nil
+    end }, out
+end
+rules.movedim = function(raw, x, src, dst)
+  local out = raw(x, src, dst)
+  return { name = "PermuteBackward0", inputs = { x }, src = src, dst = dst, view_of = x,
+    backward = function(n, g) return g:movedim(n.dst, n.src) end }, out
+end
+rules.masked_select = function(raw, x, mask)
+  local out = raw(x, mask)
+  return { name = "MaskedSelectBackward0", inputs = { x }, saved = { mask, n = 1 }, shape = x.shape,
+    backward = function(n, g)
+      local m = n.saved[1]
+      local full = T.zeros(n.shape, { dtype = g.dtype })
+      local z = (full + T.zeros_like(m, { dtype = g.dtype }))   -- the broadcast shape of x and mask
+      z[m:expand(z.shape)] = g
+      return z
+    end }, out
+end
+-- values and 1-based indices along dim (sort, topk): scatter g back
+local function sorted_rule(name, dim_of)
+  return function(raw, x, ...)
+    local r = pack(raw(x, ...))
+    local nd = x:dim()
+    return { name = name, inputs = { x }, saved = { r[2], n = 1 }, shape = x.shape, dim = normdim(dim_of(...) or -1, nd),
+      nondiff = { [2] = true },
+      backward = function(n, g)
+        if #n.shape == 0 then return g end
+        return T.scatter_add(T.zeros(n.shape, { dtype = g.dtype }), n.dim, n.saved[1], g)
+      end }, unpack(r, 1, r.n)
+  end
+end
+rules.sort = sorted_rule("SortBackward0", function(d)
+  if math.type(d) == "integer" then return d end
+  if is_opts(d) then return d.dim end
+end)
+rules.topk = sorted_rule("TopkBackward0", function(_, d, opts)
+  if math.type(d) == "integer" then return d end
+  if is_opts(d) then return d.dim end
+  if is_opts(opts) then return opts.dim end
+end)
+rules.scatter_add = function(raw, x, dim, idx, src)
+  local out = raw(x, dim, idx, src)
+  return { name = "ScatterAddBackward0", inputs = { x, dim, idx, src }, saved = { idx, n = 1 }, dim = dim,
+    backward = function(n, g)
+      return g, nil, nil, need(n, 4) and T.gather(g, n.dim, n.saved[1]) or nil
+    end }, out
+end
+rules.scatter = function(raw, x, dim, idx, src, ...)
+  local out = raw(x, dim, idx, src, ...)
+  return { name = is_t(src) and "ScatterBackward0" or "ScatterBackward1", inputs = { x, dim, idx, src }, saved = { idx, n = 1 }, dim = dim,
+    backward = function(n, g)
+      local id = n.saved[1]
+      local gx
+      if need(n, 1) then gx = T.scatter(g, n.dim, id, 0) end
+      return gx, nil, nil, need(n, 4) and T.gather(g, n.dim, id) or nil
     end }, out
 end
 
@@ -1071,10 +1138,21 @@ local function inplace(name, raw, a, ...)
     src = with_mode(false, T.clone, a)
   end
   local function fake(_, ...) raw(a, ...) return a end
+  -- a also passed as another operand (a:mul_(a)): what the rule saves of it
+  -- is its value before this write, so backward must see the write
+  local alias = false
+  for i = 1, select("#", ...) do if rawequal(select(i, ...), a) then alias = true break end end
+  local v0 = alias and version(a)
   return (function(spec, ...)
     if spec == nil then return ... end
     spec.inputs[1] = a   -- the edge goes to a's history before this op
-    return attach(spec, a, ...)
+    local function fix(...)
+      if alias and spec.saved then
+        for i, s in pairs(spec.saved) do if rawequal(s, a) then spec.versions[i] = v0 end end
+      end
+      return ...
+    end
+    return fix(attach(spec, a, ...))
   end)(rule(inplace_rules[name] and raw or fake, src, ...))
 end
 

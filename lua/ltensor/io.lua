@@ -221,6 +221,12 @@ local function open_read(fname, path)
   if not f then fail(fname, "cannot open '%s': %s", path, err) end
   local size = f:seek("end")
   f:seek("set", 0)
+  -- a directory opens on Linux but cannot be read
+  local probe, rerr = f:read(0)
+  if not size or (not probe and rerr) then
+    f:close()
+    fail(fname, "cannot read '%s': %s", path, tostring(rerr or "not a regular file"))
+  end
   return f, size
 end
 
@@ -232,16 +238,15 @@ local function read_at(fname, f, path, offset, n)
   return s
 end
 
--- numel * itemsize, checked against limit so that it can never overflow;
--- returns nil when the product exceeds limit.
-local function byte_count(shape, itemsize, limit)
+-- numel * itemsize, or nil when it would not fit in a Lua integer (the
+-- callers then compare it with the bytes really there before reading).
+local function byte_count(shape, itemsize)
   for _, n in ipairs(shape) do if n == 0 then return 0 end end
   local nb = itemsize
   for _, n in ipairs(shape) do
-    if nb > limit // n then return nil end
+    if nb > math.maxinteger // n then return nil end
     nb = nb * n
   end
-  if nb > limit then return nil end
   return nb
 end
 
@@ -399,10 +404,10 @@ function T.load(path)
           fail("load", "tensor '%s': data_offsets [%d, %d] are outside the %d bytes of data (truncated file?)",
             name, b, e, data_len)
         end
-        local nb = byte_count(shape, dt.itemsize, data_len)
+        local nb = byte_count(shape, dt.itemsize)
         if nb ~= e - b then
           fail("load", "tensor '%s': shape %s of dtype %s needs %s bytes but data_offsets span %d",
-            name, shape_str(shape), code, nb and tostring(nb) or "more than " .. data_len, e - b)
+            name, shape_str(shape), code, nb and tostring(nb) or "more than 2^63", e - b)
         end
         entries[#entries + 1] = { name = name, dt = dt, shape = shape, b = b, e = e }
       end
@@ -607,10 +612,10 @@ function T.load_npy(path)
       end
     end
     local data_len = size - start - hlen
-    local nb = byte_count(shape, dt.itemsize, data_len)
+    local nb = byte_count(shape, dt.itemsize)
     if nb ~= data_len then
       fail("load_npy", "'%s': shape %s of dtype '%s' needs %s bytes but the file holds %d",
-        path, npy_shape_str(shape), descr, nb and tostring(nb) or "more than " .. data_len, data_len)
+        path, npy_shape_str(shape), descr, nb and tostring(nb) or "more than 2^63", data_len)
     end
     local bytes = read_at("load_npy", f, path, start + hlen, nb)
     return T._frombytes(bytes, dt, shape, 0, order == ">", d.fortran_order)

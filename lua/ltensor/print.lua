@@ -249,6 +249,7 @@ local function tensor_lines(data, shape, d, indent, summarize, f1, f2)
     if f2 then element_length = element_length + f2.max_width + 1 end
     local per_line = max(1, floor((opts.linewidth - indent) / element_length))
     local items = {}
+    if cut and e == 0 then items[1] = " ..." end
     for i = 1, #data do
       items[#items + 1] = val_str(data[i], f1, f2)
       if cut and i == e then items[#items + 1] = " ..." end
@@ -260,6 +261,7 @@ local function tensor_lines(data, shape, d, indent, summarize, f1, f2)
     return "[" .. concat(lines, ",\n" .. srep(" ", indent + 1)) .. "]"
   end
   local slices = {}
+  if cut and e == 0 then slices[1] = "..." end
   for i = 1, #data do
     slices[#slices + 1] = tensor_lines(data[i], shape, d + 1, indent + 1, summarize, f1, f2)
     if cut and i == e then slices[#slices + 1] = "..." end

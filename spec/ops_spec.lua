@@ -1,0 +1,453 @@
+-- Elementwise ops, operators, broadcasting, layouts and the errors they raise.
+local T = require "ltensor"
+
+local nan, inf = 0 / 0, math.huge
+local function tt(data, dtype) return T.tensor(data, dtype and { dtype = T[dtype] } or nil) end
+
+local function flat(v, out)
+  out = out or {}
+  if type(v) == "table" then for i = 1, #v do flat(v[i], out) end else out[#out + 1] = v end
+  return out
+end
+
+-- values equal (NaN equals NaN), floats within tol
+local function same(want, got, tol, msg)
+  local w, g = flat(want), flat(got)
+  assert.equal(#w, #g, msg)
+  for i = 1, #w do
+    local a, b = w[i], g[i]
+    if type(a) == "number" and a ~= a then
+      assert.is_true(b ~= b, (msg or "") .. " [" .. i .. "] want nan, got " .. tostring(b))
+    elseif type(a) == "number" and tol and a ~= b then
+      assert.is_true(math.abs(a - b) <= tol * (1 + math.abs(a)),
+        (msg or "") .. " [" .. i .. "] want " .. a .. ", got " .. tostring(b))
+    else
+      assert.equal(a, b, (msg or "") .. " [" .. i .. "]")
+    end
+  end
+end
+
+local function raises(pattern, f, ...)
+  local ok, err = pcall(f, ...)
+  assert.is_false(ok, "expected an error containing: " .. pattern)
+  assert.matches(pattern, tostring(err), 1, true)
+end
+
+describe("arithmetic values", function()
+  local cases = {
+    -- op, a, b, want, dtype of result
+    { "add", tt({ 1, 2, 3 }), tt({ 10, 20, 30 }), { 11, 22, 33 }, "int64" },
+    { "sub", tt({ 1, 2, 3 }), 1, { 0, 1, 2 }, "int64" },
+    { "mul", tt({ 1.5, -2 }), 2, { 3.0, -4.0 }, "float32" },
+    { "div", tt({ 7, -7 }), 2, { 3.5, -3.5 }, "float32" },
+    { "floor_divide", tt({ 7, -7, 7, -7 }), tt({ 2, 2, -2, -2 }), { 3, -4, -4, 3 }, "int64" },
+    { "remainder", tt({ 7, -7, 7, -7 }), tt({ 3, 3, -3, -3 }), { 1, 2, -2, -1 }, "int64" },
+    { "fmod", tt({ 7, -7, 7, -7 }), tt({ 3, 3, -3, -3 }), { 1, -1, 1, -1 }, "int64" },
+    { "remainder", tt({ 5.5, -5.5 }), 2, { 1.5, 0.5 }, "float32" },
+    { "fmod", tt({ 5.5, -5.5 }), 2, { 1.5, -1.5 }, "float32" },
+    { "floor_divide", tt({ 5.5, -5.5 }), 2, { 2.0, -3.0 }, "float32" },
+    { "pow", tt({ 2, 3, -2 }), 3, { 8, 27, -8 }, "int64" },
+    { "pow", tt({ 4.0, 9.0 }), 0.5, { 2.0, 3.0 }, "float32" },
+    { "pow", tt({ 2, -1, 1, 5 }), tt({ -1, -3, -2, 0 }), { 0, -1, 1, 1 }, "int64" },
+    { "atan2", tt({ 1.0, -1.0 }), tt({ 1.0, 1.0 }), { math.pi / 4, -math.pi / 4 }, "float32" },
+    { "maximum", tt({ 1, 5 }), tt({ 3, 2 }), { 3, 5 }, "int64" },
+    { "minimum", tt({ nan, 1.0 }), tt({ 0.0, nan }), { nan, nan }, "float32" },
+    { "maximum", tt({ nan, 1.0, -inf }), tt({ 0.0, nan, 1.0 }), { nan, nan, 1.0 }, "float32" },
+  }
+  for i, c in ipairs(cases) do
+    it(c[1] .. " case " .. i, function()
+      local r = T[c[1]](c[2], c[3])
+      assert.equal(T[c[5]], r.dtype)
+      same(c[4], r:totable(), 1e-6, c[1])
+    end)
+  end
+
+  it("add and sub take alpha (a number or {alpha=})", function()
+    same({ 21, 42 }, T.add(tt({ 1, 2 }), tt({ 10, 20 }), 2):totable())
+    same({ -19, -38 }, T.sub(tt({ 1, 2 }), tt({ 10, 20 }), { alpha = 2 }):totable())
+    same({ 3.5 }, T.add(tt({ 1.0 }), tt({ 1.0 }), 2.5):totable())
+    raises("alpha must not be a floating point number", T.add, tt({ 1 }), tt({ 1 }), 1.5)
+  end)
+
+  it("div with rounding_mode", function()
+    same({ -2, -2, 2, 2 }, T.div(tt({ -7, 7, -7, 7 }), tt({ 3, -3, -3, 3 }), { rounding_mode = "trunc" }):totable())
+    same({ -3, -3, 2, 2 }, T.div(tt({ -7, 7, -7, 7 }), tt({ 3, -3, -3, 3 }), "floor"):totable())
+    assert.equal(T.int64, T.div(tt({ 1 }), 2, { rounding_mode = "floor" }).dtype)
+    same({ -2.0 }, T.div(tt({ -7.5 }), 3, { rounding_mode = "trunc" }):totable())
+    same({ -3.0 }, T.div(tt({ -7.5 }), 3, { rounding_mode = "floor" }):totable())
+    raises("rounding_mode to be one of None, 'trunc', or 'floor' but found 'up'", T.div, tt({ 1 }), 1, "up")
+  end)
+
+  it("integer overflow wraps and INT_MIN // -1 does not trap", function()
+    same({ -56, -29, -28 }, (tt({ 100, 127, -128 }, "int8") + 100):totable())
+    same({ math.mininteger }, (tt({ math.maxinteger }) + 1):totable())
+    same({ math.mininteger }, (tt({ math.mininteger }) // -1):totable())
+    same({ 0 }, (tt({ math.mininteger }) % -1):totable())
+    same({ -2147483648 }, T.div(tt({ -2147483648 }, "int32"), -1, "trunc"):totable())
+    same({ -128 }, tt({ -128 }, "int8"):abs():totable())
+    same({ -128 }, (-tt({ -128 }, "int8")):totable())
+    same({ 0, 254 }, (tt({ 0, 127 }, "uint8") * 2):totable())
+    same({ 1 }, (tt({ 65535 }, "uint16") * tt({ 65535 }, "uint16")):totable())
+  end)
+
+  it("integer division by zero raises and never traps", function()
+    for _, dt in ipairs({ "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64" }) do
+      local a, b = tt({ 7, 1 }, dt), tt({ 0, 1 }, dt)
+      raises("integer division by zero", function() return a // b end)
+      raises("integer division by zero", function() return a % b end)
+      raises("integer division by zero", T.fmod, a, b)
+      raises("integer division by zero", T.div, a, b, "trunc")
+      raises("integer division by zero", T.div, a, 0, "floor")
+    end
+    same({ inf, nan }, (tt({ 1, 0 }) / 0):totable())
+  end)
+
+  it("float division by zero follows IEEE", function()
+    same({ inf, -inf, nan }, (tt({ 1.0, -1.0, 0.0 }) / 0.0):totable())
+    same({ inf, -inf, nan }, (tt({ 1.0, -1.0, 0.0 }) // 0.0):totable())
+    same({ nan, nan }, (tt({ 1.0, -1.0 }) % 0.0):totable())
+  end)
+
+  it("pow refuses negative integer powers of integers", function()
+    raises("Integers to negative integer powers are not allowed", function() return tt({ 2 }) ^ -1 end)
+    raises("Integers to negative integer powers are not allowed", T.pow, tt({ 2 }, "int8"), -2)
+    same({ 0.25 }, T.pow(tt({ 2 }), -2.0):totable())
+  end)
+end)
+
+describe("bool semantics (PyTorch 1.13)", function()
+  local a, b = tt({ true, true, false, false }), tt({ true, false, true, false })
+  it("+ is or, * is and, comparisons and bitwise ops stay bool", function()
+    same({ true, true, true, false }, (a + b):totable())
+    same({ true, false, false, false }, (a * b):totable())
+    same({ false, true, true, false }, (a ~ b):totable())
+    same({ false, false, true, true }, (~a):totable())
+    assert.equal(T.int64, (a << 1).dtype)
+  end)
+  it("- raises PyTorch's errors", function()
+    raises("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+      function() return a - b end)
+    raises("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+      function() return 1 - a end)
+    raises("with a bool tensor is not supported", function() return tt({ 1 }) - true end)
+    raises("Negation, the `-` operator, on a bool tensor is not supported", function() return -a end)
+  end)
+  it("/ of bools is float", function()
+    same({ 1.0, inf, 0.0, nan }, (a / b):totable())
+  end)
+end)
+
+describe("operators", function()
+  it("accept Lua numbers on either side", function()
+    local x = tt({ 1.0, 2.0 })
+    same({ 1.0, 0.0 }, (2 - x):totable())
+    same({ 2.0, 1.0 }, (2 / x):totable())
+    same({ 3.0, 4.0 }, (2 + x):totable())
+    same({ 2.0, 4.0 }, (2 ^ x):totable())
+    same({ 1.0, 4.0 }, (x ^ 2):totable())
+    same({ -1.0, -2.0 }, (-x):totable())
+    same({ 0, 1 }, (3 // tt({ 4, 2 })):totable())
+    same({ 1, 0 }, (5 % tt({ 2, 5 })):totable())
+    same({ 3, 2 }, (tt({ 3, 6 }) & 3):totable())
+    same({ 7 }, (4 | tt({ 3 })):totable())
+    same({ 4 }, (1 << tt({ 2 })):totable())
+    same({ 1 }, (tt({ 4 }) >> 2):totable())
+    same({ -2 }, (~tt({ 1 })):totable())
+  end)
+
+  it("== is T.equal (a Lua boolean)", function()
+    assert.is_true(tt({ 1, 2 }) == tt({ 1, 2 }))
+    assert.is_false(tt({ 1, 2 }) == tt({ 1, 3 }))
+    assert.is_false(tt({ 1, 2 }) == tt({ { 1, 2 } }))
+    assert.is_true(T.equal(tt({ 1, 2 }), tt({ 1.0, 2.0 })))
+    assert.is_false(tt({ nan }) == tt({ nan }))
+  end)
+
+  it("< and <= point to lt/le", function()
+    raises("lt", function() return tt({ 1 }) < tt({ 2 }) end)
+  end)
+
+  it("reject strings clearly", function()
+    raises("ltensor.add: expected a tensor, number or boolean as argument 2 (got string)",
+      function() return tt({ 1 }) + "1" end)
+    raises("expected a tensor, number or boolean", function() return "1" * tt({ 1 }) end)
+    raises("expected a tensor, number or boolean", T.sub, tt({ 1 }), {})
+  end)
+
+  it("bitwise ops refuse floats as PyTorch and Lua do", function()
+    raises("\"bitwise_and_cpu\" not implemented for 'Float'", function() return tt({ 1.0 }) & 1 end)
+    raises("not implemented for 'Double'", T.bitwise_left_shift, tt({ 1.0 }, "float64"), 1)
+    raises("number has no integer representation", function() return tt({ 1 }) | 1.5 end)
+    same({ 1 }, (tt({ 3 }) & 1.0):totable())
+  end)
+end)
+
+describe("comparisons and logical ops", function()
+  it("give bool tensors and handle NaN", function()
+    local a, b = tt({ nan, 1.0, -inf, 2.0 }, "float64"), tt({ 0.0, nan, 1.0, inf }, "float64")
+    same({ false, false, false, false }, T.eq(a, b):totable())
+    same({ true, true, true, true }, T.ne(a, b):totable())
+    same({ false, false, true, true }, T.lt(a, b):totable())
+    same({ false, false, true, true }, a:le(b):totable())
+    same({ false, false, false, false }, a:gt(b):totable())
+    same({ false, false, false, false }, a:ge(b):totable())
+  end)
+  it("compare in the promoted dtype", function()
+    same({ true, false }, T.eq(tt({ 16777217, 3 }), 16777216.0):totable())
+    same({ true, false }, T.eq(tt({ 1, 0 }, "uint8"), true):totable())
+  end)
+  it("logical ops", function()
+    same({ true, false, false }, T.logical_and(tt({ 1, 0, 2 }), tt({ 1.5, 1.0, 0.0 })):totable())
+    same({ true, true, false }, T.logical_or(tt({ 1, 0, 0 }), tt({ 0, 1, 0 })):totable())
+    same({ false, true }, T.logical_xor(tt({ true, true }), tt({ true, false })):totable())
+    same({ false, true }, tt({ 3, 0 }):logical_not():totable())
+  end)
+  it("complex tensors have only eq/ne", function()
+    local c = T.ones(2, { dtype = T.complex64 })
+    same({ true, true }, T.eq(c, c):totable())
+    raises("\"lt_cpu\" not implemented for 'ComplexFloat'", T.lt, c, c)
+  end)
+end)
+
+describe("unary ops", function()
+  local x = tt({ 0.5, 1.0, 4.0 }, "float64")
+  local fns = {
+    sqrt = math.sqrt, exp = math.exp, log = math.log, sin = math.sin, cos = math.cos, tan = math.tan,
+    atan = math.atan, asin = function(v) return v <= 1 and math.asin(v) or nan end,
+    acos = function(v) return v <= 1 and math.acos(v) or nan end,
+    exp2 = function(v) return 2 ^ v end, expm1 = function(v) return math.exp(v) - 1 end,
+    log2 = function(v) return math.log(v, 2) end, log10 = function(v) return math.log(v, 10) end,
+    log1p = function(v) return math.log(1 + v) end, rsqrt = function(v) return 1 / math.sqrt(v) end,
+    reciprocal = function(v) return 1 / v end, square = function(v) return v * v end,
+    sinh = function(v) return (math.exp(v) - math.exp(-v)) / 2 end,
+    cosh = function(v) return (math.exp(v) + math.exp(-v)) / 2 end,
+    tanh = function(v) return (math.exp(2 * v) - 1) / (math.exp(2 * v) + 1) end,
+    sigmoid = function(v) return 1 / (1 + math.exp(-v)) end,
+    silu = function(v) return v / (1 + math.exp(-v)) end,
+    neg = function(v) return -v end, abs = math.abs,
+  }
+  for name, f in pairs(fns) do
+    it(name .. " matches its definition, as function, method and in place", function()
+      local want = {}
+      for i, v in ipairs(x:totable()) do want[i] = f(v) end
+      same(want, T[name](x):totable(), 1e-12, name)
+      same(want, x[name](x):totable(), 1e-12, name)
+      local y = x:clone()
+      y[name .. "_"](y)
+      same(want, y:totable(), 1e-12, name .. "_")
+    end)
+  end
+
+  it("float functions of integers give the default dtype; in place refuses", function()
+    local i = tt({ 1, 4 })
+    assert.equal(T.float32, i:sqrt().dtype)
+    same({ 1.0, 2.0 }, i:sqrt():totable())
+    raises("result type Float can't be cast to the desired output type Long", function() i:sqrt_() end)
+  end)
+
+  it("sign, relu, rounding", function()
+    same({ -1.0, 0.0, 1.0, 0.0 }, tt({ -2.5, 0.0, 3.0, nan }):sign():totable())
+    same({ -1, 0, 1 }, tt({ -5, 0, 7 }, "int16"):sign():totable())
+    same({ 0.0, 0.0, 2.0, nan }, tt({ -1.0, 0.0, 2.0, nan }):relu():totable())
+    same({ 0, 3 }, tt({ -1, 3 }):relu():totable())
+    same({ 0.0, 2.0, 2.0, -0.0, -2.0, 4.0 }, tt({ 0.5, 1.5, 2.5, -0.5, -1.5, 3.5 }):round():totable())
+    same({ 1.0, -1.0 }, tt({ 1.5, -1.5 }):trunc():totable())
+    same({ 1.0, -2.0 }, tt({ 1.5, -1.5 }):floor():totable())
+    same({ 2.0, -1.0 }, tt({ 1.5, -1.5 }):ceil():totable())
+    same({ 7 }, tt({ 7 }):floor():totable())
+    raises("torch.sgn", T.sign, T.ones(1, { dtype = T.complex64 }))
+  end)
+
+  it("gelu exact and tanh, erf", function()
+    same({ 0.8413447460685429 }, T.gelu(tt({ 1.0 }, "float64")):totable(), 1e-12)
+    same({ 0.8411919906082768 }, T.gelu(tt({ 1.0 }, "float64"), { approximate = "tanh" }):totable(), 1e-12)
+    same({ 0.8427007929497149 }, T.erf(tt({ 1.0 }, "float64")):totable(), 1e-12)
+    raises("approximate argument must be either none or tanh", T.gelu, tt({ 1.0 }), { approximate = "x" })
+  end)
+
+  it("classification ops", function()
+    local v = tt({ 1.0, nan, inf, -inf })
+    same({ false, true, false, false }, v:isnan():totable())
+    same({ false, false, true, true }, v:isinf():totable())
+    same({ true, false, false, false }, v:isfinite():totable())
+    same({ false, false }, tt({ 1, 2 }):isnan():totable())
+    same({ true, true }, tt({ 1, 2 }):isfinite():totable())
+  end)
+
+  it("bitwise_not", function()
+    same({ -1, 0 }, tt({ 0, -1 }):bitwise_not():totable())
+    same({ 255 }, T.bitwise_not(tt({ 0 }, "uint8")):totable())
+    raises("not implemented for 'Float'", T.bitwise_not, tt({ 1.0 }))
+  end)
+end)
+
+describe("clamp, where, lerp", function()
+  it("clamp with nil bounds, promotion and NaN", function()
+    same({ nan, 1.0, -1.0, 1.5 }, T.clamp(tt({ nan, 1.0, -inf, 2.0 }, "float64"), -1.0, 1.5):totable())
+    same({ 1.0, 1.0, -5.0 }, T.clamp(tt({ 2.3, 2.1, -5.0 }, "float64"), nil, 1):totable())
+    same({ 251, 251, 251 }, T.clamp(tt({ 1, 7, 10 }, "uint8"), -5):totable())
+    same({ 2, 5, 8 }, tt({ 1, 5, 10 }):clamp(2, 8):totable())
+    same({ 0.0, 1.5 }, tt({ -1.0, 1.5 }):clamp_min(0):totable())
+    same({ -1.0, 0.0 }, tt({ -1.0, 1.5 }):clamp_max(0):totable())
+    assert.equal(T.float32, T.clamp(tt({ 1, 2 }), 0.5).dtype)
+    same({ 2, 3 }, T.clamp(tt({ 1, 5 }), tt({ 2, 2 }), tt({ 4, 3 })):totable())
+    local y = tt({ -3.0, 3.0 })
+    y:clamp_(-1, 1)
+    same({ -1.0, 1.0 }, y:totable())
+    raises("at least one of 'min' or 'max' must not be None", T.clamp, tt({ 1 }))
+    raises("clamp is not supported for complex types", T.clamp, T.ones(1, { dtype = T.complex64 }), 0)
+  end)
+
+  it("where takes weak scalars and broadcasts", function()
+    local c = tt({ true, false, true })
+    local r = T.where(c, 1, 2.5)
+    assert.equal(T.float32, r.dtype)
+    same({ 1.0, 2.5, 1.0 }, r:totable())
+    assert.equal(T.int64, T.where(c, 1, 2).dtype)
+    same({ 1, 9, 3 }, T.where(c, tt({ 1, 2, 3 }, "uint8"), 9):totable())
+    same({ { 1, 0 }, { 1, 0 } }, T.where(tt({ true, false }), tt({ { 1 }, { 1 } }), 0):totable())
+    same({ 1, 9, 3 }, tt({ 1, 2, 3 }):where(c, 9):totable())   -- Tensor.where(cond, other)
+    raises("where expected condition to be a boolean tensor, but got a tensor with dtype Float",
+      T.where, tt({ 1.0 }), 1, 2)
+  end)
+
+  it("lerp", function()
+    same({ 5.0, 7.5 }, T.lerp(tt({ 0.0, 5.0 }), tt({ 10.0, 10.0 }), 0.5):totable())
+    same({ 2.0 }, tt({ 0.0 }):lerp(tt({ 10.0 }), tt({ 0.2 })):totable(), 1e-6)
+  end)
+end)
+
+describe("complex helpers", function()
+  it("real and imag are views, abs and angle are real", function()
+    local z = T.zeros(2, { dtype = T.complex64 })
+    local re, im = z:real(), z:imag()
+    assert.equal(T.float32, re.dtype)
+    im:fill_(2)
+    re:fill_(-1)
+    same({ 5 ^ 0.5, 5 ^ 0.5 }, z:abs():totable(), 1e-6)
+    same({ math.pi - math.atan(2), math.pi - math.atan(2) }, z:angle():totable(), 1e-6)
+    same({ -2.0, -2.0 }, z:conj():imag():totable())
+    assert.equal(T.float64, T.zeros(1, { dtype = T.complex128 }):real().dtype)
+    same({ 0.0, math.pi }, tt({ 1.0, -1.0 }):angle():totable(), 1e-6)
+    local r = tt({ 1.0 })
+    assert.is_true(rawequal(r, r:real()))
+    raises("imag is not implemented for tensors with non-complex dtypes", T.imag, r)
+  end)
+end)
+
+describe("isclose / allclose", function()
+  it("compare within tolerances", function()
+    same({ true, false, false }, T.isclose(tt({ 1.0, nan, 1.0 }), tt({ 1.0 + 1e-7, nan, 1.1 })):totable())
+    same({ true }, T.isclose(tt({ nan }), tt({ nan }), { equal_nan = true }):totable())
+    same({ true }, T.isclose(tt({ inf }), tt({ inf })):totable())
+    assert.is_true(T.allclose(tt({ 1.0, 2.0 }), tt({ 1.0, 2.0 + 1e-6 })))
+    assert.is_false(T.allclose(tt({ 1.0 }), tt({ 1.1 })))
+  end)
+end)
+
+describe("broadcasting and layouts", function()
+  it("raises PyTorch's message with 1-based dims", function()
+    raises("ltensor.add: the size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 2",
+      T.add, T.ones(2, 3), T.ones(2, 4))
+    raises("the size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1",
+      function() return T.ones(3) * T.ones(4) end)
+    raises("output with shape [2] doesn't match the broadcast shape [3, 2]",
+      function() local a = T.ones(2); a:add_(T.ones(3, 2)) end)
+  end)
+
+  it("broadcasts across ranks and size-1 dims", function()
+    local a = T.tensor({ { 1 }, { 2 }, { 3 } })
+    local b = T.tensor({ 10, 20 })
+    same({ { 11, 21 }, { 12, 22 }, { 13, 23 } }, (a + b):totable())
+    assert.same({ 3, 2 }, (a + b).shape)
+  end)
+
+  it("transposed inputs give outputs with the same stride order", function()
+    local a = T.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }, { dtype = T.float32 })
+    local at = a:t()
+    local r = at * 2
+    assert.same({ 1, 3 }, r:stride())
+    same({ { 2, 8 }, { 4, 10 }, { 6, 12 } }, r:totable())
+    same({ { 2, 4, 6 }, { 8, 10, 12 } }, (a + at:t()):totable())
+    same({ { 11, 24 }, { 12, 25 }, { 13, 26 } }, (at + T.tensor({ 10, 20 })):totable())
+    local s = a + at:t()
+    assert.is_true(s:is_contiguous())
+  end)
+
+  it("expanded inputs read correctly; writing into them is refused", function()
+    local e = T.tensor({ 1, 2, 3 }):expand(2, 3)
+    same({ { 2, 4, 6 }, { 2, 4, 6 } }, (e + e):totable())
+    raises("more than one element of the written-to tensor refers to a single memory location",
+      function() e:add_(1) end)
+  end)
+
+  it("in place with an aliasing input reads the original values", function()
+    local a = T.tensor({ { 1, 2 }, { 3, 4 } })
+    a:add_(a:t())
+    same({ { 2, 5 }, { 5, 8 } }, a:totable())
+  end)
+
+  it("zero-size and zero-dim tensors", function()
+    local e = T.zeros(0, 3) + T.ones(3)
+    assert.same({ 0, 3 }, e.shape)
+    assert.same({ 0 }, (T.zeros(0) * 2).shape)
+    local z = T.tensor(2.5) * T.tensor(2.0)
+    assert.same({}, z.shape)
+    assert.equal(5.0, z:item())
+    assert.same({ 3 }, (T.tensor(1.0) + T.ones(3)).shape)
+    assert.same({}, T.add(1, 2).shape)
+    assert.equal(T.int64, T.add(1, 2).dtype)
+    raises("must match", function() return T.zeros(0) + T.ones(2) end)
+  end)
+
+  it("non-contiguous, sliced and casting paths agree with the contiguous result", function()
+    local big = T.arange and T.arange(0, 3 * 70000):view(3, 70000) or nil
+    if not big then return end
+    local f = big:float()
+    local h = f:half()
+    local r1 = (f:t() * 2):t()
+    assert.equal(f:get(3, 69999) * 2, r1:get(3, 69999))
+    local r2 = h + 1                      -- float16 computes in float32, chunk by chunk
+    assert.equal(T.float16, r2.dtype)
+    assert.equal(1 + 1000, r2:get(1, 1001))
+    assert.equal(2 * 70000 + 69998 + 1, (f:t() + 1):get(69999, 3))
+  end)
+end)
+
+describe("out= and in-place", function()
+  it("write into out and return it, bumping nothing else", function()
+    local o = T.empty(2)
+    local r = T.add(T.ones(2), 1, { out = o })
+    assert.is_true(rawequal(o, r))
+    same({ 2.0, 2.0 }, o:totable())
+    local c = T.empty(2, { dtype = T.bool })
+    T.lt(tt({ 1.0, 3.0 }), 2, { out = c })
+    same({ true, false }, c:totable())
+  end)
+
+  it("in-place methods return self", function()
+    local a = tt({ 1.0, 2.0 })
+    assert.is_true(rawequal(a, a:mul_(2)))
+    same({ 2.0, 4.0 }, a:totable())
+    a:sub_(1):div_(2)
+    same({ 0.5, 1.5 }, a:totable())
+  end)
+end)
+
+describe("threads", function()
+  it("get/set_num_threads and large work gives the same result on any count", function()
+    local n0 = T.get_num_threads()
+    assert.is_true(n0 >= 1)
+    local x = T.ones(100003) * 3
+    T.set_num_threads(1)
+    local a = (x * x + 1):totable()
+    T.set_num_threads(4)
+    assert.equal(4, T.get_num_threads())
+    local b = (x * x + 1):totable()
+    T.set_num_threads(n0)
+    assert.equal(#a, #b)
+    assert.equal(10.0, b[100003])
+    for i = 1, #a, 997 do assert.equal(a[i], b[i]) end
+    raises("number of threads must be positive", T.set_num_threads, 0)
+  end)
+end)
