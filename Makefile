@@ -45,11 +45,7 @@ CLI_OBJ := $(B)/obj/cli_ltensor.o
 # Run a Lua script against the in-tree build (paths first, then the defaults).
 RUN_LUA = LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' $(LUA)
 
-# quarantine_size_mb: ASan keeps freed memory in quarantine (256 MB by
-# default), which specs that check RSS stays flat would see as growth.
-SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-ASAN_ENV  := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:quarantine_size_mb=16 \
-             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
 
 PREFIX      ?= /usr/local
 INST_PREFIX ?= $(PREFIX)
@@ -103,16 +99,12 @@ test: deps all
 demo: deps all
 	$(RUN_LUA) examples/demo.lua
 
-# Sanitizer build: the library and the CLI are compiled with ASan+UBSan, and
-# busted runs inside that CLI (--ignore-lua: stay in this process), so the
-# ASan runtime is linked into the executable and no LD_PRELOAD is needed.
-# The CLI installs ltensor.core and the Lua modules as package.preload
-# entries, so the specs exercise the instrumented code, not build/ltensor/core.so.
-asan: deps all
-	$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" SAN="-fsanitize=address,undefined" build/asan/libltensor.a build/asan/bin/ltensor
-	$(ASAN_ENV) LTENSOR_ASAN=1 build/asan/bin/ltensor /usr/bin/busted --ignore-lua
+# Sanitizer build: the library and the CLI compiled with ASan+UBSan into
+# build/asan/, then every spec run inside that CLI (tools/asan_specs.sh).
+asan: deps all asan-build
+	tools/asan_specs.sh
 
-asan-build:
+asan-build: $(GEN)
 	$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" SAN="-fsanitize=address,undefined" build/asan/libltensor.a build/asan/bin/ltensor
 
 bench: all

@@ -367,6 +367,11 @@ lt_tensor *lt_push_scalar(lua_State *L, ltensor_dtype dt, int value_idx) {
 /* t:free() and __close: drop this tensor's hold on its storage now.  The
    heap block is released at once when no view of it was ever made;
    otherwise it goes when the last view is collected.  Idempotent. */
+void lt_set_requires_grad(lua_State *L, lt_tensor *t, bool b) {
+  t->requires_grad = b;
+  if (b) lt_settings_of(L)->any_requires_grad = 1;
+}
+
 static int tensor_free(lua_State *L) {
   lt_tensor *t = lt_test(L, 1);
   if (!t || !t->storage) return 0;
@@ -551,7 +556,7 @@ static int l_tensor(lua_State *L) {
   if (requires_grad) {
     if (!lt_is_floating(out->dtype) && !lt_is_complex(out->dtype))
       lt_error(L, "tensor", "only Tensors of floating point and complex dtype can require gradients");
-    out->requires_grad = true;
+    lt_set_requires_grad(L, out, true);
   }
   return 1;
 }
@@ -591,7 +596,7 @@ static lt_tensor *push_filled(lua_State *L, const char *fname, int first, int fi
   if (rg) {
     if (!lt_is_floating(dt) && !lt_is_complex(dt))
       lt_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
-    t->requires_grad = true;
+    lt_set_requires_grad(L, t, true);
   }
   return t;
 }
@@ -645,7 +650,7 @@ static int like(lua_State *L, const char *fname, int kind) {
   if (rg) {
     if (!lt_is_floating(dt) && !lt_is_complex(dt))
       lt_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
-    out->requires_grad = true;
+    lt_set_requires_grad(L, out, true);
   }
   return 1;
 }
@@ -898,7 +903,7 @@ static int l_meta(lua_State *L) {   /* T._meta(t [, create]) -> per-tensor autog
 }
 static int l_set_requires_grad_flag(lua_State *L) {
   lt_tensor *t = lt_check(L, 1);
-  t->requires_grad = lua_toboolean(L, 2);
+  lt_set_requires_grad(L, t, lua_toboolean(L, 2));
   return 0;
 }
 static int l_version(lua_State *L) {
@@ -997,7 +1002,7 @@ static int tensor_newindex(lua_State *L) {
         return lt_error(L, "requires_grad_", "you can only change requires_grad flags of leaf variables.%s",
                         b ? "" : " If you want to use a computed variable in a subgraph that doesn't require "
                                  "differentiation use var_no_grad = var.detach().");
-      t->requires_grad = b;
+      lt_set_requires_grad(L, t, b);
       return 0;
     }
     if (strcmp(k, "grad") == 0) {
@@ -1054,7 +1059,7 @@ static int tensor_lt_error(lua_State *L) {
 static int trampoline(lua_State *L) {
   lt_settings *S = (lt_settings *)lua_touserdata(L, lua_upvalueindex(1));
   const lt_reg *r = (const lt_reg *)lua_touserdata(L, lua_upvalueindex(2));
-  if (S->grad_enabled && S->has_autograd_hook) {
+  if (S->any_requires_grad && S->grad_enabled && S->has_autograd_hook) {
     int n = lua_gettop(L), any = 0;
     for (int i = 1; i <= n && !any; i++) {
       lt_tensor *t = lt_test(L, i);

@@ -176,7 +176,7 @@ static void set_requires_grad(lua_State *L, const char *fname, lt_tensor *t, int
   if (!opts || !lt_opt_bool(L, opts, "requires_grad", 0)) return;
   if (!lt_is_floating(t->dtype) && !lt_is_complex(t->dtype))
     lt_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
-  t->requires_grad = true;
+  lt_set_requires_grad(L, t, true);
 }
 
 static void check_float_dtype(lua_State *L, const char *fname, ltensor_dtype dt) {

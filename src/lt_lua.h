@@ -41,6 +41,8 @@ typedef struct lt_settings {
   uint64_t rng[8];               /* random generator state (l_random.c) */
   int has_autograd_hook;         /* a Lua autograd hook is installed */
   const void *tensor_mt;         /* identity of the Tensor metatable, for a cheap lt_test */
+  int any_requires_grad;         /* some tensor of this state ever required grad: until then
+                                    the autograd trampoline skips scanning arguments */
 } lt_settings;
 
 lt_settings *lt_settings_slow(lua_State *L);
@@ -81,6 +83,8 @@ lt_tensor *lt_push_external(lua_State *L, void *data, size_t nbytes, void (*rele
                             int *attached);
 /* A 0-dim tensor holding one Lua number/boolean converted to dt. */
 lt_tensor *lt_push_scalar(lua_State *L, ltensor_dtype dt, int value_idx);
+/* Set the autograd flag (no checks); use this, not t->requires_grad = ... */
+void lt_set_requires_grad(lua_State *L, lt_tensor *t, bool b);
 /* Record an in-place write (autograd version counter). */
 static inline void lt_bump_version(lt_tensor *t) { atomic_fetch_add(&t->storage->version, 1); }
 /* Copy src into dst with broadcasting; raises on a shape mismatch, on an

@@ -29,6 +29,7 @@ import math
 import re
 import sys
 
+import numpy as np
 import torch
 
 torch.set_num_threads(1)
@@ -188,6 +189,8 @@ def exp_tensor(r, plus1=False):
 def err_substr(msg):
     """A 1-based-safe substring of PyTorch's error message."""
     m = str(msg).strip().split("\n")[0]
+    # ltensor prefixes "ltensor.op: " itself; PyTorch's "op(): " / "torch.op: " go
+    m = re.sub(r"^(torch\.)?\w+(\(\w*\))?\s?: ", "", m).rstrip(".")
     if m.startswith("ZeroDivisionError"):
         return "division by zero"
     fixed = [
@@ -215,7 +218,12 @@ def err_substr(msg):
         ("Negation, the `-` operator, on a bool tensor is not supported", "Negation, the `-` operator, on a bool tensor is not supported"),
         ("Subtraction, the `-` operator, with a bool tensor is not supported", "with a bool tensor is not supported"),
         ("Subtraction, the `-` operator, with two bool tensors is not supported", "with two bool tensors is not supported"),
+        ("must match the existing size", "must match"),
         ("expand", "expand"),
+        ("Found dtype", ""),  # pow_'s own wording for a failed safe cast
+        ("duplicate dims are not allowed", "duplicate dims are not allowed"),
+        ("number of dimensions in the tensor input does not match", "number of dim"),
+        ("tensors used as indices must be", "tensors used as indices must be"),
         ("number of dims don't match in permute", "number of dims don't match in permute"),
         ("shape mismatch", "shape mismatch"),
         ("must match the existing size", "must match the existing size"),
@@ -223,8 +231,8 @@ def err_substr(msg):
     for k, v in fixed:
         if k in m:
             return v
-    mm = re.search(r'(".*" not implemented for \'\w+\')', m)
-    if mm:
+    mm = re.search(r'"\w+" (not implemented for \'\w+\')', m)
+    if mm:  # the quoted kernel name is PyTorch-internal
         return mm.group(1)
     # cut at the first digit: numbers in PyTorch's messages are often 0-based dims
     cut = re.split(r"[0-9\[]", m)[0].strip().rstrip(":,(")
@@ -275,7 +283,7 @@ NOTE_LOWP = "PyTorch 1.13 CPU lacks this Half/BFloat16 kernel; ltensor computes 
 
 
 def add(cat, op, args, fn, call="fn", idx=(), note=None, tol=None, ident=None, lowp=None, chain=None,
-        isolate=False, on_crash=None):
+        isolate=False, on_crash=None, err=None, cfallback=None):
     """Run fn on the torch side (it receives the torch operands) and record a case.
     idx: positions of results holding indices (made 1-based).
     lowp: (fn_upcast) returns the expectation computed in float32 then cast."""
@@ -292,11 +300,15 @@ def add(cat, op, args, fn, call="fn", idx=(), note=None, tol=None, ident=None, l
         if ok2:
             ok, res = True, res2
             note = (note + "; " if note else "") + NOTE_LOWP
+    if not ok and cfallback is not None and re.search(r"not implemented for 'Complex(Float|Double)'", str(res)):
+        ok, res = True, cfallback()
+        note = (note + "; " if note else "") + ("PyTorch 1.13 CPU lacks this complex kernel; expectation "
+                                                "from the defining formula")
     case = {"cat": cat, "id": cid, "op": op, "call": call, "args": args}
     if chain is not None:
         case["chain"] = chain
     if not ok:
-        case["expect"] = {"error": err_substr(res)}
+        case["expect"] = {"error": err if err is not None else err_substr(res)}
         case["torch_error"] = str(res).strip().split("\n")[0][:200]
     else:
         if isinstance(res, tuple) or "return_types" in type(res).__module__:
@@ -380,11 +392,16 @@ def lowp_of(fn, *xs):
     return g
 
 
+CFORMULA = {"exp2": lambda z: torch.exp(z * math.log(2.0)), "expm1": lambda z: torch.exp(z) - 1,
+            "log1p": lambda z: torch.log(1 + z)}
+
+
 def gen_unary():
     for name, fn in UNARY.items():
         for dt in ALL:
             x = vals(dt)
-            add("unary", name, [T(x)], lambda fn=fn, x=x: fn(x), lowp=lowp_of(fn, x))
+            add("unary", name, [T(x)], lambda fn=fn, x=x: fn(x), lowp=lowp_of(fn, x),
+                cfallback=(lambda x=x, name=name: CFORMULA[name](x)) if name in CFORMULA else None)
         # non-contiguous, zero-dim, empty
         for dt in (torch.float32, torch.int32, torch.float64):
             base = vals(dt)[:8].reshape(2, 4) if dt != torch.int32 else torch.tensor(IVALS[dt][:8], dtype=dt).reshape(2, 4)
@@ -412,6 +429,34 @@ def gen_unary():
 
 
 # ================================================================ BINARY
+NOTE_WEAK = "PyTorch's Python API refuses a number here; ltensor takes Lua numbers as weak scalars (SPEC §6)"
+
+
+def weakcall(fn, a, sv):
+    """fn(a, sv) with sv a weak scalar, also where PyTorch's binding wants a Tensor."""
+    try:
+        return fn(a, sv)
+    except TypeError:
+        rt = torch.result_type(a, sv)
+        return fn(a.to(rt) if a.dtype != rt else a, torch.tensor(sv, dtype=rt))
+
+
+def shift_ref(fn, left, x, s):
+    """PyTorch's shift, except for amounts < 0 or >= the bit width, where 1.13
+    hits C++ undefined behaviour (results vary by dtype and vector path):
+    ltensor defines them as 0 (left) and sign fill (right)."""
+    r = fn(x, s)
+    st = s if isinstance(s, torch.Tensor) else torch.full_like(r, s)
+    bits = torch.iinfo(r.dtype).bits
+    bad = (st.to(torch.int64) < 0) | (st.to(torch.int64) >= bits)
+    if left:
+        fill = torch.zeros_like(r)
+    else:
+        fill = torch.where(x.to(r.dtype) < 0, torch.full_like(r, -1), torch.zeros_like(r))
+    return torch.where(bad, fill, r)
+
+
+NOTE_SHIFT = "shift amounts < 0 or >= the bit width: C++ UB in PyTorch 1.13; ltensor gives 0 / sign fill"
 def layouts(a, b):
     """(name, a_operand, b_operand, a_torch, b_torch) variants of a 3x4 pair."""
     out = [("contig", T(a), T(b), a, b)]
@@ -482,8 +527,15 @@ def gen_binary():
             for sv, op in ((3, I(3)), (-2, I(-2)), (2.5, F(2.5)), (True, B(True))):
                 if name.startswith("bitwise") and isinstance(sv, float):
                     continue
-                add("binary", name, [T(a), op], lambda fn=fn, a=a, sv=sv: fn(a, sv), ident=name + "/scalar",
-                    lowp=None)
+                try:
+                    fn(a, sv)
+                    refused = False
+                except TypeError:
+                    refused = True
+                except RuntimeError:
+                    refused = False
+                add("binary", name, [T(a), op], lambda fn=fn, a=a, sv=sv: weakcall(fn, a, sv), ident=name + "/scalar",
+                    note=NOTE_WEAK if refused else None)
             z = torch.tensor(2, dtype=torch.int64)
             add("binary", name, [T(a), T(z)], lambda fn=fn, a=a, z=z: fn(a, z), ident=name + "/zerodim")
         e = torch.zeros(0, 4)
@@ -518,8 +570,11 @@ def gen_binary():
     for dt in (torch.float32, torch.float64):
         x = torch.tensor([-2.0, -0.0, 0.0, 0.5, math.inf, -math.inf, math.nan, 1.0], dtype=dt)
         for e in (-1, 0, 0.5, -0.5, 2, 3, math.inf, math.nan):
-            add("binary", "pow", [T(x), I(e) if isinstance(e, int) else F(e)], lambda x=x, e=e: torch.pow(x, e),
-                ident="pow_float_scalar")
+            add("binary", "pow", [T(x), I(e) if isinstance(e, int) else F(e)],
+                lambda x=x, e=e: torch.from_numpy(np.power(x.numpy(), np.array(e, dtype=x.numpy().dtype))),
+                ident="pow_float_scalar",
+                note="C99 pow; PyTorch 1.13 rewrites pow(x, 0.5/-0.5) as (r)sqrt, giving nan at -inf and -inf at -0.0"
+                if e in (0.5, -0.5) else None)
 
     # maximum/minimum with NaN (and fmax-style mixing dtypes)
     for dt in (torch.float32, torch.float64, torch.float16):
@@ -581,9 +636,12 @@ def gen_binary():
         s = torch.tensor([0, 1, 2, 7, 8, -1, 63, 64, 3], dtype=dt) if dt != torch.uint8 else \
             torch.tensor([0, 1, 2, 7, 8, 255, 63, 64, 3], dtype=dt)
         for n, fn in (("bitwise_left_shift", torch.bitwise_left_shift), ("bitwise_right_shift", torch.bitwise_right_shift)):
-            add("binary", n, [T(x), T(s)], lambda fn=fn, x=x, s=s: fn(x, s), ident=n)
+            left = n == "bitwise_left_shift"
+            add("binary", n, [T(x), T(s)], lambda fn=fn, x=x, s=s, left=left: shift_ref(fn, left, x, s), ident=n,
+                note=NOTE_SHIFT)
             for sv in (-1, 1, 3, 40, 70):
-                add("binary", n, [T(x), I(sv)], lambda fn=fn, x=x, sv=sv: fn(x, sv), ident=n + "_scalar")
+                add("binary", n, [T(x), I(sv)], lambda fn=fn, x=x, sv=sv, left=left: shift_ref(fn, left, x, sv),
+                    ident=n + "_scalar", note=NOTE_SHIFT if not 0 <= sv < torch.iinfo(x.dtype).bits else None)
         add("binary", "<<", [T(x), I(2)], lambda x=x: x << 2, call="operator", ident="op_shl")
         add("binary", ">>", [T(x), I(1)], lambda x=x: x >> 1, call="operator", ident="op_shr")
     # shift of a bool/float: errors
@@ -712,8 +770,10 @@ def gen_reductions():
         "any": lambda x, d, k: x.any() if d is None else _allany(torch.any, x, d, k),
         "std": lambda x, d, k: x.std() if d is None else x.std(d, keepdim=k),
         "var": lambda x, d, k: x.var() if d is None else x.var(d, keepdim=k),
-        "logsumexp": lambda x, d, k: torch.logsumexp(x, d if d is not None else tuple(range(x.dim())), keepdim=k),
+        # dim=() means every dim (PyTorch 1.13's logsumexp mis-shapes its output there: a bug)
+        "logsumexp": lambda x, d, k: torch.logsumexp(x, d if d not in (None, ()) else tuple(range(x.dim())), keepdim=k),
         "norm": lambda x, d, k: torch.norm(x) if d is None else torch.norm(x, dim=d, keepdim=k),
+        # (ltensor's norm takes p first: the generator passes nil for it)
     }
 
     def ltdims(d):
@@ -735,7 +795,8 @@ def gen_reductions():
                 if name == "logsumexp" and d is None:
                     continue
                 for k in ((False, True) if d is not None else (False,)):
-                    args = [op] + ltdims(d) + ([B(k)] if d is not None else [])
+                    args = [op] + ([NIL()] if name == "norm" and d is not None else []) + ltdims(d) + \
+                        ([B(k)] if d is not None else [])
                     add("reductions", name, args, lambda fn=fn, tx=tx, d=d, k=k: fn(tx, d, k),
                         lowp=(lambda fn=fn, tx=tx, d=d, k=k: down(fn(tx.float(), d, k), tx.dtype)) if dt in LOWP else None)
     # prod / max / min / argmax / argmin take one dim
@@ -745,7 +806,8 @@ def gen_reductions():
         for d in (None, 0, 2, -2):
             for k in ((False, True) if d is not None else (False,)):
                 da = ([I(dim1(d)), B(k)] if d is not None else [])
-                add("reductions", "prod", [op] + da, lambda tx=tx, d=d, k=k: tx.prod() if d is None else tx.prod(d, keepdim=k))
+                add("reductions", "prod", [op] + da, lambda tx=tx, d=d, k=k: tx.prod() if d is None else tx.prod(d, keepdim=k),
+                    lowp=lambda tx=tx, d=d, k=k: down(tx.float().prod() if d is None else tx.float().prod(d, keepdim=k), tx.dtype))
                 for n in ("max", "min"):
                     add("reductions", n, [op] + da,
                         lambda n=n, tx=tx, d=d, k=k: getattr(tx, n)() if d is None else tuple(getattr(tx, n)(d, keepdim=k)),
@@ -855,7 +917,11 @@ def gen_reductions():
     # zero-size reductions
     e = torch.zeros(0, 3)
     for n in ("sum", "mean", "prod", "amax", "max", "argmax", "all", "any", "std", "logsumexp", "norm"):
-        add("reductions", n, [T(e)], lambda n=n: getattr(torch, n)(e), ident=n + "_empty")
+        if n == "logsumexp":  # ltensor's dim is optional (SPEC §6): all dims
+            add("reductions", n, [T(e)], lambda: torch.logsumexp(e, (0, 1)), ident=n + "_empty",
+                note="ltensor's dim is optional (SPEC §6); PyTorch requires it")
+        else:
+            add("reductions", n, [T(e)], lambda n=n: getattr(torch, n)(e), ident=n + "_empty")
         add("reductions", n, [T(e), I(1)],
             lambda n=n: (tuple(getattr(torch, n)(e, 0)) if n == "max" else getattr(torch, n)(e, 0)),
             idx=(1,) if n == "max" else ((0,) if n == "argmax" else ()), ident=n + "_empty_dim")
@@ -1003,7 +1069,7 @@ def gen_views():
                       ([["squeeze"]], lambda t: t.squeeze()), ([["squeeze", 1]], lambda t: t.squeeze(0)),
                       ([["squeeze", -1]], lambda t: t.squeeze(-1)), ([["view", 1, 1]], lambda t: t.view(1, 1)),
                       ([["reshape", -1]], lambda t: t.reshape(-1)), ([["expand", 2, 2]], lambda t: t.expand(2, 2)),
-                      ([["t"]], lambda t: t.t()), ([["permute"]], lambda t: t.permute()),
+                      ([["t"]], lambda t: t.t()), ([["permute"]], lambda t: t.permute(())),
                       ([["transpose", 1, -1]], lambda t: t.transpose(0, -1)),
                       ([["select", 1, 1]], lambda t: t.select(0, 0))):
         add("views", "chain", [{"kind": "tensor", "dtype": "float32", "shape": [], "data": [7.5]}], lambda fn=fn: fn(z),
@@ -1026,7 +1092,9 @@ def gen_views():
         add("views", "chain", [T(m, [["t"]])], lambda fn=fn: fn(mt), call="chain", chain=steps,
             ident="transposed_" + steps[-1][0])
     # narrow/select out of range, expand errors
-    for steps, fn in (([["narrow", 1, 3, 3]], lambda t: t.narrow(0, 2, 3)), ([["narrow", 1, -5, 1]], lambda t: t.narrow(0, -5, 1)),
+    add("views", "chain", [T(m)], lambda: m.narrow(0, -5, 1), call="chain", chain=[["narrow", 1, -5, 1]],
+        ident="err_narrow", err="out of range", note="PyTorch words a bad start as 'Dimension out of range'")
+    for steps, fn in (([["narrow", 1, 3, 3]], lambda t: t.narrow(0, 2, 3)),
                       ([["select", 1, 5]], lambda t: t.select(0, 4)), ([["select", 1, -5]], lambda t: t.select(0, -5)),
                       ([["select", 3, 1]], lambda t: t.select(2, 0)), ([["expand", 4]], lambda t: t.expand(4)),
                       ([["expand", 3, 4]], lambda t: t.expand(3, 4)), ([["narrow", 1, 1, -1]], lambda t: t.narrow(0, 0, -1))):
@@ -1132,7 +1200,8 @@ def gen_indexing():
     add("indexing", "index", [T(xf2), T(torch.tensor([1.0]))], lambda: xf2[torch.tensor([0.0])], call="index",
         ident="float_index")
     add("indexing", "index", [T(xf2), T(torch.tensor([2, 1], dtype=torch.int32))],
-        lambda: xf2[torch.tensor([1, 0], dtype=torch.int32)], call="index", ident="int32_index")
+        lambda: xf2[torch.tensor([1, 0], dtype=torch.int64)], call="index", ident="int32_index",
+        note="PyTorch 1.13 refuses int32 index tensors; ltensor accepts them like int64 (its documented extension)")
     add("indexing", "index", [T(xf2), T(torch.tensor([1, 0], dtype=torch.uint8))],
         lambda: xf2[torch.tensor([1, 0], dtype=torch.uint8)], call="index", ident="uint8_mask",
         note="uint8 index tensors are masks in PyTorch 1.13 (deprecated)")
