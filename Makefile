@@ -10,14 +10,14 @@
 #   make test       every spec under Lua 5.4; last line "N passed, M failed"
 #   make demo       examples/demo.lua
 #   make asan       ASan+UBSan build in build/asan/, specs run through it
-#   make bench      bench/*.lua, one at a time
+#   make bench      bench/run.lua (FILTER=name selects cases), with progress
 #   make install    PREFIX=/usr/local (or luarocks' INST_* variables)
 
 LUA_VERSION ?= 5.4
 PKG_CONFIG  ?= pkg-config
 LUA         ?= lua$(LUA_VERSION)
 BUSTED      ?= busted
-DEB_PKGS    := lua5.4 liblua5.4-dev libopenblas-dev lua-busted luarocks pkg-config
+DEB_PKGS    := gcc libc6-dev lua5.4 liblua5.4-dev libopenblas-dev lua-busted luarocks pkg-config
 
 # luarocks passes CFLAGS (optimisation, -fPIC) and LUA_INCDIR; warnings and the
 # language level stay in WARN so that an overriding CFLAGS keeps them.
@@ -91,28 +91,36 @@ deps:
 	if [ -n "$$missing" ]; then echo "installing missing Debian packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
-# busted re-executes itself under lua5.4 (.busted) and prints the summary line
+# test/demo/asan first install missing packages, then build in a fresh make
+# (its pkg-config flags are read after the packages exist).  busted
+# re-executes itself under lua5.4 (.busted) and prints the summary line
 # through tools/busted_summary.lua.
-test: deps all
+test: deps
+	@$(MAKE) --no-print-directory all
 	$(BUSTED)
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	$(RUN_LUA) examples/demo.lua
 
 # Sanitizer build: the library and the CLI compiled with ASan+UBSan into
 # build/asan/, then every spec run inside that CLI (tools/asan_specs.sh).
-asan: deps all asan-build
+asan: deps
+	@$(MAKE) --no-print-directory all asan-build
 	tools/asan_specs.sh
 
 asan-build: $(GEN)
 	$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" SAN="-fsanitize=address,undefined" build/asan/libltensor.a build/asan/bin/ltensor
 
+# bench/run.lua times bench/cases.lua (progress "[i/n] name" on stderr);
+# FILTER=substring selects cases.  Without a runner, each bench/*.lua runs.
 bench: all
-	@set -e; files=$$(ls bench/*.lua 2>/dev/null || true); \
-	if [ -z "$$files" ]; then echo "no benchmarks in bench/"; exit 0; fi; \
-	n=$$(echo $$files | wc -w); i=0; \
-	for f in $$files; do i=$$((i+1)); echo "[$$i/$$n] $$f"; $(RUN_LUA) $$f; done; \
-	echo "benchmarks done ($$n)"
+	@if [ -f bench/run.lua ]; then $(RUN_LUA) bench/run.lua $(if $(FILTER),"$(FILTER)"); \
+	else files=$$(ls bench/*.lua 2>/dev/null || true); \
+	  if [ -z "$$files" ]; then echo "no benchmarks in bench/"; exit 0; fi; \
+	  n=$$(echo $$files | wc -w); i=0; \
+	  for f in $$files; do i=$$((i+1)); echo "[$$i/$$n] $$f"; $(RUN_LUA) $$f || exit 1; done; \
+	fi
 
 install: $(B)/ltensor/core.so $(B)/libltensor.a $(B)/bin/ltensor
 	mkdir -p $(INST_LIBDIR)/ltensor $(INST_LUADIR)/ltensor $(INST_BINDIR)

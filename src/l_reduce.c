@@ -122,8 +122,19 @@ static void check_nonempty(lua_State *L, const char *fname, const lt_tensor *t, 
       lt_error(L, fname, "expected reduction dim %d to have non-zero size", d + 1);
 }
 
+/* PyTorch 1.13 words a dtype its kernel refuses as '"kernel" not implemented
+   for 'Type''; the kernel name here is ours, the rest is PyTorch's. */
+static void refuse_dtype(lua_State *L, const char *fname, ltensor_dtype d) {
+  lt_error(L, fname, "\"%s_cpu\" not implemented for '%s'", fname, torch_name(d));
+}
+
 static void check_real(lua_State *L, const char *fname, const lt_tensor *t) {
-  if (lt_is_complex(t->dtype)) lt_error(L, fname, "does not support complex input (got %s)", lt_dtypes[t->dtype].name);
+  if (lt_is_complex(t->dtype)) refuse_dtype(L, fname, t->dtype);
+}
+
+/* argmax/argmin/topk have no Bool kernel in PyTorch 1.13 (max/min/sort do) */
+static void check_not_bool(lua_State *L, const char *fname, const lt_tensor *t) {
+  if (t->dtype == LTENSOR_BOOL) refuse_dtype(L, fname, t->dtype);
 }
 
 static ltensor_dtype integral_to_long(ltensor_dtype d) {
@@ -221,6 +232,7 @@ static int argmaxmin(lua_State *L, const char *fname, int is_max) {
   rargs ra;
   parse_rargs(L, fname, t, 2, &ra, 0);
   check_real(L, fname, t);
+  check_not_bool(L, fname, t);
   check_nonempty(L, fname, t, &ra);
   if (!ra.have_dim) ra.keepdim = 0;   /* over the flattened tensor: a 0-dim result (1.13) */
   lt_tensor *idx = push_reduced(L, t, &ra, LTENSOR_INT64);
@@ -314,7 +326,8 @@ static int l_logsumexp(lua_State *L) {
   lt_tensor *t = lt_check(L, 1);
   rargs ra;
   parse_rargs(L, "logsumexp", t, 2, &ra, 1);
-  check_real(L, "logsumexp", t);
+  if (lt_is_complex(t->dtype))
+    lt_error(L, "logsumexp", "Expected floating point type for result tensor, but got: %s", torch_name(t->dtype));
   ltensor_dtype dt = lt_is_integral(t->dtype) ? lt_settings_of(L)->default_dtype : t->dtype;
   lt_tensor *out = push_reduced(L, t, &ra, dt);
   lt_reduce_logsumexp(out, t, ra.mask);
@@ -367,6 +380,8 @@ static int softmax(lua_State *L, const char *fname, int is_log) {
   lt_tensor *t = lt_check(L, 1);
   int dim = one_dim(L, fname, t, 2);
   check_real(L, fname, t);
+  /* float-valued like exp (SPEC §3): integral input gives the default dtype,
+     where PyTorch 1.13 has no integral kernel and raises */
   ltensor_dtype def = lt_is_integral(t->dtype) ? lt_settings_of(L)->default_dtype : t->dtype;
   ltensor_dtype dt = trailing_dtype(L, is_opts(L, 2) ? 2 : 3, def);
   if (!lt_is_floating(dt))
@@ -454,6 +469,7 @@ static int l_topk(lua_State *L) {
   int largest = opt_flag(L, 4, opts, "largest", 1);
   int64_t n = t->ndim ? t->shape[dim] : 1;
   if (k < 0 || k > n) return lt_error(L, "topk", "selected index k out of range");
+  check_not_bool(L, "topk", t);   /* after the k check, in PyTorch's order */
   return sort_common(L, "topk", t, dim, largest, k, 1, 1);
 }
 
