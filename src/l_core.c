@@ -260,8 +260,9 @@ lt_tensor *lt_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *
     if (shape[i] && n > INT64_MAX / 64 / shape[i]) luaL_error(L, "ltensor: tensor too large");
     n *= shape[i];
   }
-  int64_t sh[LT_MAX_DIMS];   /* shape may point into a tensor the GC could move... or free */
-  memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
+  int64_t sh[LT_MAX_DIMS];   /* a copy: shape may be NULL (0-dim) or belong to an
+                                unreachable tensor that the allocation below collects */
+  if (ndim > 0) memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
   size_t nbytes = (size_t)n * lt_itemsize(dt);
   lt_tensor *t;
   if (nbytes <= LT_INLINE_MAX) {
@@ -325,8 +326,10 @@ lt_tensor *lt_push_view(lua_State *L, const lt_tensor *base, int ndim, const int
   lt_storage *s = base->storage;
   ltensor_dtype dt = base->dtype;
   int64_t sh[LT_MAX_DIMS], st[LT_MAX_DIMS];   /* shape/stride may point into base */
-  memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
-  memcpy(st, stride, sizeof(int64_t) * (size_t)ndim);
+  if (ndim > 0) {   /* shape/stride may be NULL for a 0-dim view */
+    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
+    memcpy(st, stride, sizeof(int64_t) * (size_t)ndim);
+  }
   luaL_checkstack(L, 3, "view");
   lt_tensor *t = new_udata(L, 0);
   push_owner(L, base_idx);

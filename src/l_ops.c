@@ -484,8 +484,51 @@ UNARY(log10, R_FLOAT) UNARY(log1p, R_FLOAT) UNARY(sin, R_FLOAT) UNARY(cos, R_FLO
 UNARY(tan, R_FLOAT) UNARY(asin, R_FLOAT) UNARY(acos, R_FLOAT) UNARY(atan, R_FLOAT)
 UNARY(sinh, R_FLOAT) UNARY(cosh, R_FLOAT) UNARY(tanh, R_FLOAT) UNARY(sigmoid, R_FLOAT)
 UNARY(erf, R_FLOAT)
-UNARY(relu, R_SAME) UNARY(silu, R_SAME)
-UNARY(floor, R_SAME) UNARY(ceil, R_SAME) UNARY(round, R_SAME) UNARY(trunc, R_SAME)
+UNARY(silu, R_SAME)
+
+/* ops whose dtype checks come before PyTorch's kernel dispatch, with its
+   messages (the kernel tables have no entry for the remaining bad dtypes) */
+static void relu_check(lua_State *L, const lt_tensor *t) {
+  if (t->dtype == LTENSOR_BOOL) lt_error(L, "relu", "Boolean inputs not supported for relu");
+  if (lt_is_complex(t->dtype)) lt_error(L, "relu", "clamp is not supported for complex types");
+}
+#define ROUNDING_CHECK(nm)                                                                 \
+  static void nm##_check(lua_State *L, const lt_tensor *t) {                               \
+    if (lt_is_complex(t->dtype)) lt_error(L, #nm, #nm " is not supported for complex inputs"); \
+  }
+ROUNDING_CHECK(floor) ROUNDING_CHECK(ceil) ROUNDING_CHECK(trunc)
+#define UNARY_CHECKED(nm, rule)                                                 \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule};                              \
+  static int l_##nm(lua_State *L) { nm##_check(L, lt_check(L, 1)); return unary(L, &E_##nm, 0); } \
+  static int l_##nm##_(lua_State *L) { nm##_check(L, lt_check(L, 1)); return unary(L, &E_##nm, 1); }
+UNARY_CHECKED(relu, R_SAME) UNARY_CHECKED(floor, R_SAME) UNARY_CHECKED(ceil, R_SAME)
+UNARY_CHECKED(trunc, R_SAME)
+
+/* round(x [, decimals | {decimals=, out=}]): PyTorch rounds x * 10^d (or
+   x / 10^-d for negative d) half to even, in the op's compute type, and
+   only floating dtypes take decimals */
+static const ew E_round = {"round", lt_k_round, R_SAME};
+static const ew E_round_dec = {"round", lt_k_round_dec, R_SAME};
+static int round_impl(lua_State *L, int inplace) {
+  lt_check(L, 1);
+  lua_Integer d = 0;
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    d = luaL_checkinteger(L, 2);
+    lua_remove(L, 2);   /* what follows may be an options table */
+  } else if (lua_type(L, 2) == LUA_TTABLE && !lt_test(L, 2)) {
+    lua_getfield(L, 2, "decimals");
+    if (!lua_isnil(L, -1)) d = luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+  }
+  if (d == 0) return unary(L, &E_round, inplace);
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.mode = d < 0;
+  ctx.f1 = pow(10.0, (double)(d < 0 ? -d : d));
+  return unary_k(L, &E_round_dec, inplace, &ctx);
+}
+static int l_round(lua_State *L) { return round_impl(L, 0); }
+static int l_round_(lua_State *L) { return round_impl(L, 1); }
 #define UNARY_B(nm)                                                             \
   static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL};                            \
   static int l_##nm(lua_State *L) { return unary(L, &E_##nm, 0); }
@@ -711,6 +754,14 @@ static int lerp_impl(lua_State *L, int inplace) {
   classify(L, 1, "lerp", &ops[0]);
   classify(L, 2, "lerp", &ops[1]);
   classify(L, 3, "lerp", &ops[2]);
+  /* PyTorch: end and a tensor weight must have self's dtype, which must be
+     floating or complex (a Lua weight does not take part in promotion) */
+  static const char *const what[3] = { NULL, "end", "weight" };
+  for (int i = 1; i < 3; i++)
+    if (!ops[i].weak && ops[i].t->dtype != ops[0].t->dtype)
+      lt_error(L, "lerp", "expected dtype %s for `%s` but got dtype %s", lt_typemeta_name(ops[0].t->dtype),
+               what[i], lt_typemeta_name(ops[i].t->dtype));
+  if (lt_is_integral(ops[0].t->dtype)) not_implemented(L, "lerp", ops[0].t->dtype);
   int out_idx = out_index(L, inplace, lua_gettop(L) >= 4 ? 4 : 0);
   ltensor_dtype common = common_dtype(L, "lerp", ops, 3), cdt, kout, rdt;
   op_dtypes(L, &E_lerp, common, &cdt, &kout, &rdt);

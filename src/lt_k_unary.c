@@ -75,44 +75,80 @@ lt_ktable lt_k_square = { LT_TAB_I(square) LT_TAB_F(square) LT_TAB_C(square) };
 #define FOP_ceil(T, S, x) ceil##S(x)
 #define FOP_round(T, S, x) nearbyint##S(x)   /* default rounding mode: half to even */
 #define FOP_trunc(T, S, x) trunc##S(x)
-#define COP_reciprocal(T, S, x) ((T)1 / (x))
+/* PyTorch 1.13 computes several complex ops with its vectorised
+   (Vectorized<c10::complex>) formulas instead of the C library, and their
+   special values (0, inf, nan, signed zeros on branch cuts) follow from
+   those formulas, not from C99 Annex G: x / y is (ac+bd, bc-ad) / (c^2+d^2),
+   1 / x is conj(x) / |x|^2 (so 1/0 is nan+nan*i, not inf), division by a
+   real constant is per part, atan is i/2 * log((i+x)/(i-x)).  CX_HELPERS
+   defines those per complex dtype (R the real type, MK its CMPLX macro). */
+#define CX_HELPERS(T, R, S, MK)                                                         \
+  static inline T lt_cdiv##S(T x, T y) {                                                     \
+    R a = creal##S(x), b = cimag##S(x), c = creal##S(y), d = cimag##S(y), den = c * c + d * d; \
+    return MK((a * c + b * d) / den, (b * c - a * d) / den);                                \
+  }                                                                                         \
+  static inline T lt_crecip##S(T x) {                                                        \
+    R c = creal##S(x), d = cimag##S(x), den = c * c + d * d;                                \
+    return MK(c / den, -d / den);                                                           \
+  }                                                                                         \
+  static inline T lt_cdivr##S(T x, R r) { return MK(creal##S(x) / r, cimag##S(x) / r); }     \
+  static inline T lt_catan##S(T x) {                                                         \
+    R re = creal##S(x), im = cimag##S(x);                                                   \
+    T w = lt_cdiv##S(MK((R)0 + re, (R)1 + im), MK((R)0 - re, (R)1 - im));                    \
+    T l = clog##S(w);                                                                       \
+    R lr = creal##S(l), li = cimag##S(l);                                                   \
+    return MK((R)0 * lr + -((R)0.5 * li), (R)0 * li + (R)0.5 * lr);                         \
+  }                                                                                         \
+  static inline T lt_csilu##S(T x) {                                                         \
+    T e = cexp##S(-(x));                                                                    \
+    return lt_cdiv##S(x, MK((R)1 + creal##S(e), cimag##S(e)));                                \
+  }
+CX_HELPERS(lt_cfloat, float, f, CMPLXF)
+CX_HELPERS(lt_cdouble, double, , CMPLX)
+#define COP_reciprocal(T, S, x) lt_crecip##S(x)
 #define COP_sqrt(T, S, x) csqrt##S(x)
-#define COP_rsqrt(T, S, x) ((T)1 / csqrt##S(x))
+#define COP_rsqrt(T, S, x) lt_crecip##S(csqrt##S(x))
 #define COP_exp(T, S, x) cexp##S(x)
 #define COP_exp2(T, S, x) cexp##S((x) * (T)LN2)
 #define COP_expm1(T, S, x) (cexp##S(x) - (T)1)
 #define COP_log(T, S, x) clog##S(x)
-#define COP_log2(T, S, x) (clog##S(x) / (T)LN2)
-#define COP_log10(T, S, x) (clog##S(x) / (T)LN10)
+#define COP_log2(T, S, x) lt_cdivr##S(clog##S(x), LN2)
+#define COP_log10(T, S, x) lt_cdivr##S(clog##S(x), LN10)
 #define COP_log1p(T, S, x) clog##S((T)1 + (x))
 #define COP_sin(T, S, x) csin##S(x)
 #define COP_cos(T, S, x) ccos##S(x)
 #define COP_tan(T, S, x) ctan##S(x)
 #define COP_asin(T, S, x) casin##S(x)
 #define COP_acos(T, S, x) cacos##S(x)
-#define COP_atan(T, S, x) catan##S(x)
+#define COP_atan(T, S, x) lt_catan##S(x)
 #define COP_sinh(T, S, x) csinh##S(x)
 #define COP_cosh(T, S, x) ccosh##S(x)
 #define COP_tanh(T, S, x) ctanh##S(x)
 #define COP_sigmoid(T, S, x) ((T)1 / ((T)1 + cexp##S(-(x))))
 #define COP_conj(T, S, x) conj##S(x)
+#define COP_silu(T, S, x) lt_csilu##S(x)
 #define FC_OPS(op) LT_FOR_FLOATS(K_UF, op) LT_FOR_CPLX(K_UC, op)
 FC_OPS(reciprocal) FC_OPS(sqrt) FC_OPS(rsqrt) FC_OPS(exp) FC_OPS(exp2) FC_OPS(expm1)
 FC_OPS(log) FC_OPS(log2) FC_OPS(log10) FC_OPS(log1p) FC_OPS(sin) FC_OPS(cos) FC_OPS(tan)
 FC_OPS(asin) FC_OPS(acos) FC_OPS(atan) FC_OPS(sinh) FC_OPS(cosh) FC_OPS(tanh) FC_OPS(sigmoid)
 LT_FOR_FLOATS(K_UF, erf) LT_FOR_FLOATS(K_UF, gelu) LT_FOR_FLOATS(K_UF, gelu_tanh)
-LT_FOR_FLOATS(K_UF, silu) LT_FOR_FLOATS(K_UF, floor) LT_FOR_FLOATS(K_UF, ceil)
+FC_OPS(silu) LT_FOR_FLOATS(K_UF, floor) LT_FOR_FLOATS(K_UF, ceil)
 LT_FOR_FLOATS(K_UF, round) LT_FOR_FLOATS(K_UF, trunc) LT_FOR_CPLX(K_UC, conj)
 #define FC_TAB(op) lt_ktable lt_k_##op = { LT_TAB_F(op) LT_TAB_C(op) };
 FC_TAB(reciprocal) FC_TAB(sqrt) FC_TAB(rsqrt) FC_TAB(exp) FC_TAB(exp2) FC_TAB(expm1)
 FC_TAB(log) FC_TAB(log2) FC_TAB(log10) FC_TAB(log1p) FC_TAB(sin) FC_TAB(cos) FC_TAB(tan)
 FC_TAB(asin) FC_TAB(acos) FC_TAB(atan) FC_TAB(sinh) FC_TAB(cosh) FC_TAB(tanh) FC_TAB(sigmoid)
 #define F_TAB(op) lt_ktable lt_k_##op = { LT_TAB_F(op) };
-F_TAB(erf) F_TAB(gelu) F_TAB(gelu_tanh) F_TAB(silu)
-/* rounding: integers (and bool) are unchanged */
-#define RND_TAB(op) lt_ktable lt_k_##op = { [LTENSOR_BOOL] = k_copy_BOOL, LT_FOR_INTS(RND_ENT, x) LT_TAB_F(op) };
+F_TAB(erf) F_TAB(gelu) F_TAB(gelu_tanh) FC_TAB(silu)
+/* rounding: integers are unchanged; bool is not implemented, as PyTorch */
+#define RND_TAB(op) lt_ktable lt_k_##op = { LT_FOR_INTS(RND_ENT, x) LT_TAB_F(op) };
 #define RND_ENT(op, E, ...) [LTENSOR_##E] = k_copy_##E,
 RND_TAB(floor) RND_TAB(ceil) RND_TAB(round) RND_TAB(trunc)
+/* round with decimals: ctx->f1 = 10^|decimals|, ctx->mode = decimals < 0 */
+#define FOP_round_dec(T, S, x) \
+  (ctx->mode ? nearbyint##S((x) / (T)ctx->f1) * (T)ctx->f1 : nearbyint##S((x) * (T)ctx->f1) / (T)ctx->f1)
+LT_FOR_FLOATS(K_UF, round_dec)
+F_TAB(round_dec)
 lt_ktable lt_k_conj = { [LTENSOR_BOOL] = k_copy_BOOL, LT_FOR_INTS(RND_ENT, x) LT_FOR_FLOATS(RND_ENT, x)
                         LT_TAB_C(conj) };
 

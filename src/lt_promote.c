@@ -260,3 +260,14 @@ const char *lt_torch_name(ltensor_dtype d) {
   };
   return (unsigned)d < LTENSOR_NUM_DTYPES ? names[d] : "Undefined";
 }
+
+/* the C++ type names PyTorch prints for a caffe2::TypeMeta (a tensor's
+   .dtype() in messages such as lerp's "expected dtype float for `end`") */
+const char *lt_typemeta_name(ltensor_dtype d) {
+  static const char *const names[LTENSOR_NUM_DTYPES] = {
+    "bool", "unsigned char", "unsigned short", "unsigned int", "unsigned long", "signed char", "short int",
+    "int", "long int", "c10::Half", "c10::BFloat16", "float", "double", "c10::complex<c10::Half>",
+    "c10::complex<float>", "c10::complex<double>"
+  };
+  return (unsigned)d < LTENSOR_NUM_DTYPES ? names[d] : "Undefined";
+}

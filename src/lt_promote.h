@@ -45,5 +45,7 @@ int lt_can_cast(ltensor_dtype from, ltensor_dtype to);
 
 /* PyTorch's ScalarType names (Float, Long, ComplexFloat, ...) for messages. */
 const char *lt_torch_name(ltensor_dtype d);
+/* C++ type name of a TypeMeta: "float", "long int", "c10::Half" */
+const char *lt_typemeta_name(ltensor_dtype d);
 
 #endif
