@@ -102,6 +102,8 @@ test: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	$(RUN_LUA) examples/demo.lua
+	@echo; echo '== training an MLP on the UCI digits (examples/digits.lua)'
+	$(RUN_LUA) examples/digits.lua
 
 # Sanitizer build: the library and the CLI compiled with ASan+UBSan into
 # build/asan/, then every spec run inside that CLI (tools/asan_specs.sh).

@@ -707,6 +707,7 @@ static int clamp_impl(lua_State *L, int inplace, int which) {
     ctx.i2 = lt_load_i64(cdt, buf);
     ctx.f2 = lt_load_f64(cdt, buf);
   }
+  ctx.mode = (imin && ctx.f1 != ctx.f1) || (imax && ctx.f2 != ctx.f2);
   int out_idx = out_index(L, inplace, 0);
   run_ew(L, fname, lt_k_clamp[cdt], ops, 1, cdt, cdt, common, out_idx, &ctx);
   return 1;

@@ -183,10 +183,13 @@ lt_ktable lt_k_logical_not = { LT_TAB_B(logical_not) LT_TAB_I(logical_not) LT_TA
 CLS_TAB(isnan, int_false) CLS_TAB(isinf, int_false) CLS_TAB(isfinite, int_true)
 
 /* ---- clamp: optional bounds in ctx (i1/i2 integral, f1/f2 floating) -------- */
+/* a NaN bound (ctx->mode) makes every element NaN: PyTorch's vectorised
+   minimum/maximum propagate NaN from either side */
 #define K_ICLAMP(op, E, T, UT) \
   LT_LOOP1(k_clamp_##E, T, T, (ctx->has2 && (ctx->has1 ? ((x) > (T)ctx->i1 ? (x) : (T)ctx->i1) : (x)) > (T)ctx->i2) ? (T)ctx->i2 : (ctx->has1 && (x) < (T)ctx->i1 ? (T)ctx->i1 : (x)))
 #define K_FCLAMP(op, E, T, S) \
-  LT_LOOP1(k_clamp_##E, T, T, (x) != (x) ? (x) : fmin##S(ctx->has1 ? fmax##S(x, (T)ctx->f1) : (x), ctx->has2 ? (T)ctx->f2 : (T)INFINITY))
+  LT_LOOP1(k_clamp_##E, T, T, (x) != (x) ? (x) : ctx->mode ? (T)NAN :                      \
+           fmin##S(ctx->has1 ? fmax##S(x, (T)ctx->f1) : (x), ctx->has2 ? (T)ctx->f2 : (T)INFINITY))
 LT_FOR_INTS(K_ICLAMP, x) LT_FOR_FLOATS(K_FCLAMP, x)
 lt_ktable lt_k_clamp = { LT_TAB_I(clamp) LT_TAB_F(clamp) };
 

@@ -11,8 +11,18 @@
  * contiguous run already in the compute dtype is passed through directly.
  */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include "lt_reduce.h"
+
+/* The build's -O2 only vectorises loops the "very cheap" cost model accepts
+   (no epilogues, no if-conversion of float compares).  The fast paths below
+   are written as plain lane loops for the vectoriser: ask for -O3's here;
+   no-trapping-math lets it if-convert compares (results are unchanged: it
+   only drops the assumption that FP exceptions trap). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math")
+#endif
 
 #define CHUNK_BYTES 4096
 
@@ -62,21 +72,82 @@ static void reduced_out_strides(const lt_tensor *in, uint32_t mask, int64_t *str
   }
 }
 
+/* ---- walking the kept ("outer") dims ----------------------------------- */
+/* Element offsets in the input (o0) and the output (o1) of outer position
+   o (row-major over the kept dims); idx receives the odometer. */
+static void outer_at(const plan *p, int64_t o, int64_t *idx, int64_t *o0, int64_t *o1) {
+  *o0 = *o1 = 0;
+  for (int d = p->nout_d - 1; d >= 0; d--) {
+    int64_t k = o % p->oshape[d];
+    o /= p->oshape[d];
+    idx[d] = k; *o0 += k * p->ostr0[d]; *o1 += k * p->ostr1[d];
+  }
+}
+static void outer_next(const plan *p, int64_t *idx, int64_t *o0, int64_t *o1) {
+  for (int d = p->nout_d - 1; d >= 0; d--) {
+    *o0 += p->ostr0[d]; *o1 += p->ostr1[d];
+    if (++idx[d] < p->oshape[d]) return;
+    *o0 -= idx[d] * p->ostr0[d]; *o1 -= idx[d] * p->ostr1[d];
+    idx[d] = 0;
+  }
+}
+
 /* fn(ctx, pointer to the row's first input element, output element offset) */
 typedef void (*row_fn)(void *ctx, const char *in, int64_t o);
-static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
-  if (p->nout == 0) return;
+static void run_rows_part(const plan *p, const lt_tensor *in, row_fn fn, void *ctx, int64_t s, int64_t e) {
   int64_t isz = (int64_t)lt_itemsize(in->dtype);
   const char *ibase = lt_data(in);
-  int64_t idx[LT_MAX_DIMS] = {0};
-  int nd = p->nout_d;
-  for (;;) {
-    int64_t o0 = 0, o1 = 0;
-    for (int d = 0; d < nd; d++) { o0 += idx[d] * p->ostr0[d]; o1 += idx[d] * p->ostr1[d]; }
+  int64_t idx[LT_MAX_DIMS], o0, o1;
+  if (s >= e) return;
+  outer_at(p, s, idx, &o0, &o1);
+  for (int64_t o = s; o < e; o++) {
     fn(ctx, ibase + o0 * isz, o1);
-    int d = nd - 1;
-    while (d >= 0 && ++idx[d] == p->oshape[d]) idx[d--] = 0;
-    if (d < 0) break;
+    outer_next(p, idx, &o0, &o1);
+  }
+}
+static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
+  run_rows_part(p, in, fn, ctx, 0, p->nout);
+}
+
+/* ---- threads ----------------------------------------------------------------
+   Large reductions are split into contiguous ranges of independent units
+   (output rows, column blocks, or pieces of one long run) run by up to
+   num_threads pthreads; the caller's thread runs the first range.  Workers
+   only read the input and write disjoint parts of outputs allocated before
+   the split (never the Lua API).  A failed pthread_create runs the range
+   inline, so nothing here can fail. */
+#define MAX_THREADS 16
+#define PAR_GRAIN 65536   /* elements of work per thread, at least */
+
+static int pick_threads(int nt, int64_t work, int64_t units) {
+  if (nt > MAX_THREADS) nt = MAX_THREADS;
+  if (work / PAR_GRAIN < nt) nt = (int)(work / PAR_GRAIN);
+  if (units < nt) nt = (int)units;
+  return nt < 1 ? 1 : nt;
+}
+
+typedef void (*part_fn)(void *ctx, int64_t s, int64_t e, int t);
+typedef struct part_job { part_fn fn; void *ctx; int64_t s, e; int t; } part_job;
+static void *part_main(void *a) {
+  part_job *j = a;
+  j->fn(j->ctx, j->s, j->e, j->t);
+  return NULL;
+}
+/* fn(ctx, s, e, t) for nt ranges [s, e) covering [0, n) in order */
+static void par_for(int nt, int64_t n, part_fn fn, void *ctx) {
+  if (nt <= 1 || n <= 1) { fn(ctx, 0, n, 0); return; }
+  pthread_t th[MAX_THREADS];
+  int started[MAX_THREADS];
+  part_job jobs[MAX_THREADS];
+  for (int t = 0; t < nt; t++) {
+    jobs[t] = (part_job){fn, ctx, n * t / nt, n * (t + 1) / nt, t};
+    started[t] = 0;
+  }
+  for (int t = 1; t < nt; t++) started[t] = pthread_create(&th[t], NULL, part_main, &jobs[t]) == 0;
+  fn(ctx, jobs[0].s, jobs[0].e, 0);
+  for (int t = 1; t < nt; t++) {
+    if (started[t]) pthread_join(th[t], NULL);
+    else fn(ctx, jobs[t].s, jobs[t].e, t);
   }
 }
 
