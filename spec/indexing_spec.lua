@@ -97,6 +97,19 @@ describe("mask indexing", function()
     check(a[mask({ { false, false, false }, { false, false, false } })], T.int64, { 0 })
   end)
 
+  it("takes uint8 tensors as masks, as PyTorch 1.13 does", function()
+    local u = function(d) return T.tensor(d, { dtype = T.uint8 }) end
+    check(m23()[u({ 1, 0 })], T.int64, { 1, 3 }, { { 1, 2, 3 } })
+    check(m23()[u({ 0, 2 })], T.int64, { 1, 3 }, { { 4, 5, 6 } })          -- any non-zero byte is true
+    check(m23()[u({ { 1, 0, 1 }, { 0, 0, 1 } })], T.int64, { 3 }, { 1, 3, 6 })
+    check(m23()[{ {}, u({ 0, 1, 1 }) }], T.int64, { 2, 2 }, { { 2, 3 }, { 5, 6 } })
+    check(m23()[T.tensor(1, { dtype = T.uint8 })], T.int64, { 1, 2, 3 })   -- 0-dim: a new dim
+    local a = m23()
+    a[u({ 0, 1 })] = 0
+    check(a, T.int64, { 2, 3 }, { { 1, 2, 3 }, { 0, 0, 0 } })
+    raises("the shape of the mask [3] at index 1 does not match", function() return m23()[u({ 1, 1, 0 })] end)
+  end)
+
   it("covers leading dims when the mask has fewer dims", function()
     check(m23()[mask({ false, true })], T.int64, { 1, 3 }, { { 4, 5, 6 } })
     check(m23()[{ {}, mask({ true, false, true }) }], T.int64, { 2, 2 }, { { 1, 3 }, { 4, 6 } })
@@ -120,7 +133,6 @@ describe("index tensor indexing", function()
     check(a[idx({ { 1 }, { 2 } })], T.int64, { 2, 1, 3 }, { { { 1, 2, 3 } }, { { 4, 5, 6 } } })
     check(a[idx(2)], T.int64, { 3 }, { 4, 5, 6 })
     check(a[T.tensor({ 2 }, { dtype = T.int32 })], T.int64, { 1, 3 }, { { 4, 5, 6 } })
-    check(a[T.tensor({ 1 }, { dtype = T.uint8 })], T.int64, { 1, 3 }, { { 1, 2, 3 } })
     check(m23t()[idx({ 2 })], T.int64, { 1, 3 }, { { 4, 5, 6 } })
     check(a[idx({})], T.int64, { 0, 3 })
     assert.is_false(T._same_storage(a, a[idx({ 1 })]))

@@ -86,12 +86,22 @@ describe("mm", function()
     assert.are.same({{1}}, T.mm(u, T.tensor({{16}, {1}}, {dtype = T.uint8})):totable()) -- 256 + 1
   end)
 
-  it("gives bool results as 'any a and b'", function()
+  it("refuses bool operands as PyTorch, unless there is nothing to compute", function()
     local a = T.tensor({{true, false}, {false, false}})
     local b = T.tensor({{true}, {true}})
-    local c = T.mm(a, b)
-    assert.are.equal(T.bool, c.dtype)
-    assert.are.same({{true}, {false}}, c:totable())
+    assert.matches("ltensor.mm: \"addmm_impl_cpu_\" not implemented for 'Bool'", errmsg(T.mm, a, b))
+    assert.matches("not implemented for 'Bool'", errmsg(T.matmul, a, b))
+    assert.matches("not implemented for 'Bool'", errmsg(T.matmul, a:unsqueeze(1), b))      -- folded 3-D @ 2-D
+    assert.matches("not implemented for 'Bool'", errmsg(T.matmul, a:unsqueeze(1), a:unsqueeze(1)))   -- batched
+    assert.matches("not implemented for 'Bool'", errmsg(T.matmul, T.tensor({true, false}), a))   -- 1-D @ 2-D
+    assert.matches("not implemented for 'Bool'", errmsg(T.mv, a, T.tensor({true, true})))
+    assert.matches("not implemented for 'Bool'", errmsg(T.bmm, a:unsqueeze(1), b:unsqueeze(1)))
+    assert.matches("ltensor.dot: \"dot\" not implemented for 'Bool'", errmsg(T.dot, T.tensor({true}), T.tensor({true})))
+    local e = T.mm(T.zeros({2, 0}, {dtype = T.bool}), T.zeros({0, 3}, {dtype = T.bool}))
+    assert.are.equal(T.bool, e.dtype)
+    assert.are.same({{false, false, false}, {false, false, false}}, e:totable())
+    assert.are.same({0, 2}, T.matmul(T.zeros({0, 3}, {dtype = T.bool}), T.zeros({3, 2}, {dtype = T.bool})).shape)
+    assert.are.same({{true, false}}, T.outer(T.tensor({true}), T.tensor({true, false})):totable())   -- a mul
   end)
 
   it("accumulates half types in float32 and returns the half dtype", function()
@@ -103,13 +113,24 @@ describe("mm", function()
     assert.are.same({{32.0}}, T.mm(a:to(T.bfloat16), b:to(T.bfloat16)):totable())
   end)
 
-  it("promotes mixed operand dtypes", function()
+  it("refuses mixed operand dtypes as PyTorch 1.13 (outer promotes)", function()
     local a = T.tensor({{1.5, 2}}, {dtype = T.float32})
     local b = T.tensor({{2}, {1}}, {dtype = T.float64})
-    local c = T.mm(a, b)
-    assert.are.equal(T.float64, c.dtype)
-    assert.are.same({{5.0}}, c:totable())
-    assert.are.equal(T.float32, T.mm(T.tensor({{1, 2}}), T.tensor({{1.5}, {2.5}})).dtype)
+    assert.matches("ltensor.mm: expected scalar type Float but found Double", errmsg(T.mm, a, b))
+    assert.matches("ltensor.matmul: expected scalar type Float but found Double", errmsg(T.matmul, a, b))
+    assert.matches("ltensor.matmul: expected scalar type Long but found Float",
+      errmsg(T.matmul, T.zeros({2, 2, 3}, {dtype = T.int64}), T.zeros(3, 2)))
+    assert.matches("ltensor.mv: expected scalar type Int but found Long",
+      errmsg(T.mv, T.zeros({2, 3}, {dtype = T.int32}), T.zeros({3}, {dtype = T.int64})))
+    assert.matches("ltensor.bmm: expected scalar type Float but found ComplexFloat",
+      errmsg(T.bmm, T.zeros(1, 2, 3), T.zeros({1, 3, 2}, {dtype = T.complex64})))
+    assert.matches("ltensor.dot: expected both vectors to have same dtype, but found Long and Float",
+      errmsg(T.dot, T.zeros({3}, {dtype = T.int64}), T.zeros(4)))   -- before the size check
+    assert.matches("expected both vectors to have same dtype, but found Float and Double",
+      errmsg(T.matmul, T.zeros(3), T.zeros({3}, {dtype = T.float64})))
+    local o = T.outer(T.tensor({1, 2}), T.tensor({1.5}))
+    assert.are.equal(T.float32, o.dtype)
+    assert.are.same({{1.5}, {3.0}}, o:totable())
   end)
 
   it("gives zeros for an empty inner dimension and empty results for empty outer ones", function()
@@ -213,8 +234,8 @@ describe("bmm", function()
   it("raises PyTorch's errors", function()
     assert.matches("ltensor.bmm: batch1 must be a 3D tensor", errmsg(T.bmm, T.zeros(2, 3), T.zeros(1, 3, 2)))
     assert.matches("ltensor.bmm: batch2 must be a 3D tensor", errmsg(T.bmm, T.zeros(1, 2, 3), T.zeros(3, 2)))
-    assert.matches("batch1 and batch2 must have same number of batches, got 2 and 3",
-      errmsg(T.bmm, T.zeros(2, 2, 3), T.zeros(3, 3, 2)))
+    assert.matches("expected size for first two dimensions of batch2 tensor to be: %[2, 3%] but got: %[3, 3%]",
+      errmsg(T.bmm, T.zeros(2, 2, 3), T.zeros(3, 3, 2)))   -- one check for batch and inner size, as PyTorch
     assert.matches("expected size for first two dimensions of batch2 tensor to be: %[4, 1%] but got: %[4, 2%]",
       errmsg(T.bmm, T.zeros(4, 3, 1), T.zeros(4, 2, 4)))
   end)

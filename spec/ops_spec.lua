@@ -258,6 +258,36 @@ describe("unary ops", function()
     raises("torch.sgn", T.sign, T.ones(1, { dtype = T.complex64 }))
   end)
 
+  it("rounding and relu refuse bool and complex with PyTorch's messages", function()
+    local b, c = tt({ true, false }), T.ones(2, { dtype = T.complex64 })
+    for _, op in ipairs({ "floor", "ceil", "round", "trunc" }) do
+      raises("not implemented for 'Bool'", T[op], b)
+      raises("not implemented for 'Bool'", function() b[op .. "_"](b) end)
+    end
+    raises("floor is not supported for complex inputs", T.floor, c)
+    raises("ceil is not supported for complex inputs", T.ceil, c)
+    raises("trunc is not supported for complex inputs", T.trunc, c)
+    raises("not implemented for 'ComplexFloat'", T.round, c)
+    raises("Boolean inputs not supported for relu", T.relu, b)
+    raises("Boolean inputs not supported for relu", function() b:relu_() end)
+    raises("clamp is not supported for complex types", T.relu, c)
+    same({ 3, -2 }, tt({ 3, -2 }, "int32"):round():totable())   -- integers stay as they are
+  end)
+
+  it("round with decimals rounds x * 10^d half to even", function()
+    local x = tt({ 1.2345, -2.5678, 0.125, 1234.5 }, "float64")
+    same({ 1.23, -2.57, 0.12, 1234.5 }, T.round(x, { decimals = 2 }):totable(), 1e-15)
+    same({ 1.23, -2.57, 0.12, 1234.5 }, x:round(2):totable(), 1e-15)
+    same({ 0.0, -0.0, 0.0, 1200.0 }, x:round({ decimals = -2 }):totable())
+    same({ 1.0, -3.0, 0.0, 1234.0 }, x:round({ decimals = 0 }):totable())
+    local f = tt({ 0.125, 2.675 })
+    same({ 0.12, 2.68 }, f:round(2):totable(), 1e-6)
+    assert.equal(T.float32, f:round(2).dtype)
+    f:round_(1)
+    same({ 0.1, 2.7 }, f:totable(), 1e-6)
+    raises("not implemented for 'Long'", T.round, tt({ 1, 2 }), { decimals = 1 })
+  end)
+
   it("gelu exact and tanh, erf", function()
     same({ 0.8413447460685429 }, T.gelu(tt({ 1.0 }, "float64")):totable(), 1e-12)
     same({ 0.8411919906082768 }, T.gelu(tt({ 1.0 }, "float64"), { approximate = "tanh" }):totable(), 1e-12)
@@ -298,6 +328,26 @@ describe("clamp, where, lerp", function()
     raises("clamp is not supported for complex types", T.clamp, T.ones(1, { dtype = T.complex64 }), 0)
   end)
 
+  it("a NaN bound makes every element NaN, as PyTorch's vectorised clamp", function()
+    same({ nan, nan, nan }, T.clamp(tt({ nan, -5.0, 5.0 }), nan, 1.0):totable())
+    same({ nan, nan, nan }, T.clamp(tt({ nan, -5.0, 5.0 }, "float64"), -1, nan):totable())
+    same({ nan, nan }, tt({ -5.0, 5.0 }):clamp_min(nan):totable())
+    same({ nan, -1.0, nan }, T.clamp(tt({ nan, -5.0, 5.0 }), tt({ -1.0, -1.0, nan }), 1.0):totable())
+  end)
+
+  it("clamp_ with tensor bounds refuses a promotion it cannot write back", function()
+    local i = tt({ 5, -9 }, "int32")
+    raises("result type Float can't be cast to the desired output type Int", function() i:clamp_(tt({ 0.5, 0.5 })) end)
+    raises("result type Char can't be cast to the desired output type Bool",
+      function() tt({ true }):clamp_(tt({ 1 }, "int8")) end)
+    raises("result type ComplexFloat can't be cast to the desired output type Float",
+      function() tt({ 1.0 }):clamp_(T.ones(1, { dtype = T.complex64 })) end)
+    raises("not implemented for 'ComplexFloat'", T.clamp, tt({ 1.0 }), T.ones(1, { dtype = T.complex64 }))
+    i:clamp_(tt({ 0, 0 }, "int64"))
+    same({ 5, 0 }, i:totable())
+    assert.equal(T.int32, i.dtype)
+  end)
+
   it("where takes weak scalars and broadcasts", function()
     local c = tt({ true, false, true })
     local r = T.where(c, 1, 2.5)
@@ -314,6 +364,17 @@ describe("clamp, where, lerp", function()
   it("lerp", function()
     same({ 5.0, 7.5 }, T.lerp(tt({ 0.0, 5.0 }), tt({ 10.0, 10.0 }), 0.5):totable())
     same({ 2.0 }, tt({ 0.0 }):lerp(tt({ 10.0 }), tt({ 0.2 })):totable(), 1e-6)
+  end)
+
+  it("lerp wants one floating dtype for start, end and a tensor weight", function()
+    raises("expected dtype float for `end` but got dtype double", T.lerp, tt({ 1.0 }), tt({ 1.0 }, "float64"), 0.5)
+    raises("expected dtype double for `weight` but got dtype float",
+      T.lerp, tt({ 1.0 }, "float64"), tt({ 1.0 }, "float64"), tt({ 0.5 }))
+    raises("expected dtype long int for `end` but got dtype int", T.lerp, tt({ 1 }), tt({ 1 }, "int32"), 0.5)
+    raises("not implemented for 'Long'", T.lerp, tt({ 1, 2 }), tt({ 3, 4 }), 0.5)
+    local h = T.lerp(tt({ 0.0 }, "float16"), tt({ 4.0 }, "float16"), 0.25)
+    assert.equal(T.float16, h.dtype)
+    same({ 1.0 }, h:totable())
   end)
 end)
 
@@ -333,6 +394,35 @@ describe("complex helpers", function()
     assert.is_true(rawequal(r, r:real()))
     raises("imag is not implemented for tensors with non-complex dtypes", T.imag, r)
   end)
+end)
+
+describe("complex special values (PyTorch's vectorised formulas)", function()
+  local function cplx(dtype, pairs)
+    local z = T.zeros(#pairs, { dtype = T[dtype] })
+    local re, im = {}, {}
+    for i, p in ipairs(pairs) do re[i], im[i] = p[1], p[2] end
+    z:real():copy_(T.tensor(re, { dtype = T.float64 }))
+    z:imag():copy_(T.tensor(im, { dtype = T.float64 }))
+    return z
+  end
+  for _, dt in ipairs({ "complex64", "complex128" }) do
+    it("reciprocal and rsqrt of 0 are nan+nan*i, log2/log10 of 0 are -inf+0i (" .. dt .. ")", function()
+      local z = cplx(dt, { { 0.0, 0.0 }, { 3.0, -4.0 }, { 0.5, 0.0 } })
+      same({ { nan, nan }, { 0.12, 0.16 }, { 2.0, 0.0 } }, z:reciprocal():totable(), 1e-6)
+      same({ { nan, nan }, { 0.4, 0.2 }, { 2 ^ 0.5, 0.0 } }, z:rsqrt():totable(), 1e-6)
+      same({ { -inf, 0.0 }, { math.log(5, 2), math.atan(-4, 3) / math.log(2) }, { -1.0, 0.0 } },
+        z:log2():totable(), 1e-6)
+      same({ { -inf, 0.0 } }, cplx(dt, { { 0.0, 0.0 } }):log10():totable())
+    end)
+
+    it("atan is i/2 log((i+z)/(i-z)), silu is z / (1 + exp(-z)) (" .. dt .. ")", function()
+      local z = cplx(dt, { { -0.0, -2.0 }, { -1.0, 0.0 }, { 1.0, 2.0 } })
+      same({ { math.pi / 2, -0.5493061443340549 }, { -math.pi / 4, 0.0 }, { 1.3389725222944935, 0.4023594781085251 } },
+        z:atan():totable(), 1e-6)
+      same({ { -1.5574077246549023, -1.0 }, { -0.2689414213699951, 0.0 }, { 0.2145379819, 2.4462692760 } },
+        z:silu():totable(), 1e-6)
+    end)
+  end
 end)
 
 describe("isclose / allclose", function()
@@ -423,6 +513,19 @@ describe("out= and in-place", function()
     local c = T.empty(2, { dtype = T.bool })
     T.lt(tt({ 1.0, 3.0 }), 2, { out = c })
     same({ true, false }, c:totable())
+  end)
+
+  it("in place, the safe-cast check comes before the dtype's kernel check", function()
+    local f, c = tt({ 1.5 }), T.ones(1, { dtype = T.complex64 })
+    raises("result type ComplexFloat can't be cast to the desired output type Float", function() f:remainder_(c) end)
+    raises("result type ComplexFloat can't be cast to the desired output type Float", function() f:fmod_(c) end)
+    raises("result type ComplexFloat can't be cast to the desired output type Float",
+      function() f:bitwise_and_(c) end)
+    raises("result type Float can't be cast to the desired output type Int",
+      function() tt({ 1 }, "int32"):bitwise_and_(tt({ 1.0 })) end)
+    raises("not implemented for 'Float'", function() f:bitwise_and_(tt({ 1 })) end)
+    raises("result type Float can't be cast to the desired output type Long",
+      function() T.bitwise_and(tt({ 1 }), tt({ 1.0 }), { out = tt({ 0 }) }) end)
   end)
 
   it("in-place methods return self", function()

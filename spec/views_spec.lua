@@ -183,7 +183,7 @@ describe("t / transpose / permute / movedim", function()
 
   it("permute raises PyTorch's errors", function()
     raises("number of dims don't match in permute", function() T.zeros(2, 3):permute(1) end)
-    raises("repeated dim in permute", function() T.zeros(2, 3):permute(2, -1) end)
+    raises("duplicate dims are not allowed", function() T.zeros(2, 3):permute(2, -1) end)
     raises("dimension out of range", function() T.zeros(2, 3):permute(1, 3) end)
   end)
 

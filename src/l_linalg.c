@@ -1,9 +1,9 @@
 /* l_linalg.c -- matmul, mm, bmm, mv, dot, outer.
  *
- * Shapes, broadcasting and error messages follow PyTorch 1.13 (1-based dims
- * in messages).  The result dtype is the promotion of the two operands
- * (PyTorch itself refuses mixed dtypes here; ltensor promotes as everywhere
- * else, and strict promotion mode refuses them).  The arithmetic is lt_mm
+ * Shapes, broadcasting, dtype rules and error messages follow PyTorch 1.13
+ * (1-based dims in messages): matmul, mm, bmm, mv and dot refuse operands of
+ * different dtypes and bool operands (once there is something to compute),
+ * outer is an elementwise product and promotes.  The arithmetic is lt_mm
  * (lt_blas.c): OpenBLAS for float32/float64/complex64/complex128, reading
  * transposed or strided operands in place through the transpose flags and
  * leading dimensions; an operand BLAS cannot read (no unit stride, or an
@@ -24,6 +24,19 @@ static ltensor_dtype result_dtype(lua_State *L, const char *fname, const lt_tens
     lt_error(L, fname, "expected both operands to have the same dtype, but got %s and %s",
              lt_dtypes[a->dtype].name, lt_dtypes[b->dtype].name);
   return out;
+}
+
+/* PyTorch's checks for mm/bmm/mv/matmul: the kernels read the second
+   operand as the first one's scalar type; bool has no kernel, which only
+   shows when the result is non-empty and the inner dimension is not
+   (otherwise the result is filled without a dispatch). */
+static ltensor_dtype same_dtype(lua_State *L, const char *fname, const char *kernel, const lt_tensor *a,
+                                const lt_tensor *b, int64_t out_numel, int64_t K) {
+  if (a->dtype != b->dtype)
+    lt_error(L, fname, "expected scalar type %s but found %s", lt_torch_name(a->dtype), lt_torch_name(b->dtype));
+  if (a->dtype == LTENSOR_BOOL && out_numel > 0 && K > 0)
+    lt_error(L, fname, "\"%s\" not implemented for '%s'", kernel, lt_torch_name(a->dtype));
+  return a->dtype;
 }
 
 /* Can BLAS read t's trailing matrix (or vector) without a copy? */
@@ -68,7 +81,7 @@ static int do_mm(lua_State *L, const char *fname) {
   if (a->ndim != 2) return lt_error(L, fname, "self must be a matrix");
   if (b->ndim != 2) return lt_error(L, fname, "mat2 must be a matrix");
   if (a->shape[1] != b->shape[0]) return mm_error(L, fname, a->shape[0], a->shape[1], b->shape[0], b->shape[1]);
-  ltensor_dtype dt = result_dtype(L, fname, a, b);
+  ltensor_dtype dt = same_dtype(L, fname, "addmm_impl_cpu_", a, b, a->shape[0] * b->shape[1], a->shape[1]);
   lua_settop(L, 2);
   a = prepare(L, 1, dt, 0);
   b = prepare(L, 2, dt, 0);
@@ -86,7 +99,7 @@ static int l_mv(lua_State *L) {
   if (a->shape[1] != v->shape[0])
     return lt_error(L, "mv", "size mismatch, got input (%I), mat (%Ix%I), vec (%I)", (lua_Integer)a->shape[0],
                     (lua_Integer)a->shape[0], (lua_Integer)a->shape[1], (lua_Integer)v->shape[0]);
-  ltensor_dtype dt = result_dtype(L, "mv", a, v);
+  ltensor_dtype dt = same_dtype(L, "mv", "addmv_impl_cpu", a, v, a->shape[0], a->shape[1]);
   lua_settop(L, 2);
   a = prepare(L, 1, dt, 0);
   v = prepare(L, 2, dt, 0);
@@ -99,12 +112,16 @@ static int do_dot(lua_State *L, const char *fname) {
   lt_tensor *a = lt_check(L, 1), *b = lt_check(L, 2);
   if (a->ndim != 1 || b->ndim != 1)
     return lt_error(L, fname, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
+  if (a->dtype != b->dtype)
+    return lt_error(L, fname, "expected both vectors to have same dtype, but found %s and %s",
+                    lt_torch_name(a->dtype), lt_torch_name(b->dtype));
   if (a->shape[0] != b->shape[0])
     return lt_error(L, fname, "inconsistent tensor size, expected tensor [%I] and src [%I] to have the same "
                     "number of elements, but got %I and %I elements respectively",
                     (lua_Integer)a->shape[0], (lua_Integer)b->shape[0], (lua_Integer)a->shape[0],
                     (lua_Integer)b->shape[0]);
-  ltensor_dtype dt = result_dtype(L, fname, a, b);
+  ltensor_dtype dt = a->dtype;
+  if (dt == LTENSOR_BOOL) return lt_error(L, fname, "\"dot\" not implemented for 'Bool'");
   lua_settop(L, 2);
   a = prepare(L, 1, dt, 0);
   b = prepare(L, 2, dt, 0);
@@ -158,14 +175,11 @@ static int l_bmm(lua_State *L) {
   lt_tensor *a = lt_check(L, 1), *b = lt_check(L, 2);
   if (a->ndim != 3) return lt_error(L, "bmm", "batch1 must be a 3D tensor");
   if (b->ndim != 3) return lt_error(L, "bmm", "batch2 must be a 3D tensor");
-  if (a->shape[0] != b->shape[0])
-    return lt_error(L, "bmm", "batch1 and batch2 must have same number of batches, got %I and %I",
-                    (lua_Integer)a->shape[0], (lua_Integer)b->shape[0]);
-  if (a->shape[2] != b->shape[1])
+  if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[1])
     return lt_error(L, "bmm", "expected size for first two dimensions of batch2 tensor to be: [%I, %I] but got: [%I, %I]",
                     (lua_Integer)a->shape[0], (lua_Integer)a->shape[2], (lua_Integer)b->shape[0],
                     (lua_Integer)b->shape[1]);
-  ltensor_dtype dt = result_dtype(L, "bmm", a, b);
+  ltensor_dtype dt = same_dtype(L, "bmm", "bmm", a, b, a->shape[0] * a->shape[1] * b->shape[2], a->shape[2]);
   lua_settop(L, 2);
   a = prepare(L, 1, dt, 0);
   b = prepare(L, 2, dt, 0);
@@ -197,7 +211,7 @@ static int l_matmul(lua_State *L) {
   } else if (da == 1 && db == 2) {
     if (K != Kb) return mm_error(L, "matmul", 1, K, Kb, N);
   }
-  ltensor_dtype dt = result_dtype(L, "matmul", a, b);
+  ltensor_dtype dt = same_dtype(L, "matmul", "addmm_impl_cpu_", a, b, 0, K);   /* bool: below */
   lua_settop(L, 2);
   int64_t oshape[LT_MAX_DIMS];
   int on = 0;
@@ -211,6 +225,7 @@ static int l_matmul(lua_State *L) {
     for (int i = 0; i < da - 1; i++) oshape[on++] = a->shape[i];
     if (db == 2) oshape[on++] = N;
     lt_tensor *out = lt_push_new(L, dt, on, oshape);
+    same_dtype(L, "matmul", "addmm_impl_cpu_", a, b, lt_numel(out), K);
     int64_t brs, bcs;
     if (db == 1) { brs = b->stride[0]; bcs = 1; }
     else { brs = b->stride[0]; bcs = b->stride[1]; }
@@ -247,6 +262,7 @@ static int l_matmul(lua_State *L) {
   if (da > 1) oshape[on++] = M;
   if (db > 1) oshape[on++] = N;
   lt_tensor *out = lt_push_new(L, dt, on, oshape);
+  same_dtype(L, "matmul", nbd ? "bmm" : "addmm_impl_cpu_", a, b, lt_numel(out), K);
   int64_t ars, acs, brs, bcs;
   row_strides(a, &ars, &acs);
   if (db == 1) { brs = b->stride[0]; bcs = 1; }

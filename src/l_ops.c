@@ -234,14 +234,24 @@ static lt_tensor *run_ew(lua_State *L, const char *fname, lt_loop_fn k, operand 
   return run_ew_in(L, fname, k, ops, n, cdt, NULL, kout, rdt, out_idx, ctx);
 }
 
-/* Result and compute dtypes of an op from the common dtype. */
-static void op_dtypes(lua_State *L, const ew *op, ltensor_dtype common, ltensor_dtype *cdt, ltensor_dtype *kout,
-                      ltensor_dtype *rdt) {
+/* Result and compute dtypes of an op from the common dtype.  With a
+   written-to tensor (out_idx), the safe-cast check comes first, as in
+   PyTorch, where TensorIterator checks it before the kernel dispatch. */
+static void op_dtypes(lua_State *L, const ew *op, ltensor_dtype common, int out_idx, ltensor_dtype *cdt,
+                      ltensor_dtype *kout, ltensor_dtype *rdt) {
   if (op->rule == R_FLOAT && lt_is_integral(common)) common = lt_settings_of(L)->default_dtype;
   *cdt = lt_compute_dtype(common);
   if (op->rule == R_BOOL) { *rdt = LTENSOR_BOOL; *kout = LTENSOR_BOOL; }
   else { *rdt = common; *kout = *cdt; }
-  if (!op->k[*cdt]) not_implemented(L, op->name, common);
+  if (!op->k[*cdt]) {
+    if (out_idx) {
+      ltensor_dtype odt = lt_check(L, out_idx)->dtype;
+      if (!lt_can_cast(*rdt, odt))
+        lt_error(L, op->name, "result type %s can't be cast to the desired output type %s", lt_torch_name(*rdt),
+                 lt_torch_name(odt));
+    }
+    not_implemented(L, op->name, common);
+  }
 }
 
 /* out= from an options table at idx: pushes the tensor and returns its
@@ -267,7 +277,7 @@ static int binary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
   classify(L, 2, op->name, &ops[1]);
   int out_idx = out_index(L, inplace, lua_gettop(L) >= 3 ? lua_gettop(L) : 0);
   ltensor_dtype common = common_dtype(L, op->name, ops, 2), cdt, kout, rdt;
-  op_dtypes(L, op, common, &cdt, &kout, &rdt);
+  op_dtypes(L, op, common, out_idx, &cdt, &kout, &rdt);
   run_ew(L, op->name, op->k[cdt], ops, 2, cdt, kout, rdt, out_idx, ctx);
   return 1;
 }
@@ -284,7 +294,7 @@ static int unary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
   classify(L, 1, op->name, &o);
   int out_idx = out_index(L, inplace, lua_gettop(L) >= 2 ? 2 : 0);
   ltensor_dtype cdt, kout, rdt;
-  op_dtypes(L, op, o.t->dtype, &cdt, &kout, &rdt);
+  op_dtypes(L, op, o.t->dtype, out_idx, &cdt, &kout, &rdt);
   run_ew(L, op->name, op->k[cdt], &o, 1, cdt, kout, rdt, out_idx, ctx);
   return 1;
 }
@@ -369,7 +379,7 @@ static int add_sub(lua_State *L, int inplace, int is_sub) {
   memset(&ctx, 0, sizeof ctx);
   const ew *op = is_sub ? &E_sub : &E_add;
   if (top >= 3 && read_alpha(L, fname, is_sub, &ctx, common)) op = is_sub ? &E_sub_alpha : &E_add_alpha;
-  op_dtypes(L, op, common, &cdt, &kout, &rdt);
+  op_dtypes(L, op, common, out_idx, &cdt, &kout, &rdt);
   run_ew(L, fname, op->k[cdt], ops, 2, cdt, kout, rdt, out_idx, &ctx);
   return 1;
 }
@@ -664,7 +674,18 @@ static int clamp_impl(lua_State *L, int inplace, int which) {
   if (!imin && !imax) return lt_error(L, fname, "at least one of 'min' or 'max' must not be None");
   if (lt_is_complex(x->dtype)) return lt_error(L, fname, "clamp is not supported for complex types");
   if ((imin && lt_test(L, imin)) || (imax && lt_test(L, imax))) {
-    /* tensor bounds: minimum(maximum(x, min), max) with promotion */
+    /* tensor bounds: minimum(maximum(x, min), max) with promotion; the
+       in-place safe-cast check, then the kernel's dtype check, come first */
+    operand ops[3];
+    int n = 0;
+    classify(L, 1, fname, &ops[n++]);
+    if (imin) classify(L, imin, fname, &ops[n++]);
+    if (imax) classify(L, imax, fname, &ops[n++]);
+    ltensor_dtype common = common_dtype(L, fname, ops, n);
+    if (inplace && !lt_can_cast(common, x->dtype))
+      return lt_error(L, fname, "result type %s can't be cast to the desired output type %s", lt_torch_name(common),
+                      lt_torch_name(x->dtype));
+    if (lt_is_complex(common)) return not_implemented(L, "clamp", common);
     lua_pushvalue(L, 1);
     if (imin) {
       lua_pushcfunction(L, l_maximum);
@@ -765,7 +786,7 @@ static int lerp_impl(lua_State *L, int inplace) {
   if (lt_is_integral(ops[0].t->dtype)) not_implemented(L, "lerp", ops[0].t->dtype);
   int out_idx = out_index(L, inplace, lua_gettop(L) >= 4 ? 4 : 0);
   ltensor_dtype common = common_dtype(L, "lerp", ops, 3), cdt, kout, rdt;
-  op_dtypes(L, &E_lerp, common, &cdt, &kout, &rdt);
+  op_dtypes(L, &E_lerp, common, out_idx, &cdt, &kout, &rdt);
   lt_kctx ctx;
   memset(&ctx, 0, sizeof ctx);
   run_ew(L, "lerp", lt_k_lerp[cdt], ops, 3, cdt, kout, rdt, out_idx, &ctx);

@@ -248,7 +248,7 @@ static int l_permute(lua_State *L) {
   int seen[LT_MAX_DIMS] = {0};
   for (int i = 0; i < n; i++) {
     int d = lt_checkdim(L, dims[i], t->ndim, "permute");
-    if (seen[d]) return lt_error(L, "permute", "repeated dim in permute");
+    if (seen[d]) return lt_error(L, "permute", "duplicate dims are not allowed");
     seen[d] = 1;
     sh[i] = t->shape[d];
     st[i] = t->stride[d];
@@ -649,7 +649,8 @@ static void ip_mask(lua_State *L, iplan *p, const char *fname, const lt_tensor *
 }
 
 static void ip_tensor(lua_State *L, iplan *p, const char *fname, const lt_tensor *k) {
-  if (k->dtype == LTENSOR_BOOL) {
+  /* uint8 index tensors are masks too, as in PyTorch 1.13 (deprecated there) */
+  if (k->dtype == LTENSOR_BOOL || k->dtype == LTENSOR_UINT8) {
     if (k->ndim == 0) { ip_bool(L, p, fname, *(const uint8_t *)lt_data(k) != 0); return; }
     ip_mask(L, p, fname, k);
     return;

@@ -215,6 +215,385 @@ static ltensor_dtype cls_dtype(int cls) {
   }
 }
 
+/* ---- threaded generic rows ------------------------------------------------ */
+typedef struct rows_par { const plan *p; const lt_tensor *in; row_fn fn; const acc *proto; } rows_par;
+static void rows_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  rows_par *r = v;
+  acc c = *r->proto;   /* the callbacks keep running state in the acc: one per thread */
+  run_rows_part(r->p, r->in, r->fn, &c, s, e);
+}
+static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, int nt) {
+  nt = pick_threads(nt, p->nout * (p->nred ? p->nred : 1), p->nout);
+  if (nt <= 1) { run_rows(p, in, fn, c); return; }
+  rows_par r = {p, in, fn, c};
+  par_for(nt, p->nout, rows_part, &r);
+}
+
+/* ---- fast paths: float32/float64 in and out, unit-stride runs ---------------
+   Contiguous runs are reduced in LANES independent accumulators (plain lane
+   loops the compiler turns into vector code).  Float sums are blocked: a
+   block of BLOCK elements is summed in T lanes (each lane adding at most
+   BLOCK/LANES terms), block sums are added in double, so float32 keeps
+   PyTorch-level accuracy and 2^24+ ones still sum exactly.  When the
+   reduced dims are strided but the kept unit-stride dim is not ("columns"),
+   up to CW adjacent outputs are accumulated at once from contiguous row
+   segments, in T for CFLUSH rows at a time, then in double. */
+#define LANES 16
+#define BLOCK 512
+/* GCC fully unrolls a constant 16-lane loop early and then fails to
+   if-convert the unrolled selects (scalar compares and cmovs); kept as a
+   loop it is vectorised.  Sums vectorise either way and keep the unroll. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LANE_LOOP _Pragma("GCC unroll 1")
+#else
+#define LANE_LOOP
+#endif
+#define CW 256
+#define CFLUSH 64
+
+/* sticky NaN: a NaN candidate always wins, nothing beats a NaN */
+#define BETTER_MAX(v, a) (((v) > (a)) | ((v) != (v)))
+#define BETTER_MIN(v, a) (((v) < (a)) | ((v) != (v)))
+
+/* exp for float32, vectorisable (Cephes expf: range reduction by ln 2 split
+   in two, degree-6 polynomial, 2^n built in the exponent bits); relative
+   error ~2 ulp.  Inputs are clamped to [-88, 88], NaN to -88 (callers
+   discard results from non-finite rows); below ~-87.3 it returns 0 where
+   the true value is a float32 subnormal (< 1.2e-38). */
+static inline float exp_f32(float x) {
+  x = x >= -88.0f ? x : -88.0f;
+  x = x <= 88.0f ? x : 88.0f;
+  float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;   /* round to nearest */
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float q = 1.9875691500e-4f;
+  q = q * r + 1.3981999507e-3f;
+  q = q * r + 8.3334519073e-3f;
+  q = q * r + 4.1665795894e-2f;
+  q = q * r + 1.6666665459e-1f;
+  q = q * r + 5.0000001201e-1f;
+  q = q * r * r + r + 1.0f;
+  int32_t k = ((int32_t)n + 127) * (1 << 23);
+  float sc;
+  memcpy(&sc, &k, sizeof sc);
+  return q * sc;
+}
+static inline double exp_f64(double x) { return exp(x); }
+
+#define FAST_KERNELS(S, T, EXP)                                                \
+  static double sum_run_##S(const T *restrict x, int64_t n) {                 \
+    double tot = 0;                                                           \
+    for (int64_t b = 0; b < n; b += BLOCK) {                                  \
+      const T *xb = x + b;                                                    \
+      int64_t m = n - b < BLOCK ? n - b : BLOCK, i = 0;                       \
+      T a[LANES] = {0};                                                       \
+      for (; i + LANES <= m; i += LANES)                                      \
+        for (int l = 0; l < LANES; l++) a[l] += xb[i + l];                    \
+      double s = 0;                                                           \
+      for (int l = 0; l < LANES; l++) s += (double)a[l];                      \
+      for (; i < m; i++) s += (double)xb[i];                                  \
+      tot += s;                                                               \
+    }                                                                         \
+    return tot;                                                               \
+  }                                                                           \
+  EXT_RUN(max_run_##S, T, BETTER_MAX)                                         \
+  EXT_RUN(min_run_##S, T, BETTER_MIN)                                         \
+  /* softmax of one contiguous row; 0 (nothing written) when its max is not  \
+     finite: NaN, +inf and all -inf rows take the generic path */            \
+  static int softmax_row_##S(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+    T mx = max_run_##S(x, n);                                                 \
+    if (!isfinite(mx)) return 0;                                              \
+    double tot = 0;                                                           \
+    for (int64_t b = 0; b < n; b += BLOCK) {                                  \
+      const T *xb = x + b;                                                    \
+      T *yb = y + b;                                                          \
+      int64_t m = n - b < BLOCK ? n - b : BLOCK, i = 0;                       \
+      T a[LANES] = {0};                                                       \
+      if (is_log) {                                                           \
+        for (; i + LANES <= m; i += LANES)                                    \
+          LANE_LOOP for (int l = 0; l < LANES; l++) a[l] += EXP(xb[i + l] - mx); \
+      } else {                                                                \
+        for (; i + LANES <= m; i += LANES)                                    \
+          LANE_LOOP for (int l = 0; l < LANES; l++) {                         \
+            T e = EXP(xb[i + l] - mx);                                        \
+            yb[i + l] = e; a[l] += e;                                         \
+          }                                                                   \
+      }                                                                       \
+      double s = 0;                                                           \
+      for (int l = 0; l < LANES; l++) s += (double)a[l];                      \
+      for (; i < m; i++) {                                                    \
+        T e = EXP(xb[i] - mx);                                                \
+        if (!is_log) yb[i] = e;                                               \
+        s += (double)e;                                                       \
+      }                                                                       \
+      tot += s;                                                               \
+    }                                                                         \
+    if (is_log) {                                                             \
+      T ls = (T)log(tot);                                                     \
+      for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                \
+    } else {                                                                  \
+      T inv = (T)(1.0 / tot);                                                 \
+      for (int64_t i = 0; i < n; i++) y[i] *= inv;                            \
+    }                                                                         \
+    return 1;                                                                 \
+  }                                                                           \
+  /* softmax of w adjacent columns (n rows, row strides rs, ws); bad[i] set  \
+     where column i's max is not finite (its outputs are then garbage) */     \
+  static void softmax_cols_##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
+                               int64_t n, int64_t w, int is_log, unsigned char *bad) { \
+    T mx[CW], af[CW];                                                         \
+    double ad[CW];                                                            \
+    for (int64_t i = 0; i < w; i++) mx[i] = x[i];                             \
+    for (int64_t r = 1; r < n; r++) {                                         \
+      const T *xr = x + r * rs;                                               \
+      for (int64_t i = 0; i < w; i++) { T v = xr[i]; mx[i] = BETTER_MAX(v, mx[i]) ? v : mx[i]; } \
+    }                                                                         \
+    for (int64_t i = 0; i < w; i++) {                                         \
+      bad[i] = !isfinite(mx[i]);                                              \
+      if (bad[i]) mx[i] = 0;                                                  \
+      af[i] = 0; ad[i] = 0;                                                   \
+    }                                                                         \
+    int cnt = 0;                                                              \
+    for (int64_t r = 0; r < n; r++) {                                         \
+      const T *xr = x + r * rs;                                               \
+      T *yr = y + r * ws;                                                     \
+      if (is_log) {                                                           \
+        for (int64_t i = 0; i < w; i++) af[i] += EXP(xr[i] - mx[i]);          \
+      } else {                                                                \
+        for (int64_t i = 0; i < w; i++) { T e = EXP(xr[i] - mx[i]); yr[i] = e; af[i] += e; } \
+      }                                                                       \
+      if (++cnt == CFLUSH || r == n - 1) {                                    \
+        for (int64_t i = 0; i < w; i++) { ad[i] += (double)af[i]; af[i] = 0; } \
+        cnt = 0;                                                              \
+      }                                                                       \
+    }                                                                         \
+    for (int64_t i = 0; i < w; i++) af[i] = is_log ? (T)log(ad[i]) : (T)(1.0 / ad[i]); \
+    for (int64_t r = 0; r < n; r++) {                                         \
+      const T *xr = x + r * rs;                                               \
+      T *yr = y + r * ws;                                                     \
+      if (is_log) for (int64_t i = 0; i < w; i++) yr[i] = (xr[i] - mx[i]) - af[i]; \
+      else for (int64_t i = 0; i < w; i++) yr[i] *= af[i];                    \
+    }                                                                         \
+  }                                                                           \
+  /* cumsum in double (PyTorch's CPU accumulation type), rows in fours so    \
+     four independent add chains hide the latency */                          \
+  static void cumsum_rows_##S(const T *const *x, T *const *y, int k, int64_t n) { \
+    if (k == 4) {                                                             \
+      const T *restrict x0 = x[0], *restrict x1 = x[1], *restrict x2 = x[2], *restrict x3 = x[3]; \
+      T *restrict y0 = y[0], *restrict y1 = y[1], *restrict y2 = y[2], *restrict y3 = y[3]; \
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                  \
+      for (int64_t i = 0; i < n; i++) {                                       \
+        s0 += (double)x0[i]; y0[i] = (T)s0;                                   \
+        s1 += (double)x1[i]; y1[i] = (T)s1;                                   \
+        s2 += (double)x2[i]; y2[i] = (T)s2;                                   \
+        s3 += (double)x3[i]; y3[i] = (T)s3;                                   \
+      }                                                                       \
+      return;                                                                 \
+    }                                                                         \
+    for (int j = 0; j < k; j++) {                                             \
+      const T *restrict xj = x[j];                                            \
+      T *restrict yj = y[j];                                                  \
+      double s = 0;                                                           \
+      for (int64_t i = 0; i < n; i++) { s += (double)xj[i]; yj[i] = (T)s; }   \
+    }                                                                         \
+  }                                                                           \
+  static void cumsum_cols_##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
+                              int64_t n, int64_t w) {                         \
+    double cr[CW];                                                            \
+    for (int64_t i = 0; i < w; i++) cr[i] = 0;                                \
+    for (int64_t r = 0; r < n; r++) {                                         \
+      const T *xr = x + r * rs;                                               \
+      T *yr = y + r * ws;                                                     \
+      for (int64_t i = 0; i < w; i++) { cr[i] += (double)xr[i]; yr[i] = (T)cr[i]; } \
+    }                                                                         \
+  }
+
+#define EXT_RUN(NAME, T, BETTER)                                               \
+  static T NAME(const T *restrict x, int64_t n) {                             \
+    T a[LANES];                                                               \
+    for (int l = 0; l < LANES; l++) a[l] = x[0];                              \
+    int64_t i = 0;                                                            \
+    for (; i + LANES <= n; i += LANES)                                        \
+      LANE_LOOP for (int l = 0; l < LANES; l++) { T v = x[i + l]; a[l] = BETTER(v, a[l]) ? v : a[l]; } \
+    T r = a[0];                                                               \
+    for (int l = 1; l < LANES; l++) r = BETTER(a[l], r) ? a[l] : r;           \
+    for (; i < n; i++) r = BETTER(x[i], r) ? x[i] : r;                        \
+    return r;                                                                 \
+  }
+
+FAST_KERNELS(f32, float, exp_f32)
+FAST_KERNELS(f64, double, exp_f64)
+
+static int fast_dtype(ltensor_dtype d) { return d == LTENSOR_FLOAT32 || d == LTENSOR_FLOAT64; }
+
+/* ---- fast value reductions: sum, mean, amax, amin ------------------------- */
+enum { FV_SUM, FV_MEAN, FV_MAX, FV_MIN };
+typedef struct fastv {
+  const plan *p;
+  const char *in;
+  char *out;
+  int op, f32;
+  int64_t n;             /* elements of the one run being split (split mode) */
+  double part[MAX_THREADS];
+} fastv;
+
+static double fv_run(int op, int f32, const char *x, int64_t n) {
+  if (f32) {
+    const float *f = (const float *)x;
+    return op == FV_MAX ? max_run_f32(f, n) : op == FV_MIN ? min_run_f32(f, n) : sum_run_f32(f, n);
+  }
+  const double *f = (const double *)x;
+  return op == FV_MAX ? max_run_f64(f, n) : op == FV_MIN ? min_run_f64(f, n) : sum_run_f64(f, n);
+}
+static double fv_combine(int op, double a, double b) {
+  switch (op) {
+  case FV_MAX: return BETTER_MAX(b, a) ? b : a;
+  case FV_MIN: return BETTER_MIN(b, a) ? b : a;
+  default: return a + b;
+  }
+}
+static void fv_store(const fastv *f, int64_t o, double v) {
+  if (f->op == FV_MEAN) v /= (double)f->p->nred;
+  if (f->f32) ((float *)f->out)[o] = (float)v;
+  else ((double *)f->out)[o] = v;
+}
+static void fv_row(void *v, const char *x, int64_t o) {
+  fastv *f = v;
+  fv_store(f, o, fv_run(f->op, f->f32, x, f->p->nred));
+}
+static void fv_rows_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  fastv *f = v;
+  int64_t isz = f->f32 ? 4 : 8;
+  int64_t idx[LT_MAX_DIMS], o0, o1;
+  if (s >= e) return;
+  outer_at(f->p, s, idx, &o0, &o1);
+  for (int64_t o = s; o < e; o++) {
+    fv_row(f, f->in + o0 * isz, o1);
+    outer_next(f->p, idx, &o0, &o1);
+  }
+}
+/* one long run split in pieces: partial results, combined in order */
+static void fv_piece(void *v, int64_t s, int64_t e, int t) {
+  fastv *f = v;
+  int64_t isz = f->f32 ? 4 : 8;
+  int64_t a = f->n * s / MAX_THREADS, b = f->n * e / MAX_THREADS;   /* s, e: sixteenths */
+  if (a < b) f->part[t] = fv_run(f->op, f->f32, f->in + a * isz, b - a);
+  else f->part[t] = f->op == FV_MAX ? -INFINITY : f->op == FV_MIN ? INFINITY : 0.0;
+}
+
+/* Walk the reduced dims' odometer: *off advances to the next "row". */
+static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
+  for (int d = p->nred_d - 1; d >= 0; d--) {
+    *off += p->istr0[d];
+    if (++ridx[d] < p->ishape[d]) return;
+    *off -= ridx[d] * p->istr0[d];
+    ridx[d] = 0;
+  }
+}
+/* offsets of column block u (outer position over all kept dims but the
+   last, then block of CW columns) */
+static void cols_at(const plan *p, int64_t u, int64_t nblk, int64_t *o0, int64_t *o1, int64_t *j) {
+  int64_t ob = u / nblk;
+  *j = (u % nblk) * CW;
+  *o0 = *j; *o1 = *j;
+  for (int d = p->nout_d - 2; d >= 0; d--) {
+    int64_t k = ob % p->oshape[d];
+    ob /= p->oshape[d];
+    *o0 += k * p->ostr0[d]; *o1 += k * p->ostr1[d];
+  }
+}
+
+#define FV_COLS(S, T)                                                          \
+  static void fv_cols_##S(const fastv *f, const T *x, T *y, int64_t w) {      \
+    const plan *p = f->p;                                                     \
+    int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred;                    \
+    if (f->op == FV_MAX || f->op == FV_MIN) {                                 \
+      T am[CW];                                                               \
+      for (int64_t i = 0; i < w; i++) am[i] = x[i];                           \
+      red_next(p, ridx, &off);                                                \
+      for (int64_t k = 1; k < n; k++) {                                       \
+        const T *r = x + off;                                                 \
+        if (f->op == FV_MAX)                                                  \
+          for (int64_t i = 0; i < w; i++) { T v = r[i]; am[i] = BETTER_MAX(v, am[i]) ? v : am[i]; } \
+        else                                                                  \
+          for (int64_t i = 0; i < w; i++) { T v = r[i]; am[i] = BETTER_MIN(v, am[i]) ? v : am[i]; } \
+        red_next(p, ridx, &off);                                              \
+      }                                                                       \
+      for (int64_t i = 0; i < w; i++) y[i] = am[i];                           \
+      return;                                                                 \
+    }                                                                         \
+    T af[CW];                                                                 \
+    double ad[CW];                                                            \
+    for (int64_t i = 0; i < w; i++) { af[i] = 0; ad[i] = 0; }                 \
+    int cnt = 0;                                                              \
+    for (int64_t k = 0; k < n; k++) {                                         \
+      const T *r = x + off;                                                   \
+      for (int64_t i = 0; i < w; i++) af[i] += r[i];                          \
+      if (++cnt == CFLUSH) {                                                  \
+        for (int64_t i = 0; i < w; i++) { ad[i] += (double)af[i]; af[i] = 0; } \
+        cnt = 0;                                                              \
+      }                                                                       \
+      red_next(p, ridx, &off);                                                \
+    }                                                                         \
+    double div = f->op == FV_MEAN ? (double)n : 1.0;                          \
+    for (int64_t i = 0; i < w; i++) y[i] = (T)((ad[i] + (double)af[i]) / div); \
+  }
+FV_COLS(f32, float)
+FV_COLS(f64, double)
+
+typedef struct fvc { fastv *f; int64_t nblk, width; } fvc;
+static void fv_cols_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  fvc *c = v;
+  fastv *f = c->f;
+  for (int64_t u = s; u < e; u++) {
+    int64_t o0, o1, j;
+    cols_at(f->p, u, c->nblk, &o0, &o1, &j);
+    int64_t w = c->width - j < CW ? c->width - j : CW;
+    if (f->f32) fv_cols_f32(f, (const float *)f->in + o0, (float *)f->out + o1, w);
+    else fv_cols_f64(f, (const double *)f->in + o0, (double *)f->out + o1, w);
+  }
+}
+
+static int columns_apply(const plan *p, const lt_tensor *in);
+static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, int nt);
+
+/* Returns 0 when the layout or dtypes have no fast path. */
+static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op, int nt) {
+  if (!fast_dtype(in->dtype) || out->dtype != in->dtype || p->nout == 0 || p->nred == 0) return 0;
+  fastv f;
+  f.p = p; f.in = lt_data(in); f.out = lt_data(out); f.op = op;
+  f.f32 = in->dtype == LTENSOR_FLOAT32;
+  int64_t work = p->nout * p->nred;
+  if (p->nred_d == 1 && p->istr0[0] == 1) {
+    int64_t rows = p->nout;
+    if (rows == 1) {   /* one run: pieces (sixteenths, so the split is the same for any thread count) */
+      int k = pick_threads(nt, work, MAX_THREADS);
+      f.n = p->nred;
+      if (k <= 1) { fv_store(&f, 0, fv_run(op, f.f32, f.in, f.n)); return 1; }
+      /* k threads over 16 pieces: a thread's partial is its range's result */
+      par_for(k, MAX_THREADS, fv_piece, &f);
+      double v = f.part[0];
+      for (int t = 1; t < k; t++) v = fv_combine(op, v, f.part[t]);
+      fv_store(&f, 0, v);
+      return 1;
+    }
+    par_for(pick_threads(nt, work, rows), rows, fv_rows_part, &f);
+    return 1;
+  }
+  if (columns_apply(p, in)) {
+    int lo = p->nout_d - 1;
+    fvc c = {&f, 0, p->oshape[lo]};
+    c.nblk = (c.width + CW - 1) / CW;
+    int64_t units = p->nout / c.width * c.nblk;
+    par_for(pick_threads(nt, work, units), units, fv_cols_part, &c);
+    return 1;
+  }
+  return 0;
+}
+
 /* ---- sum / mean / prod -------------------------------------------------- */
 /* Blocks of 256 summed with four accumulators, block sums added to the
    total: error grows with n/256 + 256 rather than n. */
@@ -386,7 +765,7 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
 
 /* mode: 0 sum, 1 mean, 2 prod.  The compute class follows the output dtype
    (sum(int, dtype=float) converts each element first, as PyTorch does). */
-static void reduce_sumprod(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mode) {
+static void reduce_sumprod(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mode, int nt) {
   plan p;
   int64_t s1[LT_MAX_DIMS];
   reduced_out_strides(in, mask, s1);
@@ -397,16 +776,17 @@ static void reduce_sumprod(lt_tensor *out, const lt_tensor *in, uint32_t mask, i
   if (c.cls == CLS_U) c.cls = CLS_I;
   c.bdt = cls_dtype(c.cls);
   c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  if (mode != 2 && fast_value(out, in, &p, mode == 1 ? FV_MEAN : FV_SUM, nt)) return;
   if (columns_apply(&p, in)) { sumprod_columns(&p, in, &c); return; }
   if (c.cls == CLS_F && in->dtype == LTENSOR_FLOAT32 && mode != 2) c.bdt = LTENSOR_FLOAT32;
-  run_rows(&p, in, row_sumprod, &c);
+  run_rows_acc(&p, in, row_sumprod, &c, nt);
 }
 
-void lt_reduce_sum(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mean) {
-  reduce_sumprod(out, in, mask, mean ? 1 : 0);
+void lt_reduce_sum(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mean, int nt) {
+  reduce_sumprod(out, in, mask, mean ? 1 : 0, nt);
 }
-void lt_reduce_prod(lt_tensor *out, const lt_tensor *in, uint32_t mask) {
-  reduce_sumprod(out, in, mask, 2);
+void lt_reduce_prod(lt_tensor *out, const lt_tensor *in, uint32_t mask, int nt) {
+  reduce_sumprod(out, in, mask, 2, nt);
 }
 
 /* ---- max / min / argmax / argmin ----------------------------------------- */
@@ -456,18 +836,19 @@ static void row_minmax(void *vc, const char *in, int64_t o) {
   if (c->out2) ((int64_t *)c->out2)[o] = c->bpos + 1;
 }
 
-void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint32_t mask, int is_max) {
+void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint32_t mask, int is_max, int nt) {
   plan p;
   int64_t s1[LT_MAX_DIMS];
   reduced_out_strides(in, mask, s1);
   plan_init(&p, in, s1, mask);
+  if (vals && !idx && fast_value(vals, in, &p, is_max ? FV_MAX : FV_MIN, nt)) return;
   acc c = {0};
   c.p = &p; c.idt = in->dtype; c.mode = is_max;
   c.cls = cls_of(in->dtype);
   c.bdt = in->dtype == LTENSOR_FLOAT32 ? LTENSOR_FLOAT32 : cls_dtype(c.cls);
   if (vals) { c.out = lt_data(vals); c.odt = vals->dtype; c.osz = (int64_t)lt_itemsize(vals->dtype); }
   if (idx) c.out2 = lt_data(idx);
-  run_rows(&p, in, row_minmax, &c);
+  run_rows_acc(&p, in, row_minmax, &c, nt);
 }
 
 /* ---- all / any --------------------------------------------------------- */
@@ -486,7 +867,7 @@ static void row_allany(void *vc, const char *in, int64_t o) {
   int v = c->mode ? !c->done : c->done;
   lt_store_i64(c->odt, c->out + o * c->osz, v);
 }
-void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all) {
+void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all, int nt) {
   plan p;
   int64_t s1[LT_MAX_DIMS];
   reduced_out_strides(in, mask, s1);
@@ -494,7 +875,7 @@ void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is
   acc c = {0};
   c.p = &p; c.idt = in->dtype; c.mode = is_all;
   c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
-  run_rows(&p, in, row_allany, &c);
+  run_rows_acc(&p, in, row_allany, &c, nt);
 }
 
 /* ---- var / std (two passes: mean, then squared deviations) -------------- */
@@ -538,7 +919,7 @@ static void row_var(void *vc, const char *in, int64_t o) {
   if (c->flag) v = sqrt(v);
   lt_store_f64(c->odt, c->out + o * c->osz, v);
 }
-void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt) {
+void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt, int nt) {
   plan p;
   int64_t s1[LT_MAX_DIMS];
   reduced_out_strides(in, mask, s1);
@@ -548,7 +929,7 @@ void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double co
   c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
   c.bdt = cls_dtype(c.cls);
   c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
-  run_rows(&p, in, row_var, &c);
+  run_rows_acc(&p, in, row_var, &c, nt);
 }
 
 /* ---- norm ---------------------------------------------------------------- */
@@ -594,7 +975,7 @@ static void row_norm(void *vc, const char *in, int64_t o) {
   else if (c->mode == NORM_P) v = pow(v, 1.0 / c->param);
   lt_store_f64(c->odt, c->out + o * c->osz, v);
 }
-void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double pv) {
+void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double pv, int nt) {
   plan p;
   int64_t s1[LT_MAX_DIMS];
   reduced_out_strides(in, mask, s1);
@@ -606,7 +987,7 @@ void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double p
   c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
   c.bdt = cls_dtype(c.cls);
   c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
-  run_rows(&p, in, row_norm, &c);
+  run_rows_acc(&p, in, row_norm, &c, nt);
 }
 
 /* ---- logsumexp ----------------------------------------------------------- */
@@ -630,7 +1011,7 @@ static void row_logsumexp(void *vc, const char *in, int64_t o) {
   each_chunk(c->p, in, c->idt, c->bdt, sumexp_f64, c);
   lt_store_f64(c->odt, c->out + o * c->osz, log(c->f) + m);
 }
-void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask) {
+void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask, int nt) {
   plan p;
   int64_t s1[LT_MAX_DIMS];
   reduced_out_strides(in, mask, s1);
@@ -638,7 +1019,7 @@ void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask) {
   acc c = {0};
   c.p = &p; c.idt = in->dtype; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
   c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
-  run_rows(&p, in, row_logsumexp, &c);
+  run_rows_acc(&p, in, row_logsumexp, &c, nt);
 }
 
 /* ---- scans and softmax: one dim, output shaped like the input ------------ */
@@ -736,7 +1117,7 @@ static void one_dim_plan(plan *p, const lt_tensor *out, const lt_tensor *in, int
   plan_init(p, in, out->stride, in->ndim ? 1u << dim : 0u);
 }
 
-void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod) {
+void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod, int nt) {
   plan p;
   one_dim_plan(&p, out, in, dim);
   acc c = {0};
@@ -745,8 +1126,9 @@ void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod) {
   if (c.cls == CLS_U) c.cls = CLS_I;
   c.bdt = cls_dtype(c.cls);
   c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
+  if (!is_prod && fast_cumsum(&c, &p, in, nt)) return;
   if (columns_apply(&p, in)) { c.mode = is_prod ? 2 : 0; scan_columns(&p, in, &c); return; }
-  run_rows(&p, in, row_scan, &c);
+  run_rows_acc(&p, in, row_scan, &c, nt);
 }
 
 static void sm_max(acc *c, void *b, int64_t n) {
@@ -782,13 +1164,133 @@ static void row_softmax(void *vc, const char *in, int64_t o) {
   walk_dim(c, in, o, sm_out, 1);
 }
 
-void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log) {
+/* ---- fast softmax and cumsum (float32/float64, same dtype out) ------------- */
+static void sm_fast_row(void *vc, const char *x, int64_t o) {
+  acc *c = vc;
+  int64_t n = c->p->nred;
+  int ok = c->odt == LTENSOR_FLOAT32
+         ? softmax_row_f32((const float *)x, (float *)c->out + o, n, c->mode)
+         : softmax_row_f64((const double *)x, (double *)c->out + o, n, c->mode);
+  if (!ok) row_softmax(c, x, o);
+}
+
+typedef struct colpar { const plan *p; const lt_tensor *in; const acc *proto; int64_t nblk, width; } colpar;
+static void sm_cols_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  colpar *cp = v;
+  acc c = *cp->proto;
+  const plan *p = cp->p;
+  int f32 = c.odt == LTENSOR_FLOAT32;
+  int64_t isz = f32 ? 4 : 8;
+  const char *ibase = lt_data(cp->in);
+  unsigned char bad[CW];
+  for (int64_t u = s; u < e; u++) {
+    int64_t o0, o1, j;
+    cols_at(p, u, cp->nblk, &o0, &o1, &j);
+    int64_t w = cp->width - j < CW ? cp->width - j : CW;
+    if (f32)
+      softmax_cols_f32((const float *)ibase + o0, p->istr0[0], (float *)c.out + o1, p->istr1[0],
+                       p->ishape[0], w, c.mode, bad);
+    else
+      softmax_cols_f64((const double *)ibase + o0, p->istr0[0], (double *)c.out + o1, p->istr1[0],
+                       p->ishape[0], w, c.mode, bad);
+    for (int64_t i = 0; i < w; i++)
+      if (bad[i]) row_softmax(&c, ibase + (o0 + i) * isz, o1 + i);
+  }
+}
+
+/* rows case: the dim is unit-stride in input and output */
+static int dim_is_row(const plan *p) {
+  return p->nred_d == 1 && p->istr0[0] == 1 && p->istr1[0] == 1;
+}
+/* columns case for one-dim ops: also needs the output unit-stride there */
+static int dim_is_cols(const plan *p, const lt_tensor *in) {
+  return p->nred_d == 1 && columns_apply(p, in);
+}
+
+static int fast_softmax(acc *c, const plan *p, const lt_tensor *in, int nt) {
+  if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
+  int64_t work = p->nout * p->nred;
+  if (dim_is_row(p)) {
+    run_rows_acc(p, in, sm_fast_row, c, nt);
+    return 1;
+  }
+  if (dim_is_cols(p, in)) {
+    int lo = p->nout_d - 1;
+    colpar cp = {p, in, c, 0, p->oshape[lo]};
+    cp.nblk = (cp.width + CW - 1) / CW;
+    int64_t units = p->nout / cp.width * cp.nblk;
+    par_for(pick_threads(nt, work, units), units, sm_cols_part, &cp);
+    return 1;
+  }
+  return 0;
+}
+
+static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  colpar *cp = v;
+  const plan *p = cp->p;
+  const acc *c = cp->proto;
+  int f32 = c->odt == LTENSOR_FLOAT32;
+  int64_t sz = f32 ? 4 : 8, n = p->nred;
+  const char *ibase = lt_data(cp->in);
+  int64_t idx[LT_MAX_DIMS], o0, o1;
+  if (s >= e) return;
+  outer_at(p, s, idx, &o0, &o1);
+  for (int64_t o = s; o < e; o += 4) {
+    const void *x[4];
+    void *y[4];
+    int k = 0;
+    for (; k < 4 && o + k < e; k++) {
+      x[k] = ibase + o0 * sz; y[k] = c->out + o1 * sz;
+      outer_next(p, idx, &o0, &o1);
+    }
+    if (f32) cumsum_rows_f32((const float *const *)x, (float *const *)y, k, n);
+    else cumsum_rows_f64((const double *const *)x, (double *const *)y, k, n);
+  }
+}
+static void cs_cols_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  colpar *cp = v;
+  const plan *p = cp->p;
+  const acc *c = cp->proto;
+  const char *ibase = lt_data(cp->in);
+  for (int64_t u = s; u < e; u++) {
+    int64_t o0, o1, j;
+    cols_at(p, u, cp->nblk, &o0, &o1, &j);
+    int64_t w = cp->width - j < CW ? cp->width - j : CW;
+    if (c->odt == LTENSOR_FLOAT32)
+      cumsum_cols_f32((const float *)ibase + o0, p->istr0[0], (float *)c->out + o1, p->istr1[0], p->ishape[0], w);
+    else
+      cumsum_cols_f64((const double *)ibase + o0, p->istr0[0], (double *)c->out + o1, p->istr1[0], p->ishape[0], w);
+  }
+}
+static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, int nt) {
+  if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
+  int64_t work = p->nout * p->nred;
+  colpar cp = {p, in, c, 0, 0};
+  if (dim_is_row(p)) {
+    par_for(pick_threads(nt, work, p->nout), p->nout, cs_rows_part, &cp);
+    return 1;
+  }
+  if (dim_is_cols(p, in)) {
+    cp.width = p->oshape[p->nout_d - 1];
+    cp.nblk = (cp.width + CW - 1) / CW;
+    int64_t units = p->nout / cp.width * cp.nblk;
+    par_for(pick_threads(nt, work, units), units, cs_cols_part, &cp);
+    return 1;
+  }
+  return 0;
+}
+
+void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log, int nt) {
   plan p;
   one_dim_plan(&p, out, in, dim);
   acc c = {0};
   c.p = &p; c.idt = in->dtype; c.mode = is_log; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
   c.out = lt_data(out); c.odt = out->dtype; c.osz = (int64_t)lt_itemsize(out->dtype);
-  run_rows(&p, in, row_softmax, &c);
+  if (fast_softmax(&c, &p, in, nt)) return;
+  run_rows_acc(&p, in, row_softmax, &c, nt);
 }
 
 /* ---- sort ------------------------------------------------------------------ */

@@ -8,8 +8,12 @@
  * already checked every error condition; these functions never fail.
  *
  * Accumulation: integral sums/products in uint64 (wrapping like PyTorch's
- * int64), floating ones in double (so float32/float16 sums are exact far
- * beyond 2^24 terms), complex ones in double complex.
+ * int64), floating ones in double (float32 sums of unit-stride runs in
+ * float32 lanes over blocks of 512, block sums in double: 2^24+ ones still
+ * sum exactly), complex ones in double complex.
+ *
+ * nt: the most threads a call may use (lt_settings.num_threads); work below
+ * ~64K elements per thread stays on the caller's thread.
  */
 #ifndef LT_REDUCE_H
 #define LT_REDUCE_H
@@ -17,24 +21,24 @@
 #include "lt_tensor.h"
 
 /* sum (mean != 0: divided by the reduced count; 0 elements give nan) */
-void lt_reduce_sum(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mean);
-void lt_reduce_prod(lt_tensor *out, const lt_tensor *in, uint32_t mask);
+void lt_reduce_sum(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mean, int nt);
+void lt_reduce_prod(lt_tensor *out, const lt_tensor *in, uint32_t mask, int nt);
 /* max/min with NaN propagation; vals and/or idx may be NULL.  idx (int64)
    receives the 1-based position of the first extreme element in the
    row-major order of the reduced dims. Real dtypes only. */
-void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint32_t mask, int is_max);
+void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint32_t mask, int is_max, int nt);
 /* all/any: out is bool or uint8 (1/0) */
-void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all);
+void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all, int nt);
 /* var (take_sqrt: std); divisor max(0, N - correction); complex -> |x - mean|^2 */
-void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt);
+void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt, int nt);
 /* vector p-norm over the reduced elements (p may be +-inf or 0) */
-void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double p);
+void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double p, int nt);
 /* log(sum(exp(x))) computed with the max subtracted; real dtypes only */
-void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask);
+void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask, int nt);
 /* inclusive scans along one 0-based dim; out has in's shape (contiguous) */
-void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod);
+void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod, int nt);
 /* softmax / log_softmax along one 0-based dim; out has in's shape; real dtypes */
-void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log);
+void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log, int nt);
 /* Stable sort of each row along a 0-based dim; the first k of the order go
    to vals (in's dtype) and idx (int64, 1-based), contiguous, with dim size
    k (either may be NULL, not both).  Scratch: keys holds shape[dim] 8-byte

@@ -1,0 +1,365 @@
+-- tools/fuzz_api.lua -- calls every public ltensor entry point with bad and
+-- edge arguments and classifies what happens.
+--
+-- As a library (spec/robustness_spec.lua does `dofile "tools/fuzz_api.lua"`)
+-- it returns the building blocks: the value matrix, the list of targets, the
+-- deterministic call matrix and the classifier.
+--
+-- As a script it is a longer randomized run, for hand use:
+--   LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' \
+--     lua5.4 tools/fuzz_api.lua [iterations] [seed] [name-filter]
+-- With FUZZ_LOG=file each call is written (and flushed) to file before it
+-- runs, so the last line names the call when the process crashes.
+-- Prints a summary of the outcomes and every call whose error was a
+-- non-string, a Lua runtime error ("attempt to ...") or a message that does
+-- not name the function.
+
+local M = {}
+
+-- Under AddressSanitizer a failed huge allocation aborts the process
+-- (allocator_may_return_null=0), so sizes that pass the overflow checks but
+-- cannot be allocated (2^40 elements) are left out there.
+function M.under_asan()
+  local f = io.open("/proc/self/maps")
+  if not f then return false end
+  local s = f:read("a")
+  f:close()
+  return s:find("libasan", 1, true) ~= nil or os.getenv("LTENSOR_ASAN") ~= nil
+end
+
+-- Settings a call may change; restored after every call so that the fuzz
+-- run leaves the state (and the other specs) as it found them.
+function M.snapshot(T)
+  return {
+    dtype = T.get_default_dtype(),
+    promo = T.get_promotion and T.get_promotion(),
+    grad = T.is_grad_enabled(),
+    threads = T.get_num_threads and T.get_num_threads(),
+    print = T.get_printoptions and T.get_printoptions(),
+    rng = T.get_rng_state and T.get_rng_state(),
+  }
+end
+function M.restore(T, s)
+  T.set_default_dtype(s.dtype)
+  if s.promo then T.set_promotion(s.promo) end
+  T.set_grad_enabled(s.grad)
+  if s.threads then T.set_num_threads(s.threads) end
+  if s.print then
+    local p = {}
+    for k, v in pairs(s.print) do p[k] = v end
+    T.set_printoptions(p)
+  end
+  if s.rng then T.set_rng_state(s.rng) end
+end
+
+local DTYPES = { "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+                 "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128" }
+
+-- Values: {name, maker}; makers return a fresh value per call (in-place ops,
+-- free() and resize-like calls must not leak into the next call).
+function M.values(T, asan)
+  local V = {}
+  local function add(name, mk) V[#V + 1] = { name = name, mk = mk } end
+  local function const(name, v) add(name, function() return v end) end
+  add("nil", function() return nil end)
+  const("string", "/nonexistent_ltensor_dir/x")
+  const("dtype-name", "float32")
+  const("empty-string", "")
+  add("table", function() return {} end)
+  add("holes", function() return { 1, nil, 3 } end)
+  add("ragged", function() return { { 1, 2 }, { 3 } } end)
+  add("strings", function() return { "a", "b" } end)
+  add("dims20", function() local t = {} for i = 1, 20 do t[i] = 1 end return t end)
+  add("huge-sizes", function() return { 1 << 62, 1 << 62 } end)
+  add("neg-sizes", function() return { 2, -1 } end)
+  add("nan-sizes", function() return { 0 / 0, 2 } end)
+  add("opts-dtype", function() return { dtype = T.int64 } end)
+  add("opts-bad", function() return { dtype = "nope", dim = 17, keepdim = "x", lr = "x" } end)
+  add("tensor-list", function() return { T.ones(2), T.zeros(3) } end)
+  add("mixed-list", function() return { T.ones(2), 1, "x" } end)
+  add("freed-list", function() local f = T.ones(2); f:free() return { T.ones(2), f } end)
+  add("index-freed", function() local f = T.tensor({ 1 }); f:free() return { 1, f } end)
+  add("function", function() return function() end end)
+  add("erroring-fn", function() return function() error("boom", 0) end end)
+  const("true", true)
+  const("false", false)
+  add("coroutine", function() return coroutine.create(function() end) end)
+  add("userdata-io", function() return io.stderr end)
+  const("0", 0)
+  const("1", 1)
+  const("2", 2)
+  const("-1", -1)
+  const("17", 17)
+  const("-17", -17)
+  if not asan then const("2^40", 1 << 40) end
+  const("2^62", 1 << 62)
+  const("mininteger", math.mininteger)
+  const("maxinteger", math.maxinteger)
+  const("nan", 0 / 0)
+  const("inf", math.huge)
+  const("-inf", -math.huge)
+  const("1.5", 1.5)
+  const("1e300", 1e300)
+  const("dtype-f32", T.float32)
+  const("dtype-bool", T.bool)
+  const("dtype-c64", T.complex64)
+  for _, d in ipairs(DTYPES) do
+    add("t-" .. d, function() return T.ones(2, 3):to(T[d]) end)
+  end
+  add("t-0dim-f", function() return T.tensor(2.5) end)
+  add("t-0dim-i", function() return T.tensor(3) end)
+  add("t-0dim-b", function() return T.tensor(true) end)
+  add("t-empty", function() return T.zeros(0) end)
+  add("t-empty-2x0", function() return T.zeros(2, 0) end)
+  add("t-empty-i64", function() return T.zeros({ 0 }, { dtype = T.int64 }) end)
+  add("t-transposed", function() return T.arange(6):view(2, 3):float():t() end)
+  add("t-expanded", function() return T.ones(1, 3):expand(4, 3) end)
+  add("t-freed", function() local t = T.ones(2, 3); t:free() return t end)
+  add("t-grad", function() local t = T.ones(2, 3); t.requires_grad = true return t end)
+  add("t-index", function() return T.tensor({ 1, 2 }) end)
+  add("t-bad-index", function() return T.tensor({ 0, 1 << 40 }) end)
+  add("t-mask", function() return T.tensor({ { true, false, true }, { false, true, false } }) end)
+  add("t-nan", function() return T.tensor({ 0 / 0, math.huge, -math.huge }) end)
+  add("t-4d", function() return T.ones(1, 2, 1, 3) end)
+  return V
+end
+
+-- Names skipped: internal entry points (leading "_", not part of the
+-- contract) and the dtype values.
+local function public(name) return name:sub(1, 1) ~= "_" end
+
+-- Targets: {name, fn}, each function value once (T.add and the method add
+-- are the same closure).  Includes T.nn.functional, T.autograd, the
+-- constructors of T.nn and T.optim.
+function M.targets(T)
+  local out, seen = {}, {}
+  local function scan(prefix, tbl)
+    local names = {}
+    for k, v in pairs(tbl) do
+      if type(k) == "string" and public(k) and type(v) == "function" then names[#names + 1] = k end
+    end
+    table.sort(names)
+    for _, k in ipairs(names) do
+      local f = tbl[k]
+      if not seen[f] then
+        seen[f] = true
+        out[#out + 1] = { name = prefix .. k, fn = f }
+      end
+    end
+  end
+  scan("T.", T)
+  scan("Tensor:", T._methods)
+  scan("T.nn.functional.", T.nn.functional)
+  scan("T.autograd.", T.autograd)
+  -- classes: callable tables
+  local function classes(prefix, tbl)
+    local names = {}
+    for k, v in pairs(tbl) do
+      local mt = type(v) == "table" and getmetatable(v)
+      if type(k) == "string" and public(k) and mt and mt.__call then names[#names + 1] = k end
+    end
+    table.sort(names)
+    for _, k in ipairs(names) do
+      local cls = tbl[k]
+      out[#out + 1] = { name = prefix .. k, fn = function(...) return cls(...) end }
+    end
+  end
+  classes("T.nn.", T.nn)
+  classes("T.optim.", T.optim)
+  classes("T.autograd.", T.autograd)
+  -- methods of fresh instances (a new one per call: a failed call must not
+  -- change what the next call sees)
+  local nn = T.nn
+  local factories = {
+    { "nn.Linear", function() return nn.Linear(3, 2) end },
+    { "nn.Sequential", function() return nn.Sequential(nn.Linear(3, 2), nn.ReLU()) end },
+    { "nn.Embedding", function() return nn.Embedding(4, 2) end },
+    { "nn.LayerNorm", function() return nn.LayerNorm(3) end },
+    { "nn.Dropout", function() return nn.Dropout(0.5) end },
+    { "nn.Softmax", function() return nn.Softmax(2) end },
+    { "nn.CrossEntropyLoss", function() return nn.CrossEntropyLoss() end },
+    { "nn.ModuleList", function() return nn.ModuleList({ nn.ReLU() }) end },
+    { "optim.SGD", function() return T.optim.SGD(nn.Linear(3, 2):parameters(), { lr = 0.1, momentum = 0.9 }) end },
+    { "optim.Adam", function() return T.optim.Adam(nn.Linear(3, 2):parameters()) end },
+  }
+  for _, f in ipairs(factories) do
+    local inst = f[2]()
+    local names, seen_m = {}, {}
+    local cls = getmetatable(inst) and getmetatable(inst).__index
+    local function collect(tbl, depth)
+      if type(tbl) ~= "table" or depth > 4 then return end
+      for k, v in pairs(tbl) do
+        if type(k) == "string" and type(v) == "function" and public(k) and k ~= "new" and k ~= "extend"
+           and not seen_m[k] then
+          seen_m[k] = true
+          names[#names + 1] = k
+        end
+      end
+      local mt = getmetatable(tbl)
+      if mt and type(mt.__index) == "table" then collect(mt.__index, depth + 1) end
+    end
+    collect(inst, 0)
+    collect(cls, 0)
+    table.sort(names)
+    for _, k in ipairs(names) do
+      local mk = f[2]
+      out[#out + 1] = { name = f[1] .. ":" .. k, fn = function(...) local o = mk() return o[k](o, ...) end }
+    end
+    local mk = f[2]
+    out[#out + 1] = { name = f[1] .. "()", fn = function(...) local o = mk() return o(...) end }
+  end
+  return out
+end
+
+-- Functions whose string arguments are paths: only the nonexistent path is
+-- passed there, so no file is ever written by the fuzz run.
+local PATH_FUNCS = { ["T.save"] = true, ["T.save_npy"] = true, ["T.load"] = true, ["T.load_npy"] = true }
+
+-- The deterministic call matrix: a list of {desc, args (array), n}.
+-- Arguments are makers, instantiated at call time.
+function M.matrix(T, V, name)
+  local calls = {}
+  local function base_f() return T.ones(2, 3) end
+  local function base_i() return T.ones({ 2, 3 }, { dtype = T.int64 }) end
+  local function one() return 1 end
+  local usable = {}
+  for _, v in ipairs(V) do
+    if not (PATH_FUNCS[name] and (v.name == "dtype-name")) then usable[#usable + 1] = v end
+  end
+  local function push(desc, ...) calls[#calls + 1] = { desc = desc, args = { ... }, n = select("#", ...) } end
+  push("()")
+  for _, v in ipairs(usable) do
+    push("(" .. v.name .. ")", v.mk)
+    push("(float2x3, " .. v.name .. ")", base_f, v.mk)
+    push("(int2x3, " .. v.name .. ")", base_i, v.mk)
+    push("(" .. v.name .. ", float2x3)", v.mk, base_f)
+    push("(float2x3, 1, " .. v.name .. ")", base_f, one, v.mk)
+    push("(float2x3, float2x3, " .. v.name .. ")", base_f, base_f, v.mk)
+  end
+  return calls
+end
+
+-- Build the arguments of a call.
+function M.args(call)
+  local a = {}
+  for i = 1, call.n do a[i] = call.args[i]() end
+  return a
+end
+
+-- Classify the outcome of pcall(fn, ...).
+--   "ok"          returned normally
+--   "error"       a string error that names the function ("ltensor.x:" or
+--                 Lua's "bad argument #n to 'x'")
+--   "unnamed"     a string error that names no function
+--   "runtime"     a Lua runtime error from inside Lua code ("attempt to ...")
+--   "nonstring"   the error value is not a string
+function M.classify(ok, err)
+  if ok then return "ok" end
+  if type(err) ~= "string" then return "nonstring" end
+  if err:find("attempt to ", 1, true) or err:find("stack overflow", 1, true) then return "runtime" end
+  if err:find("ltensor[%w_%.]*[%.:][%w_]+", 1) or err:find("bad argument #%d+ to '[^']+'") then
+    return "error"
+  end
+  return "unnamed"
+end
+
+function M.call(fn, call)
+  local a = M.args(call)
+  return pcall(fn, table.unpack(a, 1, call.n))
+end
+
+function M.rss_kb()
+  local f = io.open("/proc/self/status")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return tonumber(s:match("VmRSS:%s*(%d+)"))
+end
+
+-- Run the matrix for one target; returns a list of {desc, kind, err} for
+-- every call that is not "ok"/"error".  skip[name .. desc] = true skips a
+-- call; log (a file) gets every call before it runs.
+function M.run_target(T, V, tgt, skip, log, snap)
+  local bad = {}
+  for _, call in ipairs(M.matrix(T, V, tgt.name)) do
+    local key = tgt.name .. call.desc
+    if not (skip and skip[key]) then
+      if log then log:write(key, "\n"); log:flush() end
+      local ok, err = M.call(tgt.fn, call)
+      if snap then M.restore(T, snap) end
+      local kind = M.classify(ok, err)
+      if kind ~= "ok" and kind ~= "error" then
+        bad[#bad + 1] = { desc = key, kind = kind, err = tostring(err) }
+      end
+    end
+  end
+  return bad
+end
+
+-- ---- script mode: a longer randomized run --------------------------------
+local function main(iters, seed, filter)
+  local T = require "ltensor"
+  math.randomseed(seed)
+  T.manual_seed(seed)
+  local V = M.values(T, M.under_asan())
+  local targets = {}
+  for _, t in ipairs(M.targets(T)) do
+    if not filter or t.name:find(filter, 1, true) then targets[#targets + 1] = t end
+  end
+  local log = os.getenv("FUZZ_LOG") and assert(io.open(os.getenv("FUZZ_LOG"), "w"))
+  -- FUZZ_SKIP=file: calls to skip (one "name(args)" a line, as in the log);
+  -- FUZZ_FROM=name: start the deterministic matrix at that target.
+  local skip = {}
+  if os.getenv("FUZZ_SKIP") then
+    local f = io.open(os.getenv("FUZZ_SKIP"))
+    if f then for l in f:lines() do skip[l] = true end f:close() end
+  end
+  local from = os.getenv("FUZZ_FROM")
+  if from == "" then from = nil end
+  local snap = M.snapshot(T)
+  local counts, bad = {}, {}
+  -- first the deterministic matrix, then random argument lists of 0..4 values
+  for _, tgt in ipairs(targets) do
+    if from and tgt.name == from then from = nil end
+    if not from then
+      for _, b in ipairs(M.run_target(T, V, tgt, skip, log, snap)) do bad[#bad + 1] = b end
+    end
+  end
+  for _ = 1, iters do
+    local tgt = targets[math.random(#targets)]
+    local n = math.random(0, 4)
+    local call = { args = {}, n = n }
+    local names = {}
+    for i = 1, n do
+      local v = V[math.random(#V)]
+      if PATH_FUNCS[tgt.name] and v.name == "dtype-name" then v = V[1] end
+      call.args[i] = v.mk
+      names[i] = v.name
+    end
+    call.desc = "(" .. table.concat(names, ", ") .. ")"
+    if log then log:write(tgt.name, call.desc, "\n"); log:flush() end
+    local ok, err = true, nil
+    if not skip[tgt.name .. call.desc] then ok, err = M.call(tgt.fn, call) end
+    M.restore(T, snap)
+    local kind = M.classify(ok, err)
+    counts[kind] = (counts[kind] or 0) + 1
+    if kind ~= "ok" and kind ~= "error" then
+      bad[#bad + 1] = { desc = tgt.name .. call.desc, kind = kind, err = tostring(err) }
+    end
+  end
+  local seen = {}
+  for _, b in ipairs(bad) do
+    local k = b.kind .. " " .. b.desc:match("^[^(]*") .. " " .. b.err:gsub("0x%x+", "0x")
+    if not seen[k] then seen[k] = true; print(b.kind, b.desc, b.err) end
+  end
+  local parts = {}
+  for k, v in pairs(counts) do parts[#parts + 1] = k .. "=" .. v end
+  table.sort(parts)
+  print(("%d targets; random calls: %s; problems: %d"):format(#targets, table.concat(parts, " "), #bad))
+end
+
+if arg and arg[0] and arg[0]:find("fuzz_api%.lua$") and not package.loaded["busted"] then
+  main(tonumber(arg[1]) or 20000, tonumber(arg[2]) or 1, arg[3])
+end
+
+return M
