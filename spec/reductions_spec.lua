@@ -514,3 +514,211 @@ describe("sort, argsort and topk", function()
     assert.are.same({false, true}, T.tensor({true, false}):sort():totable())   -- sort has a Bool kernel
   end)
 end)
+
+-- The float32/float64 vector kernels (rows of unit stride, column blocks,
+-- threads) against a plain double computation in Lua.  Sizes are chosen so
+-- the vector bodies, the block flushes and the scalar tails all run.
+describe("vector and threaded kernels", function()
+  -- deterministic pseudo-random values in [-a, a]
+  local function data(n, a, seed)
+    local v, s = {}, seed or 1
+    for i = 1, n do
+      s = (s * 1103515245 + 12345) % 2147483648
+      v[i] = (s / 2147483648 * 2 - 1) * (a or 10)
+    end
+    return v
+  end
+  local function mat(r, c, dt, a, seed)
+    local v, rows = data(r * c, a, seed), {}
+    for i = 1, r do
+      local row = {}
+      for j = 1, c do row[j] = v[(i - 1) * c + j] end
+      rows[i] = row
+    end
+    local t = T.tensor(rows, {dtype = dt})
+    return t, t:totable()   -- the stored (rounded) values
+  end
+  -- reference reductions over rows (dim 2) or columns (dim 1) of a Lua matrix
+  local function ref(rows, dim, f, init)
+    local out = {}
+    local r, c = #rows, #rows[1]
+    if dim == 2 then
+      for i = 1, r do
+        local a = init(rows[i][1])
+        for j = 1, c do a = f(a, rows[i][j], j) end
+        out[i] = a
+      end
+    else
+      for j = 1, c do
+        local a = init(rows[1][j])
+        for i = 1, r do a = f(a, rows[i][j], i) end
+        out[j] = a
+      end
+    end
+    return out
+  end
+  -- like same(), one assertion for the whole tensor (same() asserts per element)
+  local function close(t, want, tol)
+    local got, exp = flat(t:totable()), flat(want)
+    assert.are.equal(#exp, #got, "element count")
+    for i = 1, #exp do
+      local g, w = got[i], exp[i]
+      local ok
+      if w ~= w then ok = g ~= g
+      elseif w == inf or w == -inf then ok = g == w
+      else ok = math.abs(g - w) <= tol * (1 + math.abs(w)) end
+      if not ok then
+        assert.is_true(false, ("element %d: want %s, got %s"):format(i, tostring(w), tostring(g)))
+      end
+    end
+  end
+  local function add(a, v) return a + v end
+  local function zero() return 0 end
+  local function same_init(v) return v end
+  local function gtmax(a, v) return (v ~= v or a ~= a) and (a ~= a and a or v) or math.max(a, v) end
+  local function ltmin(a, v) return (v ~= v or a ~= a) and (a ~= a and a or v) or math.min(a, v) end
+
+  for _, dt in ipairs({T.float32, T.float64}) do
+    local tol = dt == T.float32 and 1e-5 or 1e-12
+    for _, sz in ipairs({{19, 517}, {517, 19}, {5, 3}}) do
+      local name = ("%s %dx%d"):format(tostring(dt), sz[1], sz[2])
+      it("sum, mean, amax and amin of " .. name .. " along each dim", function()
+        local x, rows = mat(sz[1], sz[2], dt)
+        for dim = 1, 2 do
+          local n = dim == 2 and sz[2] or sz[1]
+          local s = ref(rows, dim, add, zero)
+          close(x:sum(dim), s, tol * n)
+          local m = {}
+          for i = 1, #s do m[i] = s[i] / n end
+          close(x:mean(dim), m, tol)
+          close(x:amax(dim), ref(rows, dim, gtmax, same_init), 0)
+          close(x:amin(dim), ref(rows, dim, ltmin, same_init), 0)
+        end
+      end)
+      it("softmax and log_softmax of " .. name .. " along each dim", function()
+        local x, rows = mat(sz[1], sz[2], dt, 30)
+        for dim = 1, 2 do
+          local mx = ref(rows, dim, gtmax, same_init)
+          -- plain double reference, element by element
+          local sm, lsm = {}, {}
+          for i = 1, sz[1] do
+            sm[i], lsm[i] = {}, {}
+          end
+          local sums = {}
+          for i = 1, sz[1] do
+            for j = 1, sz[2] do
+              local k = dim == 2 and i or j
+              sums[k] = (sums[k] or 0) + math.exp(rows[i][j] - mx[k])
+            end
+          end
+          for i = 1, sz[1] do
+            for j = 1, sz[2] do
+              local k = dim == 2 and i or j
+              sm[i][j] = math.exp(rows[i][j] - mx[k]) / sums[k]
+              lsm[i][j] = rows[i][j] - mx[k] - math.log(sums[k])
+            end
+          end
+          close(x:softmax(dim), sm, dt == T.float32 and 1e-5 or 1e-12)
+          close(x:log_softmax(dim), lsm, dt == T.float32 and 1e-5 or 1e-12)
+        end
+      end)
+      it("cumsum of " .. name .. " along each dim", function()
+        local x, rows = mat(sz[1], sz[2], dt)
+        for dim = 1, 2 do
+          local want = {}
+          for i = 1, sz[1] do want[i] = {} end
+          if dim == 2 then
+            for i = 1, sz[1] do
+              local s = 0
+              for j = 1, sz[2] do s = s + rows[i][j]; want[i][j] = s end
+            end
+          else
+            for j = 1, sz[2] do
+              local s = 0
+              for i = 1, sz[1] do s = s + rows[i][j]; want[i][j] = s end
+            end
+          end
+          close(x:cumsum(dim), want, tol)
+        end
+      end)
+    end
+  end
+
+  it("propagate NaN from any position of a row or column (amax, amin)", function()
+    for _, pos in ipairs({1, 6, 40, 100, 103}) do
+      local v = {}
+      for i = 1, 103 do v[i] = i * 1.0 end
+      v[pos] = nan
+      for _, dt in ipairs({T.float32, T.float64}) do
+        local r = T.tensor({v}, {dtype = dt})
+        assert.is_true(r:amax(2):item() ~= r:amax(2):item(), "amax row, nan at " .. pos)
+        assert.is_true(r:amin(2):item() ~= r:amin(2):item(), "amin row, nan at " .. pos)
+        local c = r:t():contiguous():expand(103, 9):contiguous()   -- 103x9: NaN in row pos of every column
+        local cm = c:amax(1):totable()
+        for j = 1, 9 do assert.is_true(cm[j] ~= cm[j], "amax column, nan at " .. pos) end
+        cm = c:amin(1):totable()
+        for j = 1, 9 do assert.is_true(cm[j] ~= cm[j], "amin column, nan at " .. pos) end
+      end
+    end
+    local v = {}
+    for i = 1, 70 do v[i] = -1.0 * i end
+    v[33] = inf
+    assert.are.equal(inf, T.tensor(v):amax():item())
+    v[33] = -inf
+    assert.are.equal(-inf, T.tensor(v):amin():item())
+    assert.are.equal(-1.0, T.tensor(v):amax():item())
+  end)
+
+  it("give NaN rows and columns for NaN or +inf in softmax, zero for -inf", function()
+    local v = {}
+    for i = 1, 100 do v[i] = (i % 7) * 1.0 end
+    for _, dt in ipairs({T.float32, T.float64}) do
+      local base = T.tensor(v, {dtype = dt})
+      -- rows: 4 rows of 100, one with a NaN, one with +inf, one with a -inf entry
+      local x = base:expand(4, 100):contiguous()
+      x:set(2, 50, nan); x:set(3, 99, inf); x:set(4, 10, -inf); x:set(1, 10, -1000.0)
+      for _, f in ipairs({"softmax", "log_softmax"}) do
+        local y = x[f](x, 2):totable()
+        local yc = x:t():contiguous()[f](x:t():contiguous(), 1):t():totable()   -- the column kernel
+        for _, out in ipairs({y, yc}) do
+          for j = 1, 100 do
+            assert.is_true(out[2][j] ~= out[2][j], f .. ": NaN row")
+            assert.is_true(out[3][j] ~= out[3][j], f .. ": +inf row")
+          end
+          assert.are.equal(f == "softmax" and 0.0 or -inf, out[4][10])
+          assert.is_true(math.abs(out[1][5] - out[4][5]) < 1e-6, f .. ": -inf takes no mass")
+          assert.is_true(math.abs(out[1][5] - out[1][12]) < 1e-6, f .. ": equal inputs, equal outputs")
+        end
+      end
+    end
+  end)
+
+  it("keep exact float32 sums of ones in column blocks beyond 2^24 rows", function()
+    local x = T.ones(1, 8):expand(16777218, 8)
+    local s = x:sum(1):totable()
+    for j = 1, 8 do assert.are.equal(16777218.0, s[j]) end
+  end)
+
+  it("give the same results with several threads", function()
+    local n0 = T.get_num_threads()
+    -- 2.2M elements: past the grain of the cheap passes too
+    local x = T.rand(1100, 2000) * 10 - 5
+    local y = x:t()
+    local function run()
+      return {x:sum(2), x:sum(1), x:sum(), x:mean(2), x:amax(2), x:amin(1), x:amax(), x:softmax(2),
+        x:softmax(1), x:log_softmax(2), x:cumsum(2), x:cumsum(1), y:softmax(2), y:var(2),
+        (x:max(2)), x:logsumexp(1), x:double():sum(2), x:double():softmax(1)}
+    end
+    T.set_num_threads(1)
+    local one = run()
+    T.set_num_threads(4)
+    local ok, many = pcall(run)
+    T.set_num_threads(n0)
+    assert.is_true(ok, tostring(many))
+    for k = 1, #one do
+      local a, b = one[k]:double(), many[k]:double()
+      local err = (a - b):abs():max():item()
+      assert.is_true(err <= 1e-5 * (1 + a:abs():max():item()), ("result %d differs by %g"):format(k, err))
+    end
+  end)
+end)

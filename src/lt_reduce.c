@@ -9,6 +9,14 @@
  * (int64, uint64, double or double complex) by lt_cast_kernel into a small
  * stack buffer: no full-size converted copy of the input is ever made.  A
  * contiguous run already in the compute dtype is passed through directly.
+ *
+ * Fast paths (float32/float64 in and out, which is what models use): sum,
+ * mean, amax, amin, softmax, log_softmax and cumsum go to typed kernels
+ * when the reduced dim is a unit-stride run ("rows": vector accumulators,
+ * no per-element calls or dtype dispatch) or when the kept innermost dim is
+ * unit-stride ("columns": blocks of adjacent outputs accumulated from
+ * contiguous row segments).  Everything else takes the generic path above.
+ * Both split large work across lt_settings.num_threads pthreads (par_for).
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,9 +27,11 @@
    (no epilogues, no if-conversion of float compares).  The fast paths below
    are written as plain lane loops for the vectoriser: ask for -O3's here;
    no-trapping-math lets it if-convert compares (results are unchanged: it
-   only drops the assumption that FP exceptions trap). */
+   only drops the assumption that FP exceptions trap); fp-contract=fast lets
+   the AVX2+FMA variants below fuse multiply-adds (it changes nothing where
+   the target has no FMA, and fused results are never less accurate). */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math")
+#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math", "fp-contract=fast")
 #endif
 
 #define CHUNK_BYTES 4096
@@ -117,13 +127,22 @@ static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
    the split (never the Lua API).  A failed pthread_create runs the range
    inline, so nothing here can fail. */
 #define MAX_THREADS 16
-#define PAR_GRAIN 65536   /* elements of work per thread, at least */
+/* Elements of work per thread, at least.  A thread costs tens of
+   microseconds to start (much more when the cores are busy): the generic
+   paths and softmax spend a nanosecond or more per element and split from
+   64K elements; the vector sum/max/cumsum passes spend ~0.1 ns and only
+   gain from threads on runs of millions. */
+#define PAR_GRAIN 65536
+#define PAR_GRAIN_CHEAP (16 * PAR_GRAIN)
 
-static int pick_threads(int nt, int64_t work, int64_t units) {
+static int pick_threads_g(int nt, int64_t work, int64_t units, int64_t grain) {
   if (nt > MAX_THREADS) nt = MAX_THREADS;
-  if (work / PAR_GRAIN < nt) nt = (int)(work / PAR_GRAIN);
+  if (work / grain < nt) nt = (int)(work / grain);
   if (units < nt) nt = (int)units;
   return nt < 1 ? 1 : nt;
+}
+static int pick_threads(int nt, int64_t work, int64_t units) {
+  return pick_threads_g(nt, work, units, PAR_GRAIN);
 }
 
 typedef void (*part_fn)(void *ctx, int64_t s, int64_t e, int t);
@@ -241,6 +260,11 @@ static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, 
    segments, in T for CFLUSH rows at a time, then in double. */
 #define LANES 16
 #define BLOCK 512
+#if defined(__GNUC__)
+#define LT_UNUSED __attribute__((unused))   /* the lane softmax of float32 when vectors exist */
+#else
+#define LT_UNUSED
+#endif
 /* GCC fully unrolls a constant 16-lane loop early and then fails to
    if-convert the unrolled selects (scalar compares and cmovs); kept as a
    loop it is vectorised.  Sums vectorise either way and keep the unroll. */
@@ -281,7 +305,187 @@ static inline float exp_f32(float x) {
 }
 static inline double exp_f64(double x) { return exp(x); }
 
-#define FAST_KERNELS(S, T, EXP)                                                \
+#define EXT_RUN(NAME, T, BETTER)                                               \
+  static T NAME(const T *restrict x, int64_t n) {                             \
+    T a[LANES];                                                               \
+    for (int l = 0; l < LANES; l++) a[l] = x[0];                              \
+    int64_t i = 0;                                                            \
+    for (; i + LANES <= n; i += LANES)                                        \
+      LANE_LOOP for (int l = 0; l < LANES; l++) { T v = x[i + l]; a[l] = BETTER(v, a[l]) ? v : a[l]; } \
+    T r = a[0];                                                               \
+    for (int l = 1; l < LANES; l++) r = BETTER(a[l], r) ? a[l] : r;           \
+    for (; i < n; i++) r = BETTER(x[i], r) ? x[i] : r;                        \
+    return r;                                                                 \
+  }
+
+/* Explicit vectors (GCC and clang vector extensions): the accumulators of
+   the hot row kernels stay in registers whatever the vectoriser decides.
+   VEC_KERNELS(V, ATTR, BYTES) instantiates them for one vector width: 16
+   bytes for the baseline build (SSE2 on x86-64, NEON on AArch64) and, on
+   x86, 32 bytes in functions compiled for AVX2+FMA, chosen at run time
+   when the CPU has them (same operations lane by lane; the file allows FP
+   contraction, so there the exp polynomial uses FMA and rounds slightly
+   differently, within its ~2 ulp).  Other compilers (or -DLT_NO_VEC) take the lane
+   loops. */
+#if defined(__GNUC__) && !defined(LT_NO_VEC)
+#define LT_VEC 1
+#if defined(__x86_64__) || defined(__i386__)
+#define LT_VEC_AVX2 1
+#endif
+
+#define VEC_STEP(V, a, v, CMP) do { __typeof__((v) != (v)) m_ = ((v) CMP (a)) | ((v) != (v)); \
+    (a) = vsel_##V(m_, (v), (a)); } while (0)
+#define VEC_EXT(NAME, V, T, VT, CMP, BETTER, ATTR)                             \
+  ATTR static T NAME(const T *x, int64_t n) {                                 \
+    const int64_t vw = (int64_t)(sizeof(VT) / sizeof(T));                     \
+    int64_t i = 0;                                                            \
+    T r = x[0];                                                               \
+    if (n >= 4 * vw) {                                                        \
+      VT a0 = vld_##V(x), a1 = vld_##V(x + vw), a2 = vld_##V(x + 2 * vw), a3 = vld_##V(x + 3 * vw); \
+      for (i = 4 * vw; i + 4 * vw <= n; i += 4 * vw) {                        \
+        VT v0 = vld_##V(x + i), v1 = vld_##V(x + i + vw);                     \
+        VT v2 = vld_##V(x + i + 2 * vw), v3 = vld_##V(x + i + 3 * vw);        \
+        VEC_STEP(V, a0, v0, CMP); VEC_STEP(V, a1, v1, CMP);                   \
+        VEC_STEP(V, a2, v2, CMP); VEC_STEP(V, a3, v3, CMP);                   \
+      }                                                                       \
+      VEC_STEP(V, a0, a1, CMP); VEC_STEP(V, a2, a3, CMP); VEC_STEP(V, a0, a2, CMP); \
+      r = a0[0];                                                              \
+      for (int64_t l = 1; l < vw; l++) r = BETTER(a0[l], r) ? a0[l] : r;      \
+    }                                                                         \
+    for (; i < n; i++) r = BETTER(x[i], r) ? x[i] : r;                        \
+    return r;                                                                 \
+  }
+/* blocks of BLOCK: 4 vector accumulators (each float32 lane adds at most
+   BLOCK/16 terms), added pairwise, then into the double total */
+#define VEC_SUM(NAME, V, T, VT, ATTR)                                          \
+  ATTR static double NAME(const T *x, int64_t n) {                            \
+    const int64_t vw = (int64_t)(sizeof(VT) / sizeof(T));                     \
+    double tot = 0;                                                           \
+    int64_t i = 0;                                                            \
+    while (n - i >= 4 * vw) {                                                 \
+      int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
+      VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                              \
+      for (; i + 4 * vw <= e; i += 4 * vw) {                                  \
+        a0 += vld_##V(x + i); a1 += vld_##V(x + i + vw);                      \
+        a2 += vld_##V(x + i + 2 * vw); a3 += vld_##V(x + i + 3 * vw);         \
+      }                                                                       \
+      VT s = (a0 + a1) + (a2 + a3);                                           \
+      for (int64_t l = 0; l < vw; l++) tot += (double)s[l];                   \
+    }                                                                         \
+    for (; i < n; i++) tot += (double)x[i];                                   \
+    return tot;                                                               \
+  }
+
+#define VEC_KERNELS(V, ATTR, BYTES)                                            \
+  typedef float vf32_##V __attribute__((vector_size(BYTES)));                 \
+  typedef int32_t vm32_##V __attribute__((vector_size(BYTES)));               \
+  typedef double vf64_##V __attribute__((vector_size(BYTES)));                \
+  typedef int64_t vm64_##V __attribute__((vector_size(BYTES)));               \
+  ATTR static inline vf32_##V vld_##V##f32(const float *p) { vf32_##V v; memcpy(&v, p, sizeof v); return v; } \
+  ATTR static inline vf64_##V vld_##V##f64(const double *p) { vf64_##V v; memcpy(&v, p, sizeof v); return v; } \
+  ATTR static inline void vst_##V##f32(float *p, vf32_##V v) { memcpy(p, &v, sizeof v); } \
+  ATTR static inline vf32_##V vsplat_##V##f32(float x) { vf32_##V v = {0}; return v + x; } \
+  ATTR static inline vf32_##V vsel_##V##f32(vm32_##V m, vf32_##V a, vf32_##V b) { \
+    return (vf32_##V)(((vm32_##V)a & m) | ((vm32_##V)b & ~m)); }              \
+  ATTR static inline vf64_##V vsel_##V##f64(vm64_##V m, vf64_##V a, vf64_##V b) { \
+    return (vf64_##V)(((vm64_##V)a & m) | ((vm64_##V)b & ~m)); }             \
+  VEC_SUM(sum_run_##V##f32, V##f32, float, vf32_##V, ATTR)                    \
+  VEC_SUM(sum_run_##V##f64, V##f64, double, vf64_##V, ATTR)                   \
+  VEC_EXT(max_run_##V##f32, V##f32, float, vf32_##V, >, BETTER_MAX, ATTR)     \
+  VEC_EXT(min_run_##V##f32, V##f32, float, vf32_##V, <, BETTER_MIN, ATTR)     \
+  VEC_EXT(max_run_##V##f64, V##f64, double, vf64_##V, >, BETTER_MAX, ATTR)    \
+  VEC_EXT(min_run_##V##f64, V##f64, double, vf64_##V, <, BETTER_MIN, ATTR)    \
+  /* exp_f32 on a vector, the same operations lane by lane */                 \
+  ATTR static inline vf32_##V vexp_##V(vf32_##V x) {                          \
+    const vf32_##V lo = vsplat_##V##f32(-88.0f), hi = vsplat_##V##f32(88.0f); \
+    x = vsel_##V##f32(x >= lo, x, lo);                                        \
+    x = vsel_##V##f32(x <= hi, x, hi);                                        \
+    vf32_##V n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;      \
+    vf32_##V r = x - n * 0.693359375f;                                        \
+    r = r - n * -2.12194440e-4f;                                              \
+    vf32_##V q = vsplat_##V##f32(1.9875691500e-4f);                           \
+    q = q * r + 1.3981999507e-3f;                                             \
+    q = q * r + 8.3334519073e-3f;                                             \
+    q = q * r + 4.1665795894e-2f;                                             \
+    q = q * r + 1.6666665459e-1f;                                             \
+    q = q * r + 5.0000001201e-1f;                                             \
+    q = q * r * r + r + 1.0f;                                                 \
+    vm32_##V k = (__builtin_convertvector(n, vm32_##V) + 127) * (1 << 23);    \
+    return q * (vf32_##V)k;                                                   \
+  }                                                                           \
+  /* softmax of one contiguous float32 row (see softmax_row_f32) */          \
+  ATTR static int softmax_row_##V(const float *restrict x, float *restrict y, int64_t n, int is_log) { \
+    const int64_t vw = (int64_t)(sizeof(vf32_##V) / sizeof(float));          \
+    float mx = max_run_##V##f32(x, n);                                        \
+    if (!isfinite(mx)) return 0;                                              \
+    vf32_##V vm = vsplat_##V##f32(mx);                                        \
+    double tot = 0;                                                           \
+    int64_t i = 0;                                                            \
+    while (n - i >= 2 * vw) {                                                 \
+      int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
+      vf32_##V a0 = {0}, a1 = {0};                                            \
+      if (is_log) {                                                           \
+        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
+          a0 += vexp_##V(vld_##V##f32(x + i) - vm);                           \
+          a1 += vexp_##V(vld_##V##f32(x + i + vw) - vm);                      \
+        }                                                                     \
+      } else {                                                                \
+        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
+          vf32_##V e0 = vexp_##V(vld_##V##f32(x + i) - vm);                   \
+          vf32_##V e1 = vexp_##V(vld_##V##f32(x + i + vw) - vm);              \
+          vst_##V##f32(y + i, e0); vst_##V##f32(y + i + vw, e1);              \
+          a0 += e0; a1 += e1;                                                 \
+        }                                                                     \
+      }                                                                       \
+      vf32_##V s = a0 + a1;                                                   \
+      for (int64_t l = 0; l < vw; l++) tot += (double)s[l];                   \
+    }                                                                         \
+    for (; i < n; i++) {                                                      \
+      float e = exp_f32(x[i] - mx);                                           \
+      if (!is_log) y[i] = e;                                                  \
+      tot += (double)e;                                                       \
+    }                                                                         \
+    if (is_log) {                                                             \
+      float ls = (float)log(tot);                                             \
+      for (i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                        \
+    } else {                                                                  \
+      float inv = (float)(1.0 / tot);                                         \
+      for (i = 0; i < n; i++) y[i] *= inv;                                    \
+    }                                                                         \
+    return 1;                                                                 \
+  }
+
+VEC_KERNELS(b, , 16)
+#ifdef LT_VEC_AVX2
+VEC_KERNELS(x, __attribute__((target("avx2,fma"))), 32)
+/* __builtin_cpu_supports reads what libgcc/compiler-rt detected at load */
+#define HAVE_AVX2() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+#else
+#define HAVE_AVX2() 0
+#define sum_run_xf32 sum_run_bf32
+#define sum_run_xf64 sum_run_bf64
+#define max_run_xf32 max_run_bf32
+#define min_run_xf32 min_run_bf32
+#define max_run_xf64 max_run_bf64
+#define min_run_xf64 min_run_bf64
+#define softmax_row_x softmax_row_b
+#endif
+static double sum_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? sum_run_xf32(x, n) : sum_run_bf32(x, n); }
+static double sum_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? sum_run_xf64(x, n) : sum_run_bf64(x, n); }
+static float max_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? max_run_xf32(x, n) : max_run_bf32(x, n); }
+static float min_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? min_run_xf32(x, n) : min_run_bf32(x, n); }
+static double max_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? max_run_xf64(x, n) : max_run_bf64(x, n); }
+static double min_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? min_run_xf64(x, n) : min_run_bf64(x, n); }
+static int softmax_row_vec_f32(const float *x, float *y, int64_t n, int is_log) {
+  return HAVE_AVX2() ? softmax_row_x(x, y, n, is_log) : softmax_row_b(x, y, n, is_log);
+}
+#define SOFTMAX_ROW_F32 softmax_row_vec_f32
+#else
+#define SOFTMAX_ROW_F32 softmax_row_bf32
+#endif
+
+#ifndef LT_VEC
+#define LANE_KERNELS(S, T) \
   static double sum_run_##S(const T *restrict x, int64_t n) {                 \
     double tot = 0;                                                           \
     for (int64_t b = 0; b < n; b += BLOCK) {                                  \
@@ -298,11 +502,18 @@ static inline double exp_f64(double x) { return exp(x); }
     return tot;                                                               \
   }                                                                           \
   EXT_RUN(max_run_##S, T, BETTER_MAX)                                         \
-  EXT_RUN(min_run_##S, T, BETTER_MIN)                                         \
+  EXT_RUN(min_run_##S, T, BETTER_MIN)
+LANE_KERNELS(f32, float)
+LANE_KERNELS(f64, double)
+#define max_run_bf32 max_run_f32
+#define max_run_bf64 max_run_f64
+#endif
+
+#define FAST_KERNELS(S, T, EXP, V, ATTR)                                                \
   /* softmax of one contiguous row; 0 (nothing written) when its max is not  \
      finite: NaN, +inf and all -inf rows take the generic path */            \
-  static int softmax_row_##S(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
-    T mx = max_run_##S(x, n);                                                 \
+  LT_UNUSED ATTR static int softmax_row_##V##S(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+    T mx = max_run_##V##S(x, n);                                                 \
     if (!isfinite(mx)) return 0;                                              \
     double tot = 0;                                                           \
     for (int64_t b = 0; b < n; b += BLOCK) {                                  \
@@ -340,7 +551,7 @@ static inline double exp_f64(double x) { return exp(x); }
   }                                                                           \
   /* softmax of w adjacent columns (n rows, row strides rs, ws); bad[i] set  \
      where column i's max is not finite (its outputs are then garbage) */     \
-  static void softmax_cols_##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
+  ATTR static void softmax_cols_##V##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
                                int64_t n, int64_t w, int is_log, unsigned char *bad) { \
     T mx[CW], af[CW];                                                         \
     double ad[CW];                                                            \
@@ -378,7 +589,7 @@ static inline double exp_f64(double x) { return exp(x); }
   }                                                                           \
   /* cumsum in double (PyTorch's CPU accumulation type), rows in fours so    \
      four independent add chains hide the latency */                          \
-  static void cumsum_rows_##S(const T *const *x, T *const *y, int k, int64_t n) { \
+  ATTR static void cumsum_rows_##V##S(const T *const *x, T *const *y, int k, int64_t n) { \
     if (k == 4) {                                                             \
       const T *restrict x0 = x[0], *restrict x1 = x[1], *restrict x2 = x[2], *restrict x3 = x[3]; \
       T *restrict y0 = y[0], *restrict y1 = y[1], *restrict y2 = y[2], *restrict y3 = y[3]; \
@@ -398,7 +609,7 @@ static inline double exp_f64(double x) { return exp(x); }
       for (int64_t i = 0; i < n; i++) { s += (double)xj[i]; yj[i] = (T)s; }   \
     }                                                                         \
   }                                                                           \
-  static void cumsum_cols_##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
+  ATTR static void cumsum_cols_##V##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
                               int64_t n, int64_t w) {                         \
     double cr[CW];                                                            \
     for (int64_t i = 0; i < w; i++) cr[i] = 0;                                \
@@ -409,21 +620,15 @@ static inline double exp_f64(double x) { return exp(x); }
     }                                                                         \
   }
 
-#define EXT_RUN(NAME, T, BETTER)                                               \
-  static T NAME(const T *restrict x, int64_t n) {                             \
-    T a[LANES];                                                               \
-    for (int l = 0; l < LANES; l++) a[l] = x[0];                              \
-    int64_t i = 0;                                                            \
-    for (; i + LANES <= n; i += LANES)                                        \
-      LANE_LOOP for (int l = 0; l < LANES; l++) { T v = x[i + l]; a[l] = BETTER(v, a[l]) ? v : a[l]; } \
-    T r = a[0];                                                               \
-    for (int l = 1; l < LANES; l++) r = BETTER(a[l], r) ? a[l] : r;           \
-    for (; i < n; i++) r = BETTER(x[i], r) ? x[i] : r;                        \
-    return r;                                                                 \
-  }
-
-FAST_KERNELS(f32, float, exp_f32)
-FAST_KERNELS(f64, double, exp_f64)
+FAST_KERNELS(f32, float, exp_f32, b, )
+FAST_KERNELS(f64, double, exp_f64, b, )
+#ifdef LT_VEC_AVX2
+FAST_KERNELS(f32, float, exp_f32, x, __attribute__((target("avx2,fma"))))
+FAST_KERNELS(f64, double, exp_f64, x, __attribute__((target("avx2,fma"))))
+#define PICK(NAME, S) (HAVE_AVX2() ? NAME##_x##S : NAME##_b##S)
+#else
+#define PICK(NAME, S) NAME##_b##S
+#endif
 
 static int fast_dtype(ltensor_dtype d) { return d == LTENSOR_FLOAT32 || d == LTENSOR_FLOAT64; }
 
@@ -478,7 +683,7 @@ static void fv_rows_part(void *v, int64_t s, int64_t e, int t) {
 static void fv_piece(void *v, int64_t s, int64_t e, int t) {
   fastv *f = v;
   int64_t isz = f->f32 ? 4 : 8;
-  int64_t a = f->n * s / MAX_THREADS, b = f->n * e / MAX_THREADS;   /* s, e: sixteenths */
+  int64_t a = f->n * s / MAX_THREADS, b = f->n * e / MAX_THREADS;   /* s, e: in MAX_THREADS-ths */
   if (a < b) f->part[t] = fv_run(f->op, f->f32, f->in + a * isz, b - a);
   else f->part[t] = f->op == FV_MAX ? -INFINITY : f->op == FV_MIN ? INFINITY : 0.0;
 }
@@ -505,20 +710,47 @@ static void cols_at(const plan *p, int64_t u, int64_t nblk, int64_t *o0, int64_t
   }
 }
 
-#define FV_COLS(S, T)                                                          \
-  static void fv_cols_##S(const fastv *f, const T *x, T *y, int64_t w) {      \
+/* Rows are taken four at a time and combined before touching the block
+   accumulators: a quarter of the accumulator loads and stores. */
+#define FV_COLS(S, T, V, ATTR)                                                 \
+  ATTR static void fv_cols_##V##S(const fastv *f, const T *x, T *y, int64_t w) { \
     const plan *p = f->p;                                                     \
-    int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred;                    \
+    int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred, k = 0;             \
+    const T *r0, *r1, *r2, *r3;                                               \
     if (f->op == FV_MAX || f->op == FV_MIN) {                                 \
       T am[CW];                                                               \
       for (int64_t i = 0; i < w; i++) am[i] = x[i];                           \
       red_next(p, ridx, &off);                                                \
-      for (int64_t k = 1; k < n; k++) {                                       \
-        const T *r = x + off;                                                 \
+      for (k = 1; k + 4 <= n; k += 4) {                                       \
+        r0 = x + off; red_next(p, ridx, &off);                                \
+        r1 = x + off; red_next(p, ridx, &off);                                \
+        r2 = x + off; red_next(p, ridx, &off);                                \
+        r3 = x + off; red_next(p, ridx, &off);                                \
         if (f->op == FV_MAX)                                                  \
-          for (int64_t i = 0; i < w; i++) { T v = r[i]; am[i] = BETTER_MAX(v, am[i]) ? v : am[i]; } \
+          for (int64_t i = 0; i < w; i++) {                                   \
+            T m = am[i], v;   /* one running value: this form vectorises */   \
+            v = r0[i]; m = BETTER_MAX(v, m) ? v : m;                          \
+            v = r1[i]; m = BETTER_MAX(v, m) ? v : m;                          \
+            v = r2[i]; m = BETTER_MAX(v, m) ? v : m;                          \
+            v = r3[i]; m = BETTER_MAX(v, m) ? v : m;                          \
+            am[i] = m;                                                        \
+          }                                                                   \
         else                                                                  \
-          for (int64_t i = 0; i < w; i++) { T v = r[i]; am[i] = BETTER_MIN(v, am[i]) ? v : am[i]; } \
+          for (int64_t i = 0; i < w; i++) {                                   \
+            T m = am[i], v;   /* one running value: this form vectorises */   \
+            v = r0[i]; m = BETTER_MIN(v, m) ? v : m;                          \
+            v = r1[i]; m = BETTER_MIN(v, m) ? v : m;                          \
+            v = r2[i]; m = BETTER_MIN(v, m) ? v : m;                          \
+            v = r3[i]; m = BETTER_MIN(v, m) ? v : m;                          \
+            am[i] = m;                                                        \
+          }                                                                   \
+      }                                                                       \
+      for (; k < n; k++) {                                                    \
+        r0 = x + off;                                                         \
+        if (f->op == FV_MAX)                                                  \
+          for (int64_t i = 0; i < w; i++) { T v = r0[i]; am[i] = BETTER_MAX(v, am[i]) ? v : am[i]; } \
+        else                                                                  \
+          for (int64_t i = 0; i < w; i++) { T v = r0[i]; am[i] = BETTER_MIN(v, am[i]) ? v : am[i]; } \
         red_next(p, ridx, &off);                                              \
       }                                                                       \
       for (int64_t i = 0; i < w; i++) y[i] = am[i];                           \
@@ -528,20 +760,31 @@ static void cols_at(const plan *p, int64_t u, int64_t nblk, int64_t *o0, int64_t
     double ad[CW];                                                            \
     for (int64_t i = 0; i < w; i++) { af[i] = 0; ad[i] = 0; }                 \
     int cnt = 0;                                                              \
-    for (int64_t k = 0; k < n; k++) {                                         \
-      const T *r = x + off;                                                   \
-      for (int64_t i = 0; i < w; i++) af[i] += r[i];                          \
-      if (++cnt == CFLUSH) {                                                  \
+    for (; k + 4 <= n; k += 4) {                                              \
+      r0 = x + off; red_next(p, ridx, &off);                                  \
+      r1 = x + off; red_next(p, ridx, &off);                                  \
+      r2 = x + off; red_next(p, ridx, &off);                                  \
+      r3 = x + off; red_next(p, ridx, &off);                                  \
+      for (int64_t i = 0; i < w; i++) af[i] += (r0[i] + r1[i]) + (r2[i] + r3[i]); \
+      if ((cnt += 4) >= CFLUSH) {                                             \
         for (int64_t i = 0; i < w; i++) { ad[i] += (double)af[i]; af[i] = 0; } \
         cnt = 0;                                                              \
       }                                                                       \
+    }                                                                         \
+    for (; k < n; k++) {                                                      \
+      r0 = x + off;                                                           \
+      for (int64_t i = 0; i < w; i++) af[i] += r0[i];                         \
       red_next(p, ridx, &off);                                                \
     }                                                                         \
     double div = f->op == FV_MEAN ? (double)n : 1.0;                          \
     for (int64_t i = 0; i < w; i++) y[i] = (T)((ad[i] + (double)af[i]) / div); \
   }
-FV_COLS(f32, float)
-FV_COLS(f64, double)
+FV_COLS(f32, float, b, )
+FV_COLS(f64, double, b, )
+#ifdef LT_VEC_AVX2
+FV_COLS(f32, float, x, __attribute__((target("avx2,fma"))))
+FV_COLS(f64, double, x, __attribute__((target("avx2,fma"))))
+#endif
 
 typedef struct fvc { fastv *f; int64_t nblk, width; } fvc;
 static void fv_cols_part(void *v, int64_t s, int64_t e, int t) {
@@ -552,8 +795,8 @@ static void fv_cols_part(void *v, int64_t s, int64_t e, int t) {
     int64_t o0, o1, j;
     cols_at(f->p, u, c->nblk, &o0, &o1, &j);
     int64_t w = c->width - j < CW ? c->width - j : CW;
-    if (f->f32) fv_cols_f32(f, (const float *)f->in + o0, (float *)f->out + o1, w);
-    else fv_cols_f64(f, (const double *)f->in + o0, (double *)f->out + o1, w);
+    if (f->f32) PICK(fv_cols, f32)(f, (const float *)f->in + o0, (float *)f->out + o1, w);
+    else PICK(fv_cols, f64)(f, (const double *)f->in + o0, (double *)f->out + o1, w);
   }
 }
 
@@ -569,18 +812,18 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
   int64_t work = p->nout * p->nred;
   if (p->nred_d == 1 && p->istr0[0] == 1) {
     int64_t rows = p->nout;
-    if (rows == 1) {   /* one run: pieces (sixteenths, so the split is the same for any thread count) */
-      int k = pick_threads(nt, work, MAX_THREADS);
+    if (rows == 1) {   /* one long run: each thread reduces a contiguous piece */
+      int k = pick_threads_g(nt, work, MAX_THREADS, PAR_GRAIN_CHEAP);
       f.n = p->nred;
       if (k <= 1) { fv_store(&f, 0, fv_run(op, f.f32, f.in, f.n)); return 1; }
-      /* k threads over 16 pieces: a thread's partial is its range's result */
+      /* partials combined in order: deterministic for a given thread count */
       par_for(k, MAX_THREADS, fv_piece, &f);
       double v = f.part[0];
       for (int t = 1; t < k; t++) v = fv_combine(op, v, f.part[t]);
       fv_store(&f, 0, v);
       return 1;
     }
-    par_for(pick_threads(nt, work, rows), rows, fv_rows_part, &f);
+    par_for(pick_threads_g(nt, work, rows, PAR_GRAIN_CHEAP), rows, fv_rows_part, &f);
     return 1;
   }
   if (columns_apply(p, in)) {
@@ -588,7 +831,7 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
     fvc c = {&f, 0, p->oshape[lo]};
     c.nblk = (c.width + CW - 1) / CW;
     int64_t units = p->nout / c.width * c.nblk;
-    par_for(pick_threads(nt, work, units), units, fv_cols_part, &c);
+    par_for(pick_threads_g(nt, work, units, PAR_GRAIN_CHEAP), units, fv_cols_part, &c);
     return 1;
   }
   return 0;
@@ -1169,8 +1412,8 @@ static void sm_fast_row(void *vc, const char *x, int64_t o) {
   acc *c = vc;
   int64_t n = c->p->nred;
   int ok = c->odt == LTENSOR_FLOAT32
-         ? softmax_row_f32((const float *)x, (float *)c->out + o, n, c->mode)
-         : softmax_row_f64((const double *)x, (double *)c->out + o, n, c->mode);
+         ? SOFTMAX_ROW_F32((const float *)x, (float *)c->out + o, n, c->mode)
+         : PICK(softmax_row, f64)((const double *)x, (double *)c->out + o, n, c->mode);
   if (!ok) row_softmax(c, x, o);
 }
 
@@ -1189,10 +1432,10 @@ static void sm_cols_part(void *v, int64_t s, int64_t e, int t) {
     cols_at(p, u, cp->nblk, &o0, &o1, &j);
     int64_t w = cp->width - j < CW ? cp->width - j : CW;
     if (f32)
-      softmax_cols_f32((const float *)ibase + o0, p->istr0[0], (float *)c.out + o1, p->istr1[0],
+      PICK(softmax_cols, f32)((const float *)ibase + o0, p->istr0[0], (float *)c.out + o1, p->istr1[0],
                        p->ishape[0], w, c.mode, bad);
     else
-      softmax_cols_f64((const double *)ibase + o0, p->istr0[0], (double *)c.out + o1, p->istr1[0],
+      PICK(softmax_cols, f64)((const double *)ibase + o0, p->istr0[0], (double *)c.out + o1, p->istr1[0],
                        p->ishape[0], w, c.mode, bad);
     for (int64_t i = 0; i < w; i++)
       if (bad[i]) row_softmax(&c, ibase + (o0 + i) * isz, o1 + i);
@@ -1245,8 +1488,8 @@ static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
       x[k] = ibase + o0 * sz; y[k] = c->out + o1 * sz;
       outer_next(p, idx, &o0, &o1);
     }
-    if (f32) cumsum_rows_f32((const float *const *)x, (float *const *)y, k, n);
-    else cumsum_rows_f64((const double *const *)x, (double *const *)y, k, n);
+    if (f32) PICK(cumsum_rows, f32)((const float *const *)x, (float *const *)y, k, n);
+    else PICK(cumsum_rows, f64)((const double *const *)x, (double *const *)y, k, n);
   }
 }
 static void cs_cols_part(void *v, int64_t s, int64_t e, int t) {
@@ -1260,9 +1503,9 @@ static void cs_cols_part(void *v, int64_t s, int64_t e, int t) {
     cols_at(p, u, cp->nblk, &o0, &o1, &j);
     int64_t w = cp->width - j < CW ? cp->width - j : CW;
     if (c->odt == LTENSOR_FLOAT32)
-      cumsum_cols_f32((const float *)ibase + o0, p->istr0[0], (float *)c->out + o1, p->istr1[0], p->ishape[0], w);
+      PICK(cumsum_cols, f32)((const float *)ibase + o0, p->istr0[0], (float *)c->out + o1, p->istr1[0], p->ishape[0], w);
     else
-      cumsum_cols_f64((const double *)ibase + o0, p->istr0[0], (double *)c->out + o1, p->istr1[0], p->ishape[0], w);
+      PICK(cumsum_cols, f64)((const double *)ibase + o0, p->istr0[0], (double *)c->out + o1, p->istr1[0], p->ishape[0], w);
   }
 }
 static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, int nt) {
@@ -1270,14 +1513,14 @@ static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, int nt) {
   int64_t work = p->nout * p->nred;
   colpar cp = {p, in, c, 0, 0};
   if (dim_is_row(p)) {
-    par_for(pick_threads(nt, work, p->nout), p->nout, cs_rows_part, &cp);
+    par_for(pick_threads_g(nt, work, p->nout, PAR_GRAIN_CHEAP), p->nout, cs_rows_part, &cp);
     return 1;
   }
   if (dim_is_cols(p, in)) {
     cp.width = p->oshape[p->nout_d - 1];
     cp.nblk = (cp.width + CW - 1) / CW;
     int64_t units = p->nout / cp.width * cp.nblk;
-    par_for(pick_threads(nt, work, units), units, cs_cols_part, &cp);
+    par_for(pick_threads_g(nt, work, units, PAR_GRAIN_CHEAP), units, cs_cols_part, &cp);
     return 1;
   }
   return 0;

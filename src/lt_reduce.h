@@ -12,8 +12,11 @@
  * float32 lanes over blocks of 512, block sums in double: 2^24+ ones still
  * sum exactly), complex ones in double complex.
  *
- * nt: the most threads a call may use (lt_settings.num_threads); work below
- * ~64K elements per thread stays on the caller's thread.
+ * nt: the most threads a call may use (lt_settings.num_threads).  Work is
+ * split only when each thread gets enough of it (64K elements on the
+ * generic paths and softmax, 1M on the vector sum/max/cumsum passes);
+ * results may differ in the last float bits between thread counts (sums
+ * add per-thread partials).  Worker threads never touch the Lua state.
  */
 #ifndef LT_REDUCE_H
 #define LT_REDUCE_H
