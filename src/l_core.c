@@ -43,11 +43,30 @@ int lt_checkdim(lua_State *L, lua_Integer dim, int ndim, const char *fname) {
   int n = ndim > 0 ? ndim : 1;  /* a 0-dim tensor accepts dims 1 and -1, as PyTorch's 0/-1 */
   if (dim >= 1 && dim <= n) return (int)(dim - 1);
   if (dim < 0 && dim >= -n) return (int)(n + dim);
-  return lt_error(L, fname, "dimension out of range (expected to be in range of [%d, %d], but got %d)",
-                  -n, n, (int)dim);
+  return lt_error(L, fname, "dimension out of range (expected to be in range of [%d, %d], but got %I)",
+                  -n, n, (lua_Integer)dim);   /* %I: a huge dim must not print truncated */
 }
 
+/* The element count lt_push_new accepts (it raises beyond): checked here too,
+   where the function's name is known. */
+static void check_numel(lua_State *L, const int64_t *shape, int ndim, const char *fname) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) if (shape[i] == 0) return;
+  for (int i = 0; i < ndim; i++) {
+    if (n > INT64_MAX / 64 / shape[i]) lt_error(L, fname, "tensor too large (dimension %d of size %I)",
+                                                i + 1, (lua_Integer)shape[i]);
+    n *= shape[i];
+  }
+}
+
+static int checksize_raw(lua_State *L, int first, int last, int64_t *shape, const char *fname);
 int lt_checksize(lua_State *L, int first, int last, int64_t *shape, const char *fname) {
+  int ndim = checksize_raw(L, first, last, shape, fname);
+  check_numel(L, shape, ndim, fname);
+  return ndim;
+}
+
+static int checksize_raw(lua_State *L, int first, int last, int64_t *shape, const char *fname) {
   int ndim = 0;
   if (first <= last && lua_type(L, first) == LUA_TTABLE) {
     lua_Integer n = luaL_len(L, first);
@@ -58,7 +77,7 @@ int lt_checksize(lua_State *L, int first, int last, int64_t *shape, const char *
       lua_Integer v = lua_tointegerx(L, -1, &isnum);
       if (!isnum) lt_error(L, fname, "size must be a table of integers (element %d is %s)", (int)i,
                            luaL_typename(L, -1));
-      if (v < 0) lt_error(L, fname, "negative dimension %d", (int)v);
+      if (v < 0) lt_error(L, fname, "negative dimension %I", (lua_Integer)v);
       shape[ndim++] = v;
       lua_pop(L, 1);
     }
@@ -69,7 +88,7 @@ int lt_checksize(lua_State *L, int first, int last, int64_t *shape, const char *
     if (lua_type(L, i) != LUA_TNUMBER) break;   /* trailing options table */
     if (ndim >= LT_MAX_DIMS) lt_error(L, fname, "too many dimensions (more than %d)", LT_MAX_DIMS);
     lua_Integer v = luaL_checkinteger(L, i);
-    if (v < 0) lt_error(L, fname, "negative dimension %d", (int)v);
+    if (v < 0) lt_error(L, fname, "negative dimension %I", (lua_Integer)v);
     shape[ndim++] = v;
   }
   return ndim;
@@ -119,17 +138,24 @@ ltensor_dtype lt_checkdtype(lua_State *L, int idx) {
 
 ltensor_dtype lt_opt_dtype(lua_State *L, int idx, ltensor_dtype def) {
   if (lua_type(L, idx) != LUA_TTABLE) return def;
-  lua_getfield(L, idx, "dtype");
+  idx = lua_absindex(L, idx);
+  /* raw: an __index metamethod could run Lua code (free a tensor argument
+     the caller already checked) in the middle of argument parsing */
+  lua_pushliteral(L, "dtype");
+  lua_rawget(L, idx);
   ltensor_dtype dt = def;
-  if (!lua_isnil(L, -1) && !lt_testdtype(L, -1, &dt))
-    luaL_error(L, "bad option 'dtype' (ltensor dtype expected, got %s)", luaL_typename(L, -1));
+  if (!lua_isnil(L, -1) && !lt_testdtype(L, -1, &dt))   /* argerror: names the function and the argument */
+    luaL_argerror(L, idx, lua_pushfstring(L, "option 'dtype': ltensor dtype expected, got %s",
+                                          luaL_typename(L, -1)));
   lua_pop(L, 1);
   return dt;
 }
 
 int lt_opt_bool(lua_State *L, int idx, const char *field, int def) {
   if (lua_type(L, idx) != LUA_TTABLE) return def;
-  lua_getfield(L, idx, field);
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, field);   /* raw, as in lt_opt_dtype */
+  lua_rawget(L, idx);
   int v = lua_isnil(L, -1) ? def : lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;
@@ -252,12 +278,21 @@ static void gc_hint(lua_State *L, lt_settings *S, size_t nbytes) {
   }
 }
 
+/* An allocation failure names the running function when Lua knows its name
+   (lt_push_new has no fname parameter). */
+static int push_new_fail(lua_State *L, const char *msg, lua_Integer v) {
+  lua_Debug ar;
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name) return lt_error(L, ar.name, msg, v);
+  lua_pushfstring(L, msg, v);
+  return luaL_error(L, "ltensor: %s", lua_tostring(L, -1));
+}
+
 lt_tensor *lt_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *shape) {
   lt_settings *S = lt_settings_of(L);
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0) luaL_error(L, "ltensor: negative dimension %d", (int)shape[i]);
-    if (shape[i] && n > INT64_MAX / 64 / shape[i]) luaL_error(L, "ltensor: tensor too large");
+    if (shape[i] < 0) push_new_fail(L, "negative dimension %I", (lua_Integer)shape[i]);
+    if (shape[i] && n > INT64_MAX / 64 / shape[i]) push_new_fail(L, "tensor too large", 0);
     n *= shape[i];
   }
   int64_t sh[LT_MAX_DIMS];   /* a copy: shape may be NULL (0-dim) or belong to an
@@ -276,7 +311,7 @@ lt_tensor *lt_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *
     if (!lt_storage_alloc(s, S->allocf, S->alloc_ud, nbytes)) {
       lua_gc(L, LUA_GCCOLLECT);   /* emergency collection, then one retry */
       if (!lt_storage_alloc(s, S->allocf, S->alloc_ud, nbytes))
-        luaL_error(L, "ltensor: not enough memory for %I bytes", (lua_Integer)nbytes);
+        push_new_fail(L, "not enough memory: you tried to allocate %I bytes", (lua_Integer)nbytes);
     }
     t = new_udata(L, 0);
     t->storage = s;
@@ -425,7 +460,11 @@ void lt_store_lua(lua_State *L, int idx, ltensor_dtype dt, char *p) {
       lt_cast_kernel(t->dtype, dt)(lt_elem_ptr(t, zero), 0, p, 0, 1);
       return;
     }
-    luaL_error(L, "ltensor: expected a number or boolean, got %s", luaL_typename(L, idx));
+    /* argerror, so that the message names the function and the argument */
+    if (t && !t->storage) luaL_argerror(L, idx, "tensor was freed");
+    if (t) luaL_argerror(L, idx, lua_pushfstring(L, "a Tensor with %I elements cannot be converted to Scalar",
+                                                 (lua_Integer)lt_numel(t)));
+    luaL_typeerror(L, idx, "number or boolean");
   }
   }
 }
@@ -530,10 +569,12 @@ static int l_tensor(lua_State *L) {
   luaL_checkany(L, 1);
   int has_opts = lua_type(L, 2) == LUA_TTABLE;
   lt_tensor *src = lt_test(L, 1);
+  if (src && !src->storage) luaL_argerror(L, 1, "tensor was freed");
   int requires_grad = lt_opt_bool(L, 2, "requires_grad", 0);
   lt_tensor *out;
   if (src) {
     ltensor_dtype dt = lt_opt_dtype(L, 2, src->dtype);
+    if (!src->storage) luaL_argerror(L, 1, "tensor was freed");   /* (defensive: options parsed) */
     out = lt_push_new_like(L, src, dt);
     lt_copy_into(out, src);
   } else {
@@ -718,7 +759,8 @@ static int l_item(lua_State *L) {
 static void totable_rec(lua_State *L, const lt_tensor *t, int d, const char *p) {
   if (d == t->ndim) { lt_push_elem(L, t->dtype, p); return; }
   int64_t n = t->shape[d];
-  int64_t step = t->stride[d] * (int64_t)lt_itemsize(t->dtype);
+  /* a dim of size <= 1 may carry any stride: do not scale it (overflow) */
+  int64_t step = n > 1 ? t->stride[d] * (int64_t)lt_itemsize(t->dtype) : 0;
   lua_createtable(L, (int)(n < 1 << 20 ? n : 0), 0);
   for (int64_t i = 0; i < n; i++) {
     totable_rec(L, t, d + 1, p + i * step);
@@ -786,6 +828,7 @@ static int l_contiguous(lua_State *L) {
 static int l_copy_(lua_State *L) {
   lt_tensor *dst = lt_check(L, 1);
   lt_tensor *src = lt_test(L, 2);
+  if (src && !src->storage) luaL_argerror(L, 2, "tensor was freed");
   if (src) lt_l_copy(L, "copy_", dst, src);
   else {
     if (lua_type(L, 2) != LUA_TNUMBER && lua_type(L, 2) != LUA_TBOOLEAN)
@@ -1217,6 +1260,7 @@ int luaopen_ltensor_core(lua_State *L) {
   register_area(L, lt_reg_random, module, methods, mt, settings);
   register_area(L, lt_reg_embed, module, methods, mt, settings);
   register_area(L, lt_reg_io, module, methods, mt, settings);
+  register_area(L, lt_reg_autograd, module, methods, mt, settings);
 
   /* __index: methods, properties, then T.index for non-string keys */
   lua_pushvalue(L, settings);

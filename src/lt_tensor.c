@@ -151,7 +151,9 @@ void lt_copy_into(lt_tensor *dst, const lt_tensor *src) {
   }
   int64_t idx[LT_MAX_DIMS] = {0};
   int64_t inner = dst->shape[nd - 1];
-  int64_t dinner = dst->stride[nd - 1] * (int64_t)dsz, sinner = sstr[nd - 1] * (int64_t)ssz;
+  /* a dim of size 1 may carry any stride (even one whose byte size overflows) */
+  int64_t dinner = inner > 1 ? dst->stride[nd - 1] * (int64_t)dsz : 0;
+  int64_t sinner = inner > 1 ? sstr[nd - 1] * (int64_t)ssz : 0;
   int64_t outer = n / inner;
   for (int64_t o = 0; o < outer; o++) {
     int64_t doff = 0, soff = 0;

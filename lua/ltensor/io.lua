@@ -201,12 +201,18 @@ local function atomic_write(fname, path, chunks)
   local tmp = tmp_name(path)
   local f, oerr = io.open(tmp, "wb")
   if not f then fail(fname, "cannot open '%s' for writing: %s", tmp, oerr) end
-  local ok, werr = true, nil
-  for i = 1, #chunks do
-    ok, werr = f:write(chunks[i])
-    if not ok then break end
-  end
-  if ok then ok, werr = T._fsync(f) end
+  -- pcall: an error raised (not returned) on the way, such as running out
+  -- of memory, must not leave the temporary behind either
+  local pok, ok, werr = pcall(function()
+    local ok, werr = true, nil
+    for i = 1, #chunks do
+      ok, werr = f:write(chunks[i])
+      if not ok then break end
+    end
+    if ok then ok, werr = T._fsync(f) end
+    return ok, werr
+  end)
+  if not pok then ok, werr = false, ok end
   f:close()
   if ok then ok, werr = os.rename(tmp, path) end
   if not ok then

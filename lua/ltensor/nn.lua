@@ -13,6 +13,25 @@ local nn = { functional = F }
 local function is_t(x) return getmetatable(x) == T._metatable end
 local function fail(fname, msg) error("ltensor.nn." .. fname .. ": " .. msg, 0) end
 
+-- Argument checks: bad arguments raise an error naming the function and the
+-- argument, not a Lua runtime error from deep inside.
+local function typename(x)
+  local mt = getmetatable(x)
+  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
+end
+local function check_size(fname, n, name, v)
+  if math.type(v) ~= "integer" or v < 0 then
+    fail(fname, ("bad argument #%d '%s' (non-negative integer expected, got %s)"):format(n, name,
+      math.type(v) and tostring(v) or typename(v)))
+  end
+end
+local function check_type(fname, n, name, v, ty, optional)
+  if v == nil and optional then return end
+  if type(v) ~= ty then
+    fail(fname, ("bad argument #%d '%s' (%s expected, got %s)"):format(n, name, ty, typename(v)))
+  end
+end
+
 -- Parameters: leaf tensors that require grad, remembered in a weak set so that
 -- assignment to a module registers them.
 local param_set = setmetatable({}, { __mode = "k" })
@@ -122,14 +141,26 @@ function Module:forward()
   fail(self._classname, "forward is not implemented")
 end
 function Module:register_parameter(name, t)
+  check_type("register_parameter", 1, "name", name, "string")
+  if t ~= nil and not is_t(t) then
+    fail("register_parameter", "bad argument #2 'param' (Tensor expected, got " .. typename(t) .. ")")
+  end
   if t == nil then reg_del(rawget(self, "_params"), name) return end
   param_set[t] = true
   reg_set(rawget(self, "_params"), name, t)
 end
 function Module:register_buffer(name, t)
+  check_type("register_buffer", 1, "name", name, "string")
+  if t ~= nil and not is_t(t) then
+    fail("register_buffer", "bad argument #2 'tensor' (Tensor expected, got " .. typename(t) .. ")")
+  end
   reg_set(rawget(self, "_buffers"), name, t)
 end
 function Module:add_module(name, m)
+  if type(name) ~= "string" and math.type(name) ~= "integer" then
+    fail("add_module", "bad argument #1 'name' (string expected, got " .. typename(name) .. ")")
+  end
+  if not is_module(m) then fail("add_module", "bad argument #2 'module' (Module expected, got " .. typename(m) .. ")") end
   reg_set(rawget(self, "_modules"), name, m)
 end
 
@@ -156,8 +187,7 @@ end
 -- named_parameters(): a list of {name, tensor} in definition order (own
 -- parameters first, then each child's with "child." prefixed); a tensor
 -- shared by two modules is listed once.
-function Module:named_parameters(prefix, out, seen)
-  prefix, out, seen = prefix or "", out or {}, seen or {}
+local function named_parameters(self, prefix, out, seen)
   local params = rawget(self, "_params")
   for _, k in ipairs(params.keys) do
     local p = params.map[k]
@@ -165,22 +195,29 @@ function Module:named_parameters(prefix, out, seen)
   end
   local mods = rawget(self, "_modules")
   for _, k in ipairs(mods.keys) do
-    mods.map[k]:named_parameters(prefix .. k .. ".", out, seen)
+    named_parameters(mods.map[k], prefix .. k .. ".", out, seen)
   end
   return out
+end
+function Module:named_parameters(prefix)
+  check_type("named_parameters", 1, "prefix", prefix, "string", true)
+  return named_parameters(self, prefix or "", {}, {})
 end
 function Module:parameters()
   local out = {}
   for i, np in ipairs(self:named_parameters()) do out[i] = np[2] end
   return out
 end
-function Module:named_buffers(prefix, out)
-  prefix, out = prefix or "", out or {}
+local function named_buffers(self, prefix, out)
   local b = rawget(self, "_buffers")
   for _, k in ipairs(b.keys) do out[#out + 1] = { prefix .. k, b.map[k] } end
   local mods = rawget(self, "_modules")
-  for _, k in ipairs(mods.keys) do mods.map[k]:named_buffers(prefix .. k .. ".", out) end
+  for _, k in ipairs(mods.keys) do named_buffers(mods.map[k], prefix .. k .. ".", out) end
   return out
+end
+function Module:named_buffers(prefix)
+  check_type("named_buffers", 1, "prefix", prefix, "string", true)
+  return named_buffers(self, prefix or "", {})
 end
 
 function Module:train(mode)
@@ -212,6 +249,7 @@ end
 
 -- load_state_dict(sd [, strict]): copies values in place (shapes must match)
 function Module:load_state_dict(sd, strict)
+  check_type("load_state_dict", 1, "state_dict", sd, "table")
   if strict == nil then strict = true end
   local own = {}
   for _, np in ipairs(self:named_parameters()) do own[np[1]] = np[2] end
@@ -228,6 +266,7 @@ function Module:load_state_dict(sd, strict)
     for k, t in pairs(own) do
       local v = sd[k]
       if v ~= nil then
+        if not is_t(v) then fail("load_state_dict", "value for " .. k .. " is not a tensor (got " .. typename(v) .. ")") end
         local a, b = table.concat(t.shape, ", "), table.concat(v.shape, ", ")
         if a ~= b then
           fail("load_state_dict", "size mismatch for " .. k .. ": copying a param with shape {" .. b ..
@@ -241,6 +280,7 @@ function Module:load_state_dict(sd, strict)
 end
 
 function Module:apply(fn)
+  check_type("apply", 1, "fn", fn, "function")
   for _, c in ipairs(self:children()) do c:apply(fn) end
   fn(self)
   return self
@@ -275,6 +315,8 @@ function Linear:init(in_features, out_features, bias, opts)
   opts = opts or {}
   if bias == nil then bias = opts.bias end
   if bias == nil then bias = true end
+  check_size("Linear", 1, "in_features", in_features)
+  check_size("Linear", 2, "out_features", out_features)
   self.in_features, self.out_features = in_features, out_features
   local bound = in_features > 0 and 1 / math.sqrt(in_features) or 0
   local dtype = opts.dtype
@@ -314,6 +356,7 @@ end
 local ModuleList = Module:extend("ModuleList")
 nn.ModuleList = ModuleList
 function ModuleList:init(list)
+  check_type("ModuleList", 1, "modules", list, "table", true)
   for i, m in ipairs(list or {}) do self:add_module(tostring(i), m) end
 end
 ModuleList.append = Sequential.append
@@ -333,23 +376,36 @@ activation("Identity", function(x) return x end)
 
 local GELU = Module:extend("GELU")
 nn.GELU = GELU
-function GELU:init(approximate) self.approximate = approximate or "none" end
+function GELU:init(approximate)
+  approximate = approximate or "none"
+  if approximate ~= "none" and approximate ~= "tanh" then
+    fail("GELU", "bad argument #1 'approximate' (\"none\" or \"tanh\" expected)")
+  end
+  self.approximate = approximate
+end
 function GELU:forward(x) return F.gelu(x, self.approximate) end
 
 local Softmax = Module:extend("Softmax")
 nn.Softmax = Softmax
-function Softmax:init(dim) self.dim = dim end
+function Softmax:init(dim)
+  if dim ~= nil and math.type(dim) ~= "integer" then fail("Softmax", "bad argument #1 'dim' (integer expected, got " .. typename(dim) .. ")") end
+  self.dim = dim
+end
 function Softmax:forward(x) return F.softmax(x, self.dim) end
 local LogSoftmax = Module:extend("LogSoftmax")
 nn.LogSoftmax = LogSoftmax
-function LogSoftmax:init(dim) self.dim = dim end
+function LogSoftmax:init(dim)
+  if dim ~= nil and math.type(dim) ~= "integer" then fail("LogSoftmax", "bad argument #1 'dim' (integer expected, got " .. typename(dim) .. ")") end
+  self.dim = dim
+end
 function LogSoftmax:forward(x) return F.log_softmax(x, self.dim) end
 
 local Dropout = Module:extend("Dropout")
 nn.Dropout = Dropout
 function Dropout:init(p)
   p = p or 0.5
-  if p < 0 or p > 1 then fail("Dropout", "dropout probability has to be between 0 and 1, but got " .. p) end
+  check_type("Dropout", 1, "p", p, "number")
+  if not (p >= 0 and p <= 1) then fail("Dropout", "dropout probability has to be between 0 and 1, but got " .. p) end
   self.p = p
 end
 function Dropout:forward(x) return F.dropout(x, self.p, self.training) end
@@ -358,6 +414,9 @@ function Dropout:extra_repr() return "p=" .. self.p end
 local Embedding = Module:extend("Embedding")
 nn.Embedding = Embedding
 function Embedding:init(num_embeddings, embedding_dim, opts)
+  check_size("Embedding", 1, "num_embeddings", num_embeddings)
+  check_size("Embedding", 2, "embedding_dim", embedding_dim)
+  check_type("Embedding", 3, "opts", opts, "table", true)
   opts = opts or {}
   self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
   local w = T.randn({ num_embeddings, embedding_dim })
@@ -375,6 +434,9 @@ function LayerNorm:init(normalized_shape, eps, elementwise_affine)
     eps, elementwise_affine = o.eps, o.elementwise_affine
   end
   if type(normalized_shape) == "number" then normalized_shape = { normalized_shape } end
+  check_type("LayerNorm", 1, "normalized_shape", normalized_shape, "table")
+  for i, v in ipairs(normalized_shape) do check_size("LayerNorm", 1, "normalized_shape[" .. i .. "]", v) end
+  check_type("LayerNorm", 2, "eps", eps, "number", true)
   self.normalized_shape = normalized_shape
   self.eps = eps or 1e-5
   if elementwise_affine == nil then elementwise_affine = true end
@@ -390,7 +452,12 @@ end
 -- losses as modules
 local function loss_module(name, fn)
   local C = Module:extend(name)
-  function C:init(opts) self.opts = opts or {} end
+  function C:init(opts)
+    if opts ~= nil and type(opts) ~= "table" and type(opts) ~= "string" then
+      fail(name, "bad argument #1 'opts' (table expected, got " .. typename(opts) .. ")")
+    end
+    self.opts = opts or {}
+  end
   function C:forward(a, b) return fn(a, b, self.opts) end
   nn[name] = C
 end

@@ -15,16 +15,42 @@ local Optimizer = {}
 Optimizer.__index = Optimizer
 optim.Optimizer = Optimizer
 
+local function typename(x)
+  local mt = getmetatable(x)
+  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
+end
+
+-- a parameter group's params: a list of leaf tensors
+local function check_params(name, ps, where)
+  if type(ps) ~= "table" or is_t(ps) then
+    fail(name, where .. " must be a list of tensors (got " .. typename(ps) .. ")")
+  end
+  for i, p in ipairs(ps) do
+    if not is_t(p) then fail(name, "parameter " .. i .. " is not a tensor") end
+    if not p.is_leaf then fail(name, "can't optimize a non-leaf Tensor") end
+  end
+end
+
 local function new_optimizer(class, name, params, opts, defaults)
+  if opts ~= nil and type(opts) ~= "table" then
+    fail(name, "bad argument #2 'opts' (table expected, got " .. typename(opts) .. ")")
+  end
   opts = opts or {}
   local d = {}
   for k, v in pairs(defaults) do d[k] = v end
   for k, v in pairs(opts) do d[k] = v end
+  for k, v in pairs(defaults) do   -- hyper-parameters keep their default's type
+    if type(v) == "number" and type(d[k]) ~= "number" then
+      fail(name, "Invalid " .. k .. ": " .. tostring(d[k]))
+    end
+  end
   if type(d.lr) ~= "number" or d.lr < 0 then fail(name, "Invalid learning rate: " .. tostring(d.lr)) end
   if type(params) ~= "table" or is_t(params) then fail(name, "params must be a list of tensors or of parameter groups") end
   local groups = {}
   if #params > 0 and not is_t(params[1]) and type(params[1]) == "table" then
-    for _, g in ipairs(params) do
+    for i, g in ipairs(params) do
+      if type(g) ~= "table" or is_t(g) then fail(name, "parameter group " .. i .. " is not a table") end
+      check_params(name, g.params, "parameter group " .. i .. "'s params")
       local grp = {}
       for k, v in pairs(d) do grp[k] = v end
       for k, v in pairs(g) do grp[k] = v end
@@ -36,13 +62,9 @@ local function new_optimizer(class, name, params, opts, defaults)
     grp.params = params
     groups[1] = grp
   end
+  check_params(name, groups[1] and groups[1].params or {}, "params")
   if #groups == 0 or (#groups == 1 and #groups[1].params == 0) then fail(name, "optimizer got an empty parameter list") end
-  for _, g in ipairs(groups) do
-    for i, p in ipairs(g.params) do
-      if not is_t(p) then fail(name, "parameter " .. i .. " is not a tensor") end
-      if not p.is_leaf then fail(name, "can't optimize a non-leaf Tensor") end
-    end
-  end
+  for _, g in ipairs(groups) do check_params(name, g.params, "params") end
   return setmetatable({ name = name, defaults = d, param_groups = groups, state = setmetatable({}, { __mode = "k" }) }, class)
 end
 
@@ -67,6 +89,9 @@ function Optimizer:zero_grad(set_to_none)
 end
 
 function Optimizer:step(closure)
+  if closure ~= nil and type(closure) ~= "function" then
+    fail(self.name .. ".step", "bad argument #1 'closure' (function expected, got " .. typename(closure) .. ")")
+  end
   local loss
   if closure then loss = T.enable_grad(closure) end
   T.no_grad(function()
@@ -85,6 +110,10 @@ function Optimizer:step(closure)
 end
 
 function Optimizer:add_param_group(group)
+  if type(group) ~= "table" or is_t(group) then
+    fail(self.name .. ".add_param_group", "bad argument #1 'group' (table expected, got " .. typename(group) .. ")")
+  end
+  check_params(self.name, group.params, "param group's params")
   local grp = {}
   for k, v in pairs(self.defaults) do grp[k] = v end
   for k, v in pairs(group) do grp[k] = v end
@@ -134,6 +163,9 @@ local function adam_ctor(name, decoupled, wd)
       { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = wd, amsgrad = false, maximize = false })
     o.decoupled = decoupled
     local b = o.defaults.betas
+    if type(b) ~= "table" or type(b[1]) ~= "number" or type(b[2]) ~= "number" then
+      fail(name, "Invalid betas: expected a table of two numbers")
+    end
     if not (b[1] >= 0 and b[1] < 1) then fail(name, "Invalid beta parameter at index 1: " .. tostring(b[1])) end
     if not (b[2] >= 0 and b[2] < 1) then fail(name, "Invalid beta parameter at index 2: " .. tostring(b[2])) end
     return o

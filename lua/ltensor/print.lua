@@ -25,7 +25,7 @@ local PROFILES = {
 }
 
 local function opt_error(msg, ...)
-  error("ltensor.set_printoptions: " .. sfmt(msg, ...), 3)
+  error("ltensor.set_printoptions: " .. sfmt(msg, ...), 0)   -- level 0: callers are at different depths
 end
 
 local function check_count(o, name, lo, hi)
@@ -180,13 +180,16 @@ end
 
 -- Nested Lua tables of the shown elements: everything (totable) when not
 -- summarising, else the first and last edgeitems of each long dim.
+-- n > 2 * e without the overflow of 2 * e (edgeitems may be math.maxinteger)
+local function long_dim(n, e) return n - e > e end
+
 local function gather(t, shape, summarize, e)
   if not summarize then return t:totable() end
   local nd = #shape
   local idx = {}
   for d = 1, nd do
     local n, list = shape[d], {}
-    if n > 2 * e then
+    if long_dim(n, e) then
       for i = 1, e do list[#list + 1] = i end
       for i = n - e + 1, n do list[#list + 1] = i end
     else
@@ -243,7 +246,7 @@ end
 local function tensor_lines(data, shape, d, indent, summarize, f1, f2)
   local nd = #shape
   local e = opts.edgeitems
-  local cut = summarize and shape[d] > 2 * e   -- this dim shows "..."
+  local cut = summarize and long_dim(shape[d], e)   -- this dim shows "..."
   if d == nd then
     local element_length = f1.max_width + 2
     if f2 then element_length = element_length + f2.max_width + 1 end
