@@ -67,6 +67,13 @@ $(B)/bin/ltensor: $(CLI_OBJ) $(B)/libltensor.a | $(B)/bin
 $(B)/obj/%.o: src/%.c $(HDR) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# The elementwise kernels are written for -O3's vectoriser, with libm
+# without errno (sqrt vectorises) and, in the unary file only, fused
+# multiply-adds for the AVX2 clones of its polynomial kernels.  Per-file
+# flags, because GCC's optimize pragma stops the if-conversion they need.
+$(B)/obj/lt_k_binary.o: CFLAGS_ALL += -O3 -fno-math-errno
+$(B)/obj/lt_k_unary.o: CFLAGS_ALL += -O3 -fno-math-errno -ffp-contract=fast
+
 $(B)/obj/ltensor_lua.o: $(GEN) src/lt_embedded.h | $(B)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -108,6 +108,153 @@ describe("autograd graph", function()
   end)
 end)
 
+describe("graph nodes (C engine)", function()
+  it("are ltensor.Node userdata with names, edges and AccumulateGrad leaves", function()
+    local x = leaf({ 1, 2 })
+    local i = T.tensor({ 3.0, 4.0 }, { dtype = T.float64 })
+    local y = x * i
+    local gf = y.grad_fn
+    assert.are.equal("userdata", type(gf))
+    assert.are.equal(T.autograd.Node, getmetatable(gf))
+    assert.are.equal("MulBackward0", tostring(gf))
+    local nf = gf.next_functions
+    assert.are.equal(2, #nf)
+    assert.are.equal("AccumulateGrad", nf[1][1].name)
+    assert.are.equal(1, nf[1][2])
+    assert.are.equal(x, nf[1][1].variable)
+    assert.is_nil(nf[2][1])                              -- i needs no gradient
+    assert.are.equal(nf[1][1], (x + 1).grad_fn.next_functions[1][1])   -- one AccumulateGrad per leaf
+    local v, idx = T.tensor({ { 5.0, 1.0 } }, { requires_grad = true }):max(2)
+    assert.are.equal(2, v.grad_fn.next_functions[1][1] and 2)
+    assert.is_false(idx.requires_grad)                   -- indices are not differentiable
+    assert.is_nil(idx.grad_fn)
+  end)
+
+  it("records nothing for an op that returns its input unchanged", function()
+    local x = leaf({ 1, 2 })
+    local c = x:contiguous()
+    assert.are.equal(x, c)
+    assert.is_nil(c.grad_fn)
+  end)
+
+  it("are freed with their tensors (no registry keeps a graph alive)", function()
+    local x = leaf({ 1, 2 })
+    local weak = setmetatable({}, { __mode = "v" })
+    do
+      local y = (x * 2):exp()
+      weak[1], weak[2] = y.grad_fn, y.grad_fn.next_functions[1][1]
+      y:sum():backward()
+    end
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(weak[1])
+    assert.is_nil(weak[2])
+    close(x.grad, { 2 * math.exp(2), 2 * math.exp(4) })
+  end)
+end)
+
+describe("hooks, multiple roots and create_graph", function()
+  it("runs tensor hooks on leaves and non-leaves; a hook's result replaces the gradient", function()
+    local x = leaf({ 1, 2 })
+    local seen
+    local h = x:register_hook(function(g) seen = g:clone() return g * 10 end)
+    local y = x * 3
+    y:register_hook(function(g) return g + 1 end)
+    y:sum():backward()
+    close(seen, { 6, 6 })          -- (1 + 1) * 3
+    close(x.grad, { 60, 60 })
+    h.remove()
+    ;(x * 1):sum():backward()
+    close(x.grad, { 61, 61 })
+    assert.has_error(function() T.tensor({ 1.0 }):register_hook(function() end) end,
+      "ltensor.register_hook: cannot register a hook on a tensor that doesn't require gradient")
+  end)
+
+  it("a hook may run its own backward on another graph", function()
+    local x, w = leaf({ 1, 2 }), leaf({ 3 })
+    local y = x * 2
+    local other = (w * w):sum()   -- hooks run in the grad mode of the run (create_graph)
+    y:register_hook(function(g) other:backward() return g end)
+    y:sum():backward()
+    close(x.grad, { 2, 2 })
+    close(w.grad, { 6 })
+  end)
+
+  it("a hook may run a nested backward through the same graph", function()
+    local x = leaf({ 1, 2 })
+    local y = x * 2
+    local z, w = (y * y):sum(), (y * 3):sum()
+    local once = false
+    y:register_hook(function(g)
+      if not once then once = true w:backward({ retain_graph = true }) end
+      return g
+    end)
+    z:backward()
+    close(x.grad, { 8 + 6, 16 + 6 })
+  end)
+
+  it("backward over several roots with explicit gradients (numbers too)", function()
+    local x = leaf({ 1, 2 })
+    local a, b = x * 2, (x * x):sum()
+    T.autograd.backward({ a, b }, { T.tensor({ 1.0, 0.0 }, { dtype = T.float64 }), 2 })
+    close(x.grad, { 2 + 4, 0 + 8 })
+    local z = x * 1
+    z:backward(T.ones(2, { dtype = T.float64 }))
+    close(x.grad, { 7, 9 })
+    assert.has_error(function() (x * 2):backward(T.ones(3, { dtype = T.float64 })) end,
+      "ltensor.backward: Mismatch in shape: grad_output[1] has a shape of {3} and output[1] has a shape of {2}.")
+  end)
+
+  it("backward(create_graph) leaves a differentiable .grad", function()
+    local x = leaf({ 1, 2 })
+    ;(x * x * x):sum():backward({ create_graph = true })
+    assert.is_true(x.grad.requires_grad)
+    close(x.grad, { 3, 12 })
+    local g = x.grad
+    x.grad = nil
+    g:sum():backward()
+    close(x.grad, { 6, 12 })
+  end)
+
+  it("autograd.grad: the same input twice, and inputs that do not require grad", function()
+    local x = leaf({ 1, 2 })
+    local g = T.autograd.grad((x * x):sum(), { x, x })
+    assert.are.equal(2, g.n)
+    close(g[1], { 2, 4 })
+    close(g[2], { 2, 4 })
+    assert.is_false(g[1].requires_grad)
+    assert.has_error(function() T.autograd.grad((x * 2):sum(), { T.ones(2) }) end,
+      "ltensor.grad: one of the differentiated Tensors does not require grad")
+    assert.has_error(function() T.autograd.grad((x * 2):sum(), { x * 1 }) end,
+      "ltensor.grad: One of the differentiated Tensors appears to not have been used in the graph. " ..
+      "Set allow_unused=true if this is the desired behavior.")
+    local h = x * 2
+    close(T.autograd.grad((h * h):sum(), h)[1], { 4, 8 })    -- a non-leaf input
+  end)
+
+  it("frees autograd.Function saved tensors after backward", function()
+    local Sq = T.autograd.Function {
+      forward = function(ctx, x) ctx:save_for_backward(x) return x * x end,
+      backward = function(ctx, g) return g * 2 * ctx.saved_tensors[1] end,
+    }
+    local x = leaf({ 1, 2 })
+    local y = Sq:apply(x):sum()
+    y:backward()
+    close(x.grad, { 2, 4 })
+    local ok, err = pcall(function() y:backward() end)
+    assert.is_false(ok)
+    assert.matches("Trying to backward through the graph a second time", err, 1, true)
+  end)
+
+  it("refuses in-place ops on views of non-leaves that require grad", function()
+    local x = leaf({ 1, 2, 3 })
+    local y = x * 1
+    assert.has_error(function() y:narrow(1, 1, 2):mul_(2) end,
+      "ltensor.mul_: an in-place operation on a view of a tensor that requires grad is not supported " ..
+      "(write into the base tensor with t[key] = v, or use out-of-place ops)")
+  end)
+end)
+
 describe("backward arguments and errors", function()
   it("needs an explicit grad for non-scalar outputs", function()
     local x = leaf({ 1, 2 })

@@ -554,3 +554,89 @@ describe("threads", function()
     raises("number of threads must be positive", T.set_num_threads, 0)
   end)
 end)
+
+describe("vectorised transcendental kernels", function()
+  local specials = { 0, -0.0, 1, -1, 0.5, -0.625, 0.7, 3, -20, 88.7, 89, -87.5, -103.5, -104.5, 1e-40, -1e-40,
+                     1e-30, 9000, -8193, 1e6, 1e30, inf, -inf, nan }
+  local function ref(name, x)
+    if name == "exp" then return math.exp(x)
+    elseif name == "log" then return x < 0 and nan or (x == 0 and -inf or math.log(x))
+    elseif name == "sin" then return (x == inf or x == -inf) and nan or math.sin(x)
+    elseif name == "cos" then return (x == inf or x == -inf) and nan or math.cos(x)
+    elseif name == "sigmoid" then return 1 / (1 + math.exp(-x))
+    elseif name == "tanh" then
+      if x ~= x then return nan end
+      if math.abs(x) > 20 then return x > 0 and 1 or -1 end
+      if math.abs(x) < 1e-4 then return x end
+      local e = math.exp(2 * x); return (e - 1) / (e + 1)
+    end
+  end
+  for _, dt in ipairs { "float32", "float64" } do
+    for _, name in ipairs { "exp", "log", "tanh", "sigmoid", "sin", "cos" } do
+      it(name .. " " .. dt .. ": special values, contiguous and strided runs agree with the reference", function()
+        -- 40 copies so the contiguous run is long enough for the vector loop
+        local data = {}
+        for r = 1, 40 do for i = 1, #specials do data[#data + 1] = specials[i] end end
+        local x = T.tensor(data, { dtype = T[dt] })
+        local xs = x:to(T.float64):totable()
+        local got = x[name](x):totable()
+        local strided = T.stack({ x, x }, 2):t()[1]   -- a stride-2 view of the same values
+        local got2 = strided[name](strided):totable()
+        local tol = dt == "float32" and 4e-7 or 1e-14
+        for i = 1, #xs do
+          local w = ref(name, xs[i])
+          if dt == "float32" and math.abs(w) > 3.4028234663852886e38 and w == w then w = w > 0 and inf or -inf end
+          for _, g in ipairs { got[i], got2[i] } do
+            if w ~= w then
+              assert.is_true(g ~= g, name .. "(" .. xs[i] .. ") want nan, got " .. tostring(g))
+            elseif w == inf or w == -inf then
+              assert.equal(w, g, name .. "(" .. xs[i] .. ")")
+            else
+              assert.is_true(math.abs(g - w) <= 1e-37 + tol * math.abs(w),
+                name .. "(" .. xs[i] .. ") want " .. w .. ", got " .. tostring(g))
+            end
+          end
+        end
+      end)
+    end
+  end
+  it("gelu float32 stays within 1e-6 of the erf formula, -inf gives nan as PyTorch", function()
+    local x = T.linspace(-8, 8, 4001)
+    local g = x:gelu():totable()
+    local xs = x:to(T.float64)
+    local w = (xs * 0.5 * ((xs / math.sqrt(2)):erf() + 1)):totable()
+    for i = 1, #g do assert.is_true(math.abs(g[i] - w[i]) <= 1e-6 + 2e-6 * math.abs(w[i]), "gelu " .. i) end
+    local s = T.tensor({ -inf, inf, nan }):gelu():totable()
+    assert.is_true(s[1] ~= s[1]); assert.equal(inf, s[2]); assert.is_true(s[3] ~= s[3])
+  end)
+  it("the two-operand fast path keeps promotion and errors", function()
+    assert.equal(T.float32, (T.ones(1) + 1).dtype)
+    assert.equal(T.float32, (T.ones(1, { dtype = T.int32 }) + 1.5).dtype)
+    assert.equal(T.int32, (T.ones(1, { dtype = T.int32 }) * 3).dtype)
+    assert.equal(T.int64, (T.ones(1, { dtype = T.bool }) + 1).dtype)
+    assert.equal(T.float64, (T.ones(2) + T.ones(2, { dtype = T.float64 })).dtype)
+    assert.has_error(function() return T.ones(1, { dtype = T.int32 }) // T.zeros(1, { dtype = T.int32 }) end,
+      "ltensor.floor_divide: integer division by zero")
+    assert.equal(7, (3 + T.tensor({ 4 }, { dtype = T.int16 })):item())
+  end)
+end)
+
+describe("tiled iteration of operands with crossed layouts", function()
+  for _, nt in ipairs { 1, 2 } do
+    it("a transposed operand plus a contiguous one, odd sizes, with a cast (" .. nt .. " threads)", function()
+      local old = T.get_num_threads()
+      T.set_num_threads(nt)
+      local a = T.arange(0, 800 * 701):reshape(800, 701):to(T.float32)   -- 800 x 701: over 2 x 262144 elements, so 2 threads split it
+      local b = T.arange(0, 701 * 800):reshape(701, 800):t()              -- int64, transposed view
+      local c = a + b
+      local d = a:contiguous() + b:contiguous()
+      T.set_num_threads(old)
+      assert.equal(T.float32, c.dtype)
+      assert.is_true(T.equal(c, d))
+      local ct = c:totable()
+      assert.equal(0 + 0, ct[1][1])
+      assert.equal((799 * 701 + 700) + (700 * 800 + 799), ct[800][701])
+      assert.equal((5 * 701 + 9) + (9 * 800 + 5), ct[6][10])
+    end)
+  end
+end)

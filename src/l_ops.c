@@ -151,6 +151,7 @@ typedef struct ew {
   const char *name;      /* for errors */
   const lt_loop_fn *k;   /* kernel table */
   int rule;
+  int heavy;             /* compute-bound kernel (lt_kctx.heavy) */
 } ew;
 
 /* Run kernel k over ops[0..n-1] (already classified).  cdt is the compute
@@ -221,6 +222,7 @@ static lt_tensor *run_ew_in(lua_State *L, const char *fname, lt_loop_fn k, opera
   for (int i = 0; i < n; i++) { its[i + 1] = ops[i].t; kdt[i + 1] = in_kdt ? in_kdt[i] : cdt; }
   lt_iter it;
   lt_iter_init(&it, its, 1, n, kdt, ndim, shape, lt_settings_of(L)->num_threads);
+  it.grain = ctx->heavy ? LT_ITER_GRAIN_HEAVY : LT_ITER_GRAIN_CHEAP;
   atomic_init(&ctx->err, 0);
   lt_iter_run(&it, k, ctx);
   if (out_idx) lt_bump_version(out);
@@ -232,6 +234,62 @@ static lt_tensor *run_ew_in(lua_State *L, const char *fname, lt_loop_fn k, opera
 static lt_tensor *run_ew(lua_State *L, const char *fname, lt_loop_fn k, operand *ops, int n, ltensor_dtype cdt,
                          ltensor_dtype kout, ltensor_dtype rdt, int out_idx, lt_kctx *ctx) {
   return run_ew_in(L, fname, k, ops, n, cdt, NULL, kout, rdt, out_idx, ctx);
+}
+
+/* ---- the small-operand fast path ---------------------------------------- */
+/* The tensor at idx (alive), or NULL: lt_test with the settings fetched
+   once by the caller. */
+static inline lt_tensor *fast_tensor(lua_State *L, int idx, const lt_settings *S) {
+  lt_tensor *t = (lt_tensor *)lua_touserdata(L, idx);
+  if (!t || !lua_getmetatable(L, idx)) return NULL;
+  const void *mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  return mt == S->tensor_mt && t->storage ? t : NULL;
+}
+
+/* A binary op called with exactly two operands, both tensors of one dtype
+   and shape, contiguous and small, or a tensor and a Lua number that does
+   not change its dtype (torch mode: a float32/float64 tensor and any
+   number, an integer tensor and an integer).  Such calls (the 1-element
+   case above all) need no promotion, broadcasting, layout or threads: the
+   kernel runs once on a new tensor.  Returns 0, having done nothing, for
+   everything else, which then takes the general path (and its errors). */
+static int fast_binary(lua_State *L, const ew *op, lt_kctx *ctx) {
+  if (lua_gettop(L) != 2 || op->rule == R_BOOL) return 0;
+  lt_settings *S = lt_settings_of(L);
+  lt_tensor *a = fast_tensor(L, 1, S), *b = fast_tensor(L, 2, S);
+  const lt_tensor *t;
+  int sidx = 0;   /* stack index of a Lua number operand */
+  if (a && b) {
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+      if (a->shape[i] != b->shape[i]) return 0;
+    t = a;
+  } else {
+    t = a ? a : b;
+    sidx = a ? 2 : 1;
+    if (!t || S->promotion != LT_PROMO_TORCH || lua_type(L, sidx) != LUA_TNUMBER) return 0;
+    if (!(t->dtype == LTENSOR_FLOAT32 || t->dtype == LTENSOR_FLOAT64 ||
+          (t->dtype != LTENSOR_BOOL && lt_is_integral(t->dtype) && lua_isinteger(L, sidx))))
+      return 0;
+  }
+  ltensor_dtype dt = t->dtype;
+  lt_loop_fn k = op->k[dt];
+  if (!k || lt_compute_dtype(dt) != dt || (op->rule == R_FLOAT && lt_is_integral(dt))) return 0;
+  int64_t n = lt_numel(t);
+  if (n >= LT_ITER_GRAIN) return 0;
+  if (n > 1 && (!lt_is_contiguous(a ? a : b) || (a && b && !lt_is_contiguous(b)))) return 0;
+  lt_tensor *out = lt_push_new(L, dt, t->ndim, t->shape);
+  _Alignas(16) unsigned char buf[16];
+  int64_t sz = (int64_t)lt_itemsize(dt);
+  char *data[3] = { lt_data(out), a ? lt_data(a) : (char *)buf, b ? lt_data(b) : (char *)buf };
+  int64_t st[3] = { sz, a ? sz : 0, b ? sz : 0 };
+  if (sidx) lt_store_lua(L, sidx, dt, (char *)buf);
+  atomic_init(&ctx->err, 0);
+  if (n > 0) k(data, st, n, ctx);
+  if (atomic_load_explicit(&ctx->err, memory_order_relaxed) == LT_KERR_ZERODIV)
+    lt_error(L, op->name, "integer division by zero");
+  return 1;
 }
 
 /* Result and compute dtypes of an op from the common dtype.  With a
@@ -272,12 +330,14 @@ static int out_index(lua_State *L, int inplace, int opts_idx) {
 
 /* generic binary: args (a, b [, opts]) */
 static int binary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
+  if (!inplace && fast_binary(L, op, ctx)) return 1;
   operand ops[2];
   classify(L, 1, op->name, &ops[0]);
   classify(L, 2, op->name, &ops[1]);
   int out_idx = out_index(L, inplace, lua_gettop(L) >= 3 ? lua_gettop(L) : 0);
   ltensor_dtype common = common_dtype(L, op->name, ops, 2), cdt, kout, rdt;
   op_dtypes(L, op, common, out_idx, &cdt, &kout, &rdt);
+  ctx->heavy = op->heavy;
   run_ew(L, op->name, op->k[cdt], ops, 2, cdt, kout, rdt, out_idx, ctx);
   return 1;
 }
@@ -295,6 +355,7 @@ static int unary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
   int out_idx = out_index(L, inplace, lua_gettop(L) >= 2 ? 2 : 0);
   ltensor_dtype cdt, kout, rdt;
   op_dtypes(L, op, o.t->dtype, out_idx, &cdt, &kout, &rdt);
+  ctx->heavy = op->heavy;
   run_ew(L, op->name, op->k[cdt], &o, 1, cdt, kout, rdt, out_idx, ctx);
   return 1;
 }
@@ -307,22 +368,22 @@ static int unary(lua_State *L, const ew *op, int inplace) {
 /* ====================================================================== */
 /* arithmetic                                                             */
 /* ====================================================================== */
-static const ew E_add = {"add", lt_k_add, R_SAME};
-static const ew E_sub = {"sub", lt_k_sub, R_SAME};
-static const ew E_add_alpha = {"add", lt_k_add_alpha, R_SAME};
-static const ew E_sub_alpha = {"sub", lt_k_add_alpha, R_SAME};
-static const ew E_mul = {"mul", lt_k_mul, R_SAME};
-static const ew E_div = {"div", lt_k_div, R_FLOAT};
-static const ew E_true_divide = {"true_divide", lt_k_div, R_FLOAT};
-static const ew E_div_trunc = {"div", lt_k_div_trunc, R_SAME};
-static const ew E_div_floor = {"div", lt_k_div_floor, R_SAME};
-static const ew E_floor_divide = {"floor_divide", lt_k_div_floor, R_SAME};
-static const ew E_remainder = {"remainder", lt_k_remainder, R_SAME};
-static const ew E_fmod = {"fmod", lt_k_fmod, R_SAME};
-static const ew E_pow = {"pow", lt_k_pow, R_SAME};
-static const ew E_atan2 = {"atan2", lt_k_atan2, R_FLOAT};
-static const ew E_maximum = {"maximum", lt_k_maximum, R_SAME};
-static const ew E_minimum = {"minimum", lt_k_minimum, R_SAME};
+static const ew E_add = {"add", lt_k_add, R_SAME, 0};
+static const ew E_sub = {"sub", lt_k_sub, R_SAME, 0};
+static const ew E_add_alpha = {"add", lt_k_add_alpha, R_SAME, 0};
+static const ew E_sub_alpha = {"sub", lt_k_add_alpha, R_SAME, 0};
+static const ew E_mul = {"mul", lt_k_mul, R_SAME, 0};
+static const ew E_div = {"div", lt_k_div, R_FLOAT, 0};
+static const ew E_true_divide = {"true_divide", lt_k_div, R_FLOAT, 0};
+static const ew E_div_trunc = {"div", lt_k_div_trunc, R_SAME, 0};
+static const ew E_div_floor = {"div", lt_k_div_floor, R_SAME, 0};
+static const ew E_floor_divide = {"floor_divide", lt_k_div_floor, R_SAME, 0};
+static const ew E_remainder = {"remainder", lt_k_remainder, R_SAME, 0};
+static const ew E_fmod = {"fmod", lt_k_fmod, R_SAME, 0};
+static const ew E_pow = {"pow", lt_k_pow, R_SAME, 1};
+static const ew E_atan2 = {"atan2", lt_k_atan2, R_FLOAT, 1};
+static const ew E_maximum = {"maximum", lt_k_maximum, R_SAME, 0};
+static const ew E_minimum = {"minimum", lt_k_minimum, R_SAME, 0};
 
 /* alpha: a number at 3, or opts.alpha when 3 is a table.  Returns 1 when
    given (and not the identity), filling ctx for the add_alpha kernel. */
@@ -368,6 +429,11 @@ static void sub_check(lua_State *L, const char *fname, const operand *a, const o
 
 static int add_sub(lua_State *L, int inplace, int is_sub) {
   const char *fname = is_sub ? (inplace ? "sub_" : "sub") : (inplace ? "add_" : "add");
+  if (!inplace) {
+    lt_kctx fctx;
+    memset(&fctx, 0, sizeof fctx);
+    if (fast_binary(L, is_sub ? &E_sub : &E_add, &fctx)) return 1;
+  }
   operand ops[2];
   classify(L, 1, fname, &ops[0]);
   classify(L, 2, fname, &ops[1]);
@@ -454,7 +520,7 @@ static int l_pow_(lua_State *L) { return pow_impl(L, 1); }
 /* comparisons, logical and bitwise                                       */
 /* ====================================================================== */
 #define CMP(nm)                                                                 \
-  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL};                            \
+  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL, 0};                            \
   static int l_##nm(lua_State *L) { return binary(L, &E_##nm, 0); }
 CMP(eq) CMP(ne) CMP(lt) CMP(le) CMP(gt) CMP(ge)
 CMP(logical_and) CMP(logical_or) CMP(logical_xor)
@@ -472,7 +538,7 @@ static void int_operands(lua_State *L, int n) {
   }
 }
 #define BITWISE(nm, kern)                                                       \
-  static const ew E_##nm = {#nm, kern, R_SAME};                                 \
+  static const ew E_##nm = {#nm, kern, R_SAME, 0};                               \
   static int l_##nm(lua_State *L) { int_operands(L, 2); return binary(L, &E_##nm, 0); } \
   static int l_##nm##_(lua_State *L) { int_operands(L, 2); return binary(L, &E_##nm, 1); }
 BITWISE(bitwise_and, lt_k_bitwise_and)
@@ -484,8 +550,9 @@ BITWISE(bitwise_right_shift, lt_k_rshift)
 /* ====================================================================== */
 /* unary                                                                  */
 /* ====================================================================== */
+/* the UNARY ops are libm-class functions: compute-bound */
 #define UNARY(nm, rule)                                                         \
-  static const ew E_##nm = {#nm, lt_k_##nm, rule};                              \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule, 1};                           \
   static int l_##nm(lua_State *L) { return unary(L, &E_##nm, 0); }              \
   static int l_##nm##_(lua_State *L) { return unary(L, &E_##nm, 1); }
 UNARY(reciprocal, R_FLOAT) UNARY(sqrt, R_FLOAT) UNARY(rsqrt, R_FLOAT) UNARY(exp, R_FLOAT)
@@ -508,7 +575,7 @@ static void relu_check(lua_State *L, const lt_tensor *t) {
   }
 ROUNDING_CHECK(floor) ROUNDING_CHECK(ceil) ROUNDING_CHECK(trunc)
 #define UNARY_CHECKED(nm, rule)                                                 \
-  static const ew E_##nm = {#nm, lt_k_##nm, rule};                              \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule, 0};                              \
   static int l_##nm(lua_State *L) { nm##_check(L, lt_check(L, 1)); return unary(L, &E_##nm, 0); } \
   static int l_##nm##_(lua_State *L) { nm##_check(L, lt_check(L, 1)); return unary(L, &E_##nm, 1); }
 UNARY_CHECKED(relu, R_SAME) UNARY_CHECKED(floor, R_SAME) UNARY_CHECKED(ceil, R_SAME)
@@ -517,8 +584,8 @@ UNARY_CHECKED(trunc, R_SAME)
 /* round(x [, decimals | {decimals=, out=}]): PyTorch rounds x * 10^d (or
    x / 10^-d for negative d) half to even, in the op's compute type, and
    only floating dtypes take decimals */
-static const ew E_round = {"round", lt_k_round, R_SAME};
-static const ew E_round_dec = {"round", lt_k_round_dec, R_SAME};
+static const ew E_round = {"round", lt_k_round, R_SAME, 0};
+static const ew E_round_dec = {"round", lt_k_round_dec, R_SAME, 0};
 static int round_impl(lua_State *L, int inplace) {
   lt_check(L, 1);
   lua_Integer d = 0;
@@ -540,11 +607,11 @@ static int round_impl(lua_State *L, int inplace) {
 static int l_round(lua_State *L) { return round_impl(L, 0); }
 static int l_round_(lua_State *L) { return round_impl(L, 1); }
 #define UNARY_B(nm)                                                             \
-  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL};                            \
+  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL, 0};                            \
   static int l_##nm(lua_State *L) { return unary(L, &E_##nm, 0); }
 UNARY_B(logical_not) UNARY_B(isnan) UNARY_B(isinf) UNARY_B(isfinite)
 
-static const ew E_neg = {"neg", lt_k_neg, R_SAME};
+static const ew E_neg = {"neg", lt_k_neg, R_SAME, 0};
 static int neg_impl(lua_State *L, int inplace) {
   lt_tensor *t = lt_check(L, 1);
   if (t->dtype == LTENSOR_BOOL)
@@ -555,11 +622,11 @@ static int neg_impl(lua_State *L, int inplace) {
 static int l_neg(lua_State *L) { return neg_impl(L, 0); }
 static int l_neg_(lua_State *L) { return neg_impl(L, 1); }
 
-static const ew E_bitwise_not = {"bitwise_not", lt_k_bitwise_not, R_SAME};
+static const ew E_bitwise_not = {"bitwise_not", lt_k_bitwise_not, R_SAME, 0};
 static int l_bitwise_not(lua_State *L) { return unary(L, &E_bitwise_not, 0); }
 static int l_bitwise_not_(lua_State *L) { return unary(L, &E_bitwise_not, 1); }
 
-static const ew E_square = {"square", lt_k_square, R_SAME};
+static const ew E_square = {"square", lt_k_square, R_SAME, 0};
 static int square_impl(lua_State *L, int inplace) {
   lt_tensor *t = lt_check(L, 1);
   if (t->dtype == LTENSOR_BOOL && !inplace) {   /* as PyTorch: pow(bool, 2) is int64 */
@@ -586,7 +653,7 @@ static int complex_to_real(lua_State *L, const char *fname, const lt_loop_fn *k,
   return 1;
 }
 
-static const ew E_abs = {"abs", lt_k_abs, R_SAME};
+static const ew E_abs = {"abs", lt_k_abs, R_SAME, 0};
 static int abs_impl(lua_State *L, int inplace) {
   lt_tensor *t = lt_check(L, 1);
   if (lt_is_complex(t->dtype)) return complex_to_real(L, "abs", lt_k_cabs, inplace);
@@ -595,14 +662,14 @@ static int abs_impl(lua_State *L, int inplace) {
 static int l_abs(lua_State *L) { return abs_impl(L, 0); }
 static int l_abs_(lua_State *L) { return abs_impl(L, 1); }
 
-static const ew E_angle = {"angle", lt_k_angle_real, R_FLOAT};
+static const ew E_angle = {"angle", lt_k_angle_real, R_FLOAT, 0};
 static int l_angle(lua_State *L) {
   lt_tensor *t = lt_check(L, 1);
   if (lt_is_complex(t->dtype)) return complex_to_real(L, "angle", lt_k_angle, 0);
   return unary(L, &E_angle, 0);
 }
 
-static const ew E_sign_c = {"sign", lt_k_sign, R_SAME};
+static const ew E_sign_c = {"sign", lt_k_sign, R_SAME, 0};
 static int sign_impl(lua_State *L, int inplace) {
   lt_tensor *t = lt_check(L, 1);
   if (lt_is_complex(t->dtype))
@@ -613,8 +680,8 @@ static int l_sign2(lua_State *L) { return sign_impl(L, 0); }
 static int l_sign2_(lua_State *L) { return sign_impl(L, 1); }
 
 /* gelu(x [, {approximate = "none"|"tanh"}]) */
-static const ew E_gelu = {"gelu", lt_k_gelu, R_SAME};
-static const ew E_gelu_tanh = {"gelu", lt_k_gelu_tanh, R_SAME};
+static const ew E_gelu = {"gelu", lt_k_gelu, R_SAME, 1};
+static const ew E_gelu_tanh = {"gelu", lt_k_gelu_tanh, R_SAME, 1};
 static const ew *gelu_kind(lua_State *L) {
   const char *a = NULL;
   if (lua_type(L, 2) == LUA_TSTRING) a = lua_tostring(L, 2);
@@ -647,7 +714,7 @@ static int real_imag(lua_State *L, int imag) {
 }
 static int l_real(lua_State *L) { return real_imag(L, 0); }
 static int l_imag(lua_State *L) { return real_imag(L, 1); }
-static const ew E_conj = {"conj", lt_k_conj, R_SAME};
+static const ew E_conj = {"conj", lt_k_conj, R_SAME, 0};
 static int l_conj(lua_State *L) {
   lt_tensor *t = lt_check(L, 1);
   if (!lt_is_complex(t->dtype)) { lua_settop(L, 1); return 1; }
@@ -769,7 +836,7 @@ static int l_where_method(lua_State *L) {
   return where_impl(L);
 }
 
-static const ew E_lerp = {"lerp", lt_k_lerp, R_SAME};
+static const ew E_lerp = {"lerp", lt_k_lerp, R_SAME, 0};
 static int lerp_impl(lua_State *L, int inplace) {
   operand ops[3];
   lt_check(L, 1);

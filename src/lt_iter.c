@@ -88,6 +88,7 @@ void lt_iter_init(lt_iter *it, const lt_tensor *const *ops, int nout, int nin,
   it->nout = nout;
   it->needs_cast = 0;
   it->num_threads = num_threads > 0 ? num_threads : 1;
+  it->grain = LT_ITER_GRAIN_CHEAP;
   for (int k = 0; k < nops; k++) {
     const lt_tensor *t = ops[k];
     bcast_strides(t, ndim, shape, st[k]);
@@ -193,6 +194,42 @@ static void run_range(const lt_iter *it, int64_t start, int64_t end, lt_loop_fn 
   }
 }
 
+/* 2-d iterations where operands disagree on the fast dim (a transposed
+   input with a contiguous one): runs along dim 0 step a large stride for
+   some operand, one cache line per element.  Going in TILE x TILE tiles
+   keeps those lines in L1 while the tile's columns reuse them. */
+#define TILE 64
+static int wants_tiles(const lt_iter *it) {
+  if (it->ndim != 2 || it->shape[0] < TILE || it->shape[1] < TILE) return 0;
+  int far = 0, across = 0;
+  for (int k = 0; k < it->nops; k++) {
+    int64_t s0 = it->strides[k][0] < 0 ? -it->strides[k][0] : it->strides[k][0];
+    int64_t s1 = it->strides[k][1] < 0 ? -it->strides[k][1] : it->strides[k][1];
+    if (s0 > 64) far = 1;
+    if (s1 > 0 && s1 <= 16 && s1 < s0) across = 1;
+  }
+  return far && across;
+}
+
+/* columns [j0, j1) of dim 1, in tiles */
+static void run_tiles(const lt_iter *it, int64_t j0, int64_t j1, lt_loop_fn fn, void *ctx) {
+  int nops = it->nops;
+  int64_t s0[LT_ITER_MAX_OPS];
+  for (int k = 0; k < nops; k++) s0[k] = it->strides[k][0];
+  for (int64_t jt = j0; jt < j1; jt += TILE) {
+    int64_t je = jt + TILE < j1 ? jt + TILE : j1;
+    for (int64_t it0 = 0; it0 < it->shape[0]; it0 += TILE) {
+      int64_t m = it->shape[0] - it0 < TILE ? it->shape[0] - it0 : TILE;
+      for (int64_t j = jt; j < je; j++) {
+        char *ptr[LT_ITER_MAX_OPS];
+        for (int k = 0; k < nops; k++) ptr[k] = it->data[k] + it0 * s0[k] + j * it->strides[k][1];
+        if (it->needs_cast) run_cast(it, ptr, s0, m, fn, ctx);
+        else fn(ptr, s0, m, ctx);
+      }
+    }
+  }
+}
+
 typedef struct {
   const lt_iter *it;
   lt_loop_fn fn;
@@ -202,7 +239,8 @@ typedef struct {
 
 static void *job_main(void *arg) {
   job_t *j = (job_t *)arg;
-  run_range(j->it, j->start, j->end, j->fn, j->ctx);
+  if (wants_tiles(j->it)) run_tiles(j->it, j->start, j->end, j->fn, j->ctx);
+  else run_range(j->it, j->start, j->end, j->fn, j->ctx);
   return NULL;
 }
 
@@ -212,7 +250,8 @@ void lt_iter_run(lt_iter *it, lt_loop_fn fn, void *ctx) {
   int64_t n = it->numel;
   if (n <= 0) return;
   /* the common case: one contiguous run, no casts, small */
-  if (it->ndim == 1 && !it->needs_cast && n < LT_ITER_GRAIN) {
+  int64_t grain = it->grain > 0 ? it->grain : LT_ITER_GRAIN;
+  if (it->ndim == 1 && !it->needs_cast && n < 2 * grain) {
     int64_t s[LT_ITER_MAX_OPS];
     for (int k = 0; k < it->nops; k++) s[k] = it->strides[k][0];
     fn(it->data, s, n, ctx);
@@ -220,14 +259,25 @@ void lt_iter_run(lt_iter *it, lt_loop_fn fn, void *ctx) {
   }
   int nt = it->num_threads;
   if (nt > MAX_THREADS) nt = MAX_THREADS;
-  if (n < LT_ITER_GRAIN) nt = 1;
-  else if ((n + LT_ITER_GRAIN - 1) / LT_ITER_GRAIN < nt) nt = (int)((n + LT_ITER_GRAIN - 1) / LT_ITER_GRAIN);
-  if (nt <= 1) { run_range(it, 0, n, fn, ctx); return; }
+  if (n / grain < nt) nt = (int)(n / grain);   /* every thread gets >= grain elements */
+  int tiles = wants_tiles(it);
+  if (nt <= 1) {
+    if (tiles) run_tiles(it, 0, it->shape[1], fn, ctx);
+    else run_range(it, 0, n, fn, ctx);
+    return;
+  }
   pthread_t th[MAX_THREADS];
   int started[MAX_THREADS];
   job_t jobs[MAX_THREADS];
-  int64_t per = (n + nt - 1) / nt;
-  per = (per + 63) & ~(int64_t)63;   /* keep cache lines of the output in one thread */
+  int64_t per;
+  if (tiles) {   /* jobs are ranges of dim-1 indices, whole tiles */
+    n = it->shape[1];
+    per = (n + nt - 1) / nt;
+    per = (per + TILE - 1) / TILE * TILE;
+  } else {
+    per = (n + nt - 1) / nt;
+    per = (per + 63) & ~(int64_t)63;   /* keep cache lines of the output in one thread */
+  }
   for (int t = 0; t < nt; t++) {
     jobs[t].it = it;
     jobs[t].fn = fn;
@@ -239,9 +289,9 @@ void lt_iter_run(lt_iter *it, lt_loop_fn fn, void *ctx) {
   /* thread 0's share runs here; a failed pthread_create runs inline */
   for (int t = 1; t < nt; t++)
     if (jobs[t].start < jobs[t].end) started[t] = pthread_create(&th[t], NULL, job_main, &jobs[t]) == 0;
-  run_range(it, jobs[0].start, jobs[0].end, fn, ctx);
+  job_main(&jobs[0]);
   for (int t = 1; t < nt; t++) {
     if (started[t]) pthread_join(th[t], NULL);
-    else if (jobs[t].start < jobs[t].end) run_range(it, jobs[t].start, jobs[t].end, fn, ctx);
+    else if (jobs[t].start < jobs[t].end) job_main(&jobs[t]);
   }
 }

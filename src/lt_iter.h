@@ -23,6 +23,14 @@
 
 #define LT_ITER_MAX_OPS 4
 #define LT_ITER_GRAIN 32768   /* below this many elements no thread is started */
+/* Elements each thread must get before work is split (lt_iter.grain):
+   threads are started per call (pthread_create + join costs 20-50 us, far
+   more on a busy machine), so a split pays only when every share takes a
+   good deal longer.  Memory-bound kernels (arithmetic, copies, compares)
+   run ~1 element/ns on one core and gain little from a second one before
+   the data leaves the caches; transcendental kernels are compute-bound. */
+#define LT_ITER_GRAIN_CHEAP 262144
+#define LT_ITER_GRAIN_HEAVY 65536
 
 typedef void (*lt_loop_fn)(char **data, const int64_t *strides, int64_t n, void *ctx);
 
@@ -34,6 +42,7 @@ typedef struct lt_kctx {
   lt_cdouble c1;           /* complex parameter */
   int has1, has2;          /* which optional bounds are present (clamp) */
   int mode;                /* op variant */
+  int heavy;               /* compute-bound kernel: threads pay off sooner */
   atomic_int err;          /* set by a kernel: LT_KERR_* */
 } lt_kctx;
 enum { LT_KERR_NONE = 0, LT_KERR_ZERODIV = 1 };
@@ -49,6 +58,7 @@ typedef struct lt_iter {
   int needs_cast;
   int64_t numel;
   int num_threads;
+  int64_t grain;           /* minimum elements per thread (LT_ITER_GRAIN_CHEAP unless set) */
 } lt_iter;
 
 /* infer_size over n tensors.  Returns 0, or -1 with *bad_a, *bad_b (sizes)

@@ -16,11 +16,9 @@
 
 /* The build's -O2 only vectorises loops the "very cheap" cost model
    accepts, which excludes loops that need a runtime alias check (outputs
-   may alias inputs in place).  Kernels are the hot path: ask for -O3's
-   vectoriser here, and no errno from libm so sqrt & co. vectorise too. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3", "no-math-errno")
-#endif
+   may alias inputs in place).  The Makefile compiles the lt_k_*.c files
+   with -O3 -fno-math-errno instead (no `#pragma GCC optimize`: with it GCC
+   does not if-convert, and loops with a select do not vectorise). */
 
 /* M(op, E, T, UT): integer dtypes with their unsigned twin (wrapping math) */
 #define LT_FOR_UINTS(M, op) M(op, UINT8, uint8_t, uint8_t) M(op, UINT16, uint16_t, uint16_t) \
@@ -65,8 +63,9 @@
   }
 
 /* unary: out TO = EXPR(x) */
-#define LT_LOOP1(NAME, TI, TO, EXPR)                                                     \
-  static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                  \
+#define LT_LOOP1(NAME, TI, TO, EXPR) LT_LOOP1_A(NAME, , TI, TO, EXPR)
+#define LT_LOOP1_A(NAME, ATTR, TI, TO, EXPR)                                             \
+  static ATTR void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {             \
     lt_kctx *ctx = (lt_kctx *)vctx; (void)ctx;                                            \
     const int64_t so = s[0], sa = s[1];                                                   \
     if (so == (int64_t)sizeof(TO) && sa == (int64_t)sizeof(TI)) {                         \
@@ -79,6 +78,25 @@
       }                                                                                   \
     }                                                                                     \
   }
+
+/* LT_LOOP1_V: LT_LOOP1 compiled twice, for the build's baseline ISA and
+   for AVX2+FMA, picked per call from the CPU's features.  For the
+   compute-bound kernels (lt_k_vmath.h) the wider vectors and fused
+   multiply-adds are worth about 2x, and a distributed build cannot assume
+   them (no -march=native). */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define LT_LOOP1_V(NAME, TI, TO, EXPR)                                                   \
+  LT_LOOP1_A(NAME##_generic, , TI, TO, EXPR)                                             \
+  LT_LOOP1_A(NAME##_avx2, __attribute__((target("avx2,fma"))), TI, TO, EXPR)            \
+  static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                  \
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                  \
+      NAME##_avx2(d, s, n, vctx);                                                         \
+    else                                                                                  \
+      NAME##_generic(d, s, n, vctx);                                                      \
+  }
+#else
+#define LT_LOOP1_V(NAME, TI, TO, EXPR) LT_LOOP1(NAME, TI, TO, EXPR)
+#endif
 
 /* ternary: out TO = EXPR(a, b, c) with a of TA and b, c of TI */
 #define LT_LOOP3(NAME, TA, TI, TO, EXPR)                                                 \

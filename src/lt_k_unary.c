@@ -49,10 +49,10 @@ lt_ktable lt_k_square = { LT_TAB_I(square) LT_TAB_F(square) LT_TAB_C(square) };
 #define FOP_reciprocal(T, S, x) ((T)1 / (x))
 #define FOP_sqrt(T, S, x) sqrt##S(x)
 #define FOP_rsqrt(T, S, x) ((T)1 / sqrt##S(x))
-#define FOP_exp(T, S, x) exp##S(x)
+#define FOP_exp(T, S, x) lt_exp##S(x)
 #define FOP_exp2(T, S, x) exp2##S(x)
 #define FOP_expm1(T, S, x) expm1##S(x)
-#define FOP_log(T, S, x) log##S(x)
+#define FOP_log(T, S, x) lt_log##S(x)
 #define FOP_log2(T, S, x) log2##S(x)
 #define FOP_log10(T, S, x) log10##S(x)
 #define FOP_log1p(T, S, x) log1p##S(x)
@@ -64,13 +64,16 @@ lt_ktable lt_k_square = { LT_TAB_I(square) LT_TAB_F(square) LT_TAB_C(square) };
 #define FOP_atan(T, S, x) atan##S(x)
 #define FOP_sinh(T, S, x) sinh##S(x)
 #define FOP_cosh(T, S, x) cosh##S(x)
-#define FOP_tanh(T, S, x) tanh##S(x)
-#define FOP_sigmoid(T, S, x) ((T)1 / ((T)1 + exp##S(-(x))))
+#define FOP_tanh(T, S, x) lt_tanh##S(x)
+#define FOP_sigmoid(T, S, x) ((T)1 / ((T)1 + lt_exp##S(-(x))))
 #define FOP_erf(T, S, x) erf##S(x)
-#define FOP_gelu(T, S, x) ((T)0.5 * (x) * ((T)1 + erf##S((x) * (T)0.70710678118654752440)))
+/* float32 gelu through lt_geluf (vectorised erfc); float64 keeps erf */
+#define FOP_gelu(T, S, x) GELU_##S(x)
+#define GELU_f(x) lt_geluf(x)
+#define GELU_(x) (0.5 * (x) * (1.0 + erf((x) * 0.70710678118654752440)))
 #define FOP_gelu_tanh(T, S, x) \
-  ((T)0.5 * (x) * ((T)1 + tanh##S((T)0.79788456080286535588 * ((x) + (T)0.044715 * (x) * (x) * (x)))))
-#define FOP_silu(T, S, x) ((x) / ((T)1 + exp##S(-(x))))
+  ((T)0.5 * (x) * ((T)1 + lt_tanh##S((T)0.79788456080286535588 * ((x) + (T)0.044715 * (x) * (x) * (x)))))
+#define FOP_silu(T, S, x) ((x) / ((T)1 + lt_exp##S(-(x))))
 #define FOP_floor(T, S, x) floor##S(x)
 #define FOP_ceil(T, S, x) ceil##S(x)
 #define FOP_round(T, S, x) nearbyint##S(x)   /* default rounding mode: half to even */
@@ -128,11 +131,70 @@ CX_HELPERS(lt_cdouble, double, , CMPLX)
 #define COP_conj(T, S, x) conj##S(x)
 #define COP_silu(T, S, x) lt_csilu##S(x)
 #define FC_OPS(op) LT_FOR_FLOATS(K_UF, op) LT_FOR_CPLX(K_UC, op)
-FC_OPS(reciprocal) FC_OPS(sqrt) FC_OPS(rsqrt) FC_OPS(exp) FC_OPS(exp2) FC_OPS(expm1)
-FC_OPS(log) FC_OPS(log2) FC_OPS(log10) FC_OPS(log1p) FC_OPS(sin) FC_OPS(cos) FC_OPS(tan)
-FC_OPS(asin) FC_OPS(acos) FC_OPS(atan) FC_OPS(sinh) FC_OPS(cosh) FC_OPS(tanh) FC_OPS(sigmoid)
-LT_FOR_FLOATS(K_UF, erf) LT_FOR_FLOATS(K_UF, gelu) LT_FOR_FLOATS(K_UF, gelu_tanh)
-FC_OPS(silu) LT_FOR_FLOATS(K_UF, floor) LT_FOR_FLOATS(K_UF, ceil)
+FC_OPS(reciprocal) FC_OPS(exp2) FC_OPS(expm1)
+FC_OPS(log2) FC_OPS(log10) FC_OPS(log1p) FC_OPS(tan)
+FC_OPS(asin) FC_OPS(acos) FC_OPS(atan) FC_OPS(sinh) FC_OPS(cosh)
+LT_FOR_FLOATS(K_UF, erf)
+/* The compute-bound real kernels: lt_k_vmath.h's branch-free functions,
+   built for the baseline ISA and AVX2+FMA (LT_LOOP1_V).  This file is
+   compiled with -ffp-contract=fast (Makefile) for their fused
+   multiply-adds: only the AVX2 clones have FMA, so the other kernels keep
+   separately rounded arithmetic unless the whole build targets FMA. */
+#include "lt_k_vmath.h"
+#define K_UFV(op, E, T, S) LT_LOOP1_V(k_##op##_##E, T, T, FOP_##op(T, S, x))
+#define FCV_OPS(op) LT_FOR_FLOATS(K_UFV, op) LT_FOR_CPLX(K_UC, op)
+FCV_OPS(sqrt) FCV_OPS(rsqrt) FCV_OPS(exp) FCV_OPS(log) FCV_OPS(tanh) FCV_OPS(sigmoid) FCV_OPS(silu)
+LT_FOR_FLOATS(K_UFV, gelu) LT_FOR_FLOATS(K_UFV, gelu_tanh)
+
+/* float32 sin/cos: the polynomial is accurate for |x| <= 8192 only, so a
+   contiguous run goes in blocks: a block whose elements are all in range
+   (the usual case) runs the vectorised loop, any other block picks per
+   element between it and libm (inf, NaN, huge arguments). */
+#define SC_BLOCK 256
+#define SC_OK(x) (fabsf(x) <= 8192.0f)
+#define K_SINCOS32(NAME, ATTR, IS_COS, LIBM)                                           \
+  static ATTR void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {           \
+    (void)vctx;                                                                         \
+    if (s[0] == 4 && s[1] == 4) {                                                       \
+      float *o = (float *)d[0]; const float *pa = (const float *)d[1];                  \
+      for (int64_t b = 0; b < n; b += SC_BLOCK) {                                       \
+        int64_t m = n - b < SC_BLOCK ? n - b : SC_BLOCK;                                \
+        int bad = 0;                                                                    \
+        for (int64_t i = 0; i < m; i++) bad |= !SC_OK(pa[b + i]);                       \
+        if (!bad)                                                                       \
+          for (int64_t i = 0; i < m; i++) o[b + i] = lt_sincosf_small(pa[b + i], IS_COS); \
+        else                                                                            \
+          for (int64_t i = 0; i < m; i++) {                                             \
+            float x = pa[b + i];                                                        \
+            o[b + i] = SC_OK(x) ? lt_sincosf_small(x, IS_COS) : LIBM(x);                \
+          }                                                                             \
+      }                                                                                 \
+    } else {                                                                            \
+      char *po = d[0]; const char *pa = d[1];                                           \
+      for (int64_t i = 0; i < n; i++, po += s[0], pa += s[1]) {                         \
+        float x = *(const float *)pa;                                                   \
+        *(float *)po = SC_OK(x) ? lt_sincosf_small(x, IS_COS) : LIBM(x);                \
+      }                                                                                 \
+    }                                                                                   \
+  }
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define K_SINCOS32_V(NAME, IS_COS, LIBM)                                                \
+  K_SINCOS32(NAME##_generic, , IS_COS, LIBM)                                            \
+  K_SINCOS32(NAME##_avx2, __attribute__((target("avx2,fma"))), IS_COS, LIBM)           \
+  static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                 \
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                 \
+      NAME##_avx2(d, s, n, vctx);                                                        \
+    else                                                                                 \
+      NAME##_generic(d, s, n, vctx);                                                     \
+  }
+#else
+#define K_SINCOS32_V(NAME, IS_COS, LIBM) K_SINCOS32(NAME, , IS_COS, LIBM)
+#endif
+K_SINCOS32_V(k_sin_FLOAT32, 0, sinf)
+K_SINCOS32_V(k_cos_FLOAT32, 1, cosf)
+K_UF(sin, FLOAT64, double, ) K_UF(cos, FLOAT64, double, )
+LT_FOR_CPLX(K_UC, sin) LT_FOR_CPLX(K_UC, cos)
+LT_FOR_FLOATS(K_UF, floor) LT_FOR_FLOATS(K_UF, ceil)
 LT_FOR_FLOATS(K_UF, round) LT_FOR_FLOATS(K_UF, trunc) LT_FOR_CPLX(K_UC, conj)
 #define FC_TAB(op) lt_ktable lt_k_##op = { LT_TAB_F(op) LT_TAB_C(op) };
 FC_TAB(reciprocal) FC_TAB(sqrt) FC_TAB(rsqrt) FC_TAB(exp) FC_TAB(exp2) FC_TAB(expm1)

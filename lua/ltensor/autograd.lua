@@ -1,21 +1,24 @@
--- ltensor.autograd: reverse-mode automatic differentiation in plain Lua.
+-- ltensor.autograd: the backward rules of reverse-mode differentiation, and
+-- the Lua face of the engine in src/l_autograd.c.
 --
 -- How it hooks in: every differentiable C op is registered with LT_DIFF; when
 -- grad mode is on and a tensor argument requires grad, the C trampoline calls
--- hook(grad_name, raw_fn, args...) (installed below) instead of the op.  The
--- hook runs raw_fn, and a rule from `rules` describes the node to record:
+-- the C hook as hook(grad_name, raw_fn, args...) instead of the op.  The hook
+-- runs the rule for grad_name from `rules` (an engine plus a table of small
+-- rules, as in micrograd/tinygrad):
 --
 --   rule(raw, args...) -> spec, outputs...
 --   spec = { name = "MulBackward0", inputs = {a, b}, saved = {...},
---            backward = function(node, grad_out...) -> grad per input }
+--            backward = function(spec, grad_out...) -> grad per input }
 --
--- The spec table itself becomes the graph node (no second allocation): it gets
--- `next_functions` (one {node, output_nr} edge per input), the shapes and dtypes
--- of the inputs, and loses its references to the input tensors so that a graph
--- keeps alive only what backward needs (the `saved` list, freed after backward
--- unless retain_graph).  Backward formulas read tensors only through
--- node.saved so that freeing and version checks (in-place modification of a
--- saved tensor) cover them.
+-- and the engine turns the spec into a Node (a C userdata): edges to the
+-- inputs' nodes, their shapes and dtypes, the saved tensors' versions.  The
+-- spec stays the node's Lua half: it loses `inputs` (a graph keeps alive only
+-- what backward needs: the `saved` list, freed after backward unless
+-- retain_graph) and is what `backward` receives.  Formulas read tensors only
+-- through spec.saved so that freeing and version checks (in-place
+-- modification of a saved tensor) cover them; need(spec, i) tells whether
+-- input i wants a gradient.
 --
 -- The engine works like PyTorch's: gradients returned for an input are cast to
 -- the input's dtype and summed back to its shape (sum_to, broadcasting's
@@ -26,7 +29,6 @@ local TMT = T._metatable
 local methods = T._methods
 local getmeta = T._meta
 local set_flag = T._set_requires_grad_flag
-local version = T._version
 local set_grad = T._set_grad_enabled
 local is_grad_enabled = T.is_grad_enabled
 local pack, unpack, select = table.pack, table.unpack, select
@@ -63,101 +65,17 @@ end
 local function numel_of(s) local n = 1 for i = 1, #s do n = n * s[i] end return n end
 
 ---------------------------------------------------------------------------
--- nodes
----------------------------------------------------------------------------
-local Node = {}
-Node.__index = Node
-Node.__name = "ltensor.Node"
-function Node.__tostring(n) return "<" .. n.name .. ">" end
-autograd.Node = Node
-
-local NOEDGE = setmetatable({}, { __newindex = function() error("read-only", 2) end })
-
-local function acc_node(x)
-  local m = getmeta(x, true)
-  local acc = m.acc
-  if not acc then
-    acc = setmetatable({ name = "AccumulateGrad", variable = x, next_functions = {}, is_acc = true }, Node)
-    m.acc = acc
-  end
-  return acc
-end
-
--- The edge a gradient for tensor x should flow along, or nil.
-local function edge_of(x)
-  if not is_t(x) or not x.requires_grad then return nil end
-  local m = getmeta(x)
-  local gf = m and m.grad_fn
-  if gf then return { gf, m.output_nr or 1 } end
-  return { acc_node(x), 1 }
-end
-
-local function is_diff_dtype(dt) return dt.is_floating_point or dt.is_complex end
-
--- Turn a rule's spec into a node and attach it to the outputs.
--- `inplace_target`: the tensor an in-place op wrote (it is both input and output).
-local function attach(spec, inplace_target, ...)
-  local inputs = spec.inputs
-  local nin = spec.ninputs or #inputs
-  local edges, shapes, dtypes = {}, {}, {}
-  local any = false
-  for i = 1, nin do
-    local x = inputs[i]
-    local e = edge_of(x)
-    if e then
-      edges[i], shapes[i], dtypes[i] = e, x.shape, x.dtype
-      any = true
-    else
-      edges[i] = NOEDGE
-    end
-  end
-  if not any then return ... end
-  local view_of = spec.view_of
-  spec.inputs, spec.view_of = nil, nil
-  spec.next_functions, spec.in_shapes, spec.in_dtypes, spec.nin = edges, shapes, dtypes, nin
-  local saved = spec.saved
-  if saved then
-    local vers = {}
-    for i = 1, (saved.n or #saved) do
-      local s = saved[i]
-      if is_t(s) then vers[i] = version(s) end
-    end
-    spec.versions = vers
-  end
-  setmetatable(spec, Node)
-  local nout = select("#", ...)
-  local nondiff = spec.nondiff
-  local out_shapes = {}
-  for i = 1, nout do
-    local o = select(i, ...)
-    if is_t(o) and not (nondiff and nondiff[i]) and is_diff_dtype(o.dtype) then
-      if inplace_target == nil then
-        -- an op that handed back one of its inputs unchanged records nothing for it
-        for k = 1, nin do if rawequal(o, inputs[k]) then o = nil break end end
-      end
-      if o then
-        set_flag(o, true)
-        local m = getmeta(o, true)
-        m.grad_fn, m.output_nr = spec, i
-        m.retains_grad = nil
-        out_shapes[i] = o.shape
-        if view_of and T._same_storage(o, view_of) then
-          local vm = getmeta(view_of)
-          m.base = vm and vm.base or view_of
-        elseif inplace_target == nil then
-          m.base = nil
-        end
-      end
-    end
-  end
-  spec.out_shapes, spec.nout = out_shapes, nout
-  return ...
-end
-
----------------------------------------------------------------------------
 -- helpers for the formulas (they run with grad mode = create_graph)
 ---------------------------------------------------------------------------
-local function need(n, i) return n.next_functions[i] ~= NOEDGE end
+local math_type = math.type
+-- does input i of the node want a gradient?  (the engine sets n.need, a bit
+-- mask or, past 62 inputs, a list of booleans, only when some input does not)
+local function need(n, i)
+  local m = n.need
+  if m == nil then return true end
+  if math_type(m) == "integer" then return (m >> (i - 1)) & 1 == 1 end
+  return m[i] == true
+end
 
 -- sum_to: sum g over leading extra dims and over dims where `shape` has size 1
 -- (keepdim), then drop the leading dims: the backward of broadcasting.
@@ -188,7 +106,6 @@ local function keep_where(cond, x)   -- x where cond, zeros elsewhere
   return T.where(cond, x, T.zeros_like(x))
 end
 
-local function ndim_of(shape) return #shape end
 local function normdim(d, nd, extra)
   nd = nd + (extra or 0)
   if d < 0 then d = d + nd + 1 end
@@ -247,7 +164,8 @@ local function unary(name, formula, save_out)
   local function bw(n, g) return formula(n, g, n.saved[1], n.saved[2]) end
   return function(raw, x, ...)
     local y = raw(x, ...)
-    return { name = name, inputs = { x }, saved = { x, save_out and y or nil, n = 2 }, backward = bw, args = pack(...) }, y
+    return { name = name, inputs = { x }, saved = { x, save_out and y or nil, n = 2 }, backward = bw,
+      args = select("#", ...) > 0 and pack(...) or nil }, y
   end
 end
 
@@ -288,7 +206,7 @@ rules.silu = unary("SiluBackward0", function(_, g, x)
   return g * s * (x * (-s + 1) + 1)
 end)
 rules.gelu = unary("GeluBackward0", function(n, g, x)
-  local approx = n.args[1]
+  local approx = n.args and n.args[1]
   if type(approx) == "table" then approx = approx.approximate end
   if approx == "tanh" then
     local k = math.sqrt(2 / math.pi)
@@ -313,23 +231,25 @@ local function alpha_of(al)
   return al
 end
 
+-- (the hot rules share their backward functions: no closure per recorded op)
+local function add_bw(n, g)
+  local gb = n.alpha and need(n, 2) and g * n.alpha or g
+  return g, gb
+end
 rules.add = function(raw, a, b, alpha)
   local out = raw(a, b, alpha)
   return { name = (is_t(a) and is_t(b)) and "AddBackward0" or "AddBackward1", inputs = { a, b }, alpha = alpha_of(alpha),
-    backward = function(n, g)
-      local gb = n.alpha and need(n, 2) and g * n.alpha or g
-      return g, gb
-    end }, out
+    backward = add_bw }, out
+end
+local function sub_bw(n, g)
+  local gb
+  if need(n, 2) then gb = n.alpha and g * -n.alpha or -g end
+  return g, gb
 end
 rules.sub = function(raw, a, b, alpha)
   local out = raw(a, b, alpha)
   local name = (is_t(a) and is_t(b)) and "SubBackward0" or (is_t(a) and "SubBackward1" or "RsubBackward1")
-  return { name = name, inputs = { a, b }, alpha = alpha_of(alpha),
-    backward = function(n, g)
-      local gb
-      if need(n, 2) then gb = n.alpha and g * -n.alpha or -g end
-      return g, gb
-    end }, out
+  return { name = name, inputs = { a, b }, alpha = alpha_of(alpha), backward = sub_bw }, out
 end
 rules.rsub = function(raw, a, b, alpha)   -- rsub(a, b) = b - alpha * a
   local out = raw(a, b, alpha)
@@ -340,13 +260,21 @@ rules.rsub = function(raw, a, b, alpha)   -- rsub(a, b) = b - alpha * a
       return ga, g
     end }, out
 end
+local function mul_bw(n, g)
+  local x, y = n.saved[1], n.saved[2]
+  return need(n, 1) and g * y or nil, need(n, 2) and g * x or nil
+end
 rules.mul = function(raw, a, b)
   local out = raw(a, b)
   return { name = (is_t(a) and is_t(b)) and "MulBackward0" or "MulBackward1", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local x, y = n.saved[1], n.saved[2]
-      return need(n, 1) and g * y or nil, need(n, 2) and g * x or nil
-    end }, out
+    backward = mul_bw }, out
+end
+local function div_bw(n, g)
+  local x, y = n.saved[1], n.saved[2]
+  local ga, gb
+  if need(n, 1) then ga = g / y end
+  if need(n, 2) then gb = -g * x / (y * y) end
+  return ga, gb
 end
 rules.div = function(raw, a, b, opts)
   local out = raw(a, b, opts)
@@ -356,13 +284,7 @@ rules.div = function(raw, a, b, opts)
       backward = function(n, g) return T.zeros_like(g), need(n, 2) and T.zeros_like(g) or nil end }, out
   end
   return { name = (is_t(a) and is_t(b)) and "DivBackward0" or "DivBackward1", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local x, y = n.saved[1], n.saved[2]
-      local ga, gb
-      if need(n, 1) then ga = g / y end
-      if need(n, 2) then gb = -g * x / (y * y) end
-      return ga, gb
-    end }, out
+    backward = div_bw }, out
 end
 rules.true_divide = rules.div
 rules.floor_divide = function(raw, a, b)
@@ -492,21 +414,23 @@ rules.clamp_min = function(raw, x, lo) local s, o = rules.clamp(function(v, l) r
 rules.clamp_max = function(raw, x, hi) local s, o = rules.clamp(function(v, _, h) return raw(v, h) end, x, nil, hi) s.name = "ClampMaxBackward0" return s, o end
 
 -- reductions ----------------------------------------------------------------
+local function sum_bw(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape), n.shape) end
 rules.sum = function(raw, x, ...)
   local out = raw(x, ...)
   local shape = x.shape
   local dims, keepdim = rparse(#shape, ...)
   return { name = dims and "SumBackward1" or "SumBackward0", inputs = { x }, dims = dims, keepdim = keepdim, shape = shape,
-    backward = function(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape), n.shape) end }, out
+    backward = sum_bw }, out
 end
 rules.nansum = rules.sum
+local function mean_bw(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape) / n.count, n.shape) end
 rules.mean = function(raw, x, ...)
   local out = raw(x, ...)
   local shape = x.shape
   local dims, keepdim = rparse(#shape, ...)
   local count = out:numel() > 0 and x:numel() / out:numel() or 0
   return { name = dims and "MeanBackward1" or "MeanBackward0", inputs = { x }, dims = dims, keepdim = keepdim, shape = shape, count = count,
-    backward = function(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape) / n.count, n.shape) end }, out
+    backward = mean_bw }, out
 end
 rules.prod = function(raw, x, ...)
   local out = raw(x, ...)
@@ -951,12 +875,12 @@ rules.cat = function(raw, list, dim, ...)
   return { name = "CatBackward0", inputs = inputs, ninputs = #list, sizes = sizes, dim = d,
     backward = function(n, g)
       local r, off = {}, 1
-      for i = 1, n.nin do
+      for i = 1, n.ninputs do
         local s = n.sizes[i]
-        if n.next_functions[i] ~= NOEDGE then r[i] = g:narrow(n.dim, off, s) end
+        if need(n, i) then r[i] = g:narrow(n.dim, off, s) end
         off = off + s
       end
-      return unpack(r, 1, n.nin)
+      return unpack(r, 1, n.ninputs)
     end }, out
 end
 rules.concat = rules.cat
@@ -967,10 +891,10 @@ rules.stack = function(raw, list, dim, ...)
   return { name = "StackBackward0", inputs = inputs, ninputs = #list, dim = normdim(dim or 1, out:dim() - 1, 1),
     backward = function(n, g)
       local r = {}
-      for i = 1, n.nin do
-        if n.next_functions[i] ~= NOEDGE then r[i] = g:select(n.dim, i) end
+      for i = 1, n.ninputs do
+        if need(n, i) then r[i] = g:select(n.dim, i) end
       end
-      return unpack(r, 1, n.nin)
+      return unpack(r, 1, n.ninputs)
     end }, out
 end
 
@@ -991,13 +915,13 @@ rules.positive = identity_rule("AliasBackward0")
 
 -- matrix products ---------------------------------------------------------------
 local function mT(x) return x:transpose(-1, -2) end
+local function mm_bw(n, g)
+  local x, y = n.saved[1], n.saved[2]
+  return need(n, 1) and T.mm(g, y:t()) or nil, need(n, 2) and T.mm(x:t(), g) or nil
+end
 rules.mm = function(raw, a, b)
   local out = raw(a, b)
-  return { name = "MmBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local x, y = n.saved[1], n.saved[2]
-      return need(n, 1) and T.mm(g, y:t()) or nil, need(n, 2) and T.mm(x:t(), g) or nil
-    end }, out
+  return { name = "MmBackward0", inputs = { a, b }, saved = { a, b, n = 2 }, backward = mm_bw }, out
 end
 rules.bmm = function(raw, a, b)
   local out = raw(a, b)
@@ -1114,297 +1038,53 @@ local function unknown_rule(name)
   end
 end
 
-local ERR_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
-local ERR_VIEW_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-
-local raw_clone -- the core's clone without recording (set by the hook on first use)
-
-local function inplace(name, raw, a, ...)
-  if not is_t(a) then return raw(a, ...) end
-  local am = getmeta(a)
-  if a.requires_grad and not (am and am.grad_fn) then fail(name, ERR_LEAF) end
-  local base = am and am.base
-  if base and base.requires_grad then
-    local bm = getmeta(base)
-    if not (bm and bm.grad_fn) then fail(name, ERR_VIEW_LEAF) end
-    fail(name, "an in-place operation on a view of a tensor that requires grad is not supported " ..
-      "(write into the base tensor with t[key] = v, or use out-of-place ops)")
-  end
-  local rule = inplace_rules[name]
-  local base_name = name:sub(1, -2)
-  if not rule then rule = rules[base_name] or unknown_rule(base_name) end
-  local src = a
-  if not inplace_rules[name] and not NO_SELF[base_name] then
-    src = with_mode(false, T.clone, a)
-  end
-  local function fake(_, ...) raw(a, ...) return a end
-  -- a also passed as another operand (a:mul_(a)): what the rule saves of it
-  -- is its value before this write, so backward must see the write
-  local alias = false
-  for i = 1, select("#", ...) do if rawequal(select(i, ...), a) then alias = true break end end
-  local v0 = alias and version(a)
-  return (function(spec, ...)
-    if spec == nil then return ... end
-    spec.inputs[1] = a   -- the edge goes to a's history before this op
-    local function fix(...)
-      if alias and spec.saved then
-        for i, s in pairs(spec.saved) do if rawequal(s, a) then spec.versions[i] = v0 end end
-      end
-      return ...
-    end
-    return fix(attach(spec, a, ...))
-  end)(rule(inplace_rules[name] and raw or fake, src, ...))
-end
-
-local function hook(name, raw, ...)
-  if name == "setindex" or name:sub(-1) == "_" then return inplace(name, raw, ...) end
-  local rule = rules[name] or unknown_rule(name)
-  return (function(spec, ...)
-    if spec == nil then return ... end
-    return attach(spec, nil, ...)
-  end)(rule(raw, ...))
-end
+local hook
+hook, autograd.Node = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
+  unknown = unknown_rule, methods = methods }
 T._set_autograd_hook(hook)
+local spec_of = T._ag_spec
 
 ---------------------------------------------------------------------------
--- the engine
+-- the engine's entry points (src/l_autograd.c: T._ag_run)
 ---------------------------------------------------------------------------
 local ERR_FREED = "Trying to backward through the graph a second time (or directly access saved tensors after they " ..
   "have already been freed). Saved intermediate values of the graph are freed when you call .backward() or " ..
   "autograd.grad(). Specify retain_graph=true if you need to backward through the graph a second time or if you " ..
   "need to access saved tensors after calling backward."
 
-local function check_saved(n)
-  if n.released then fail("backward", ERR_FREED) end
-  local saved, vers = n.saved, n.versions
-  if not saved then return end
-  for i, v in pairs(vers) do
-    local s = saved[i]
-    local now = version(s)
-    if now ~= v then
-      local m = getmeta(s)
-      local which = ""
-      if m and m.grad_fn then which = ", which is output " .. (m.output_nr or 1) .. " of " .. m.grad_fn.name .. "," end
-      fail("backward", "one of the variables needed for gradient computation has been modified by an inplace " ..
-        "operation: [" .. tostring(s.dtype) .. " " .. shape_str(s.shape) .. "]" .. which .. " is at version " .. now ..
-        "; expected version " .. v .. " instead. Hint: the variable was saved by " .. n.name ..
-        "; clone it before modifying it in place")
-    end
-  end
-end
+local run = T._ag_run
 
-local function fresh(g)
-  local c = g:contiguous()
-  if rawequal(c, g) then c = g:clone() end
-  return c
-end
-
-local function run_hooks(hooks, g)
-  if hooks then
-    for _, h in ipairs(hooks) do
-      local r = h(g)
-      if r ~= nil then g = r end
-    end
-  end
-  return g
-end
-
-local function accumulate(var, g, create_graph)
-  local m = getmeta(var, true)
-  g = run_hooks(m.hooks, g)
-  local old = m.grad
-  if old == nil then
-    m.grad = create_graph and g or fresh(g)
-  elseif create_graph or old.requires_grad then
-    m.grad = old + g
-  else
-    old:add_(g)
-  end
-end
-
--- Cast and sum a gradient to the input it flows to (validate_outputs).
-local function fit(g, shape, dtype)
-  if g.dtype ~= dtype then g = g:to(dtype) end
-  if not same_shape(g.shape, shape) then g = sum_to(g, shape) end
-  return g
-end
-
-local function release(n)
-  if n.saved then n.saved, n.versions, n.released = nil, nil, true end
-end
-
-local function execute(roots, grads, retain_graph, create_graph, capture)
-  -- dependency counts over the reachable graph, with an explicit stack
-  local deps, seen, stack = {}, {}, {}
-  local rootset = {}
-  for _, e in ipairs(roots) do
-    local r = e[1]
-    if not seen[r] then seen[r] = true stack[#stack + 1] = r rootset[#rootset + 1] = r end
-  end
-  while #stack > 0 do
-    local n = stack[#stack]
-    stack[#stack] = nil
-    local nf = n.next_functions
-    for i = 1, (n.nin or #nf) do
-      local m = nf[i][1]
-      if m then
-        deps[m] = (deps[m] or 0) + 1
-        if not seen[m] then seen[m] = true stack[#stack + 1] = m end
-      end
-    end
-  end
-  local buffers = {}
-  for i, e in ipairs(roots) do
-    local b = buffers[e[1]]
-    if not b then b = {} buffers[e[1]] = b end
-    local old = b[e[2]]
-    b[e[2]] = old and old + grads[i] or grads[i]
-  end
-  local ready = {}
-  for _, r in ipairs(rootset) do if not deps[r] then ready[#ready + 1] = r end end
-  while #ready > 0 do
-    local n = ready[#ready]
-    ready[#ready] = nil
-    local buf = buffers[n] or {}
-    buffers[n] = nil
-    local caps = capture and capture[n]
-    if caps then for nr, slot in pairs(caps) do capture.results[slot] = buf[nr] end end
-    if n.is_acc then
-      if not capture and buf[1] ~= nil then accumulate(n.variable, buf[1], create_graph) end
-    else
-      local pre = n.pre_hooks
-      if pre then for nr, hs in pairs(pre) do if buf[nr] ~= nil then buf[nr] = run_hooks(hs, buf[nr]) end end end
-      local ret = n.retained
-      if ret and not capture then
-        for nr, t in pairs(ret) do
-          local g = buf[nr]
-          if g ~= nil then
-            local m = getmeta(t, true)
-            if m.grad == nil then m.grad = create_graph and g or fresh(g) else m.grad = m.grad + g end
-          end
-        end
-      end
-      local nf = n.next_functions
-      local nin = n.nin or #nf
-      local any = false
-      for k = 1, (n.nout or 1) do if buf[k] ~= nil then any = true break end end
-      if any then
-        check_saved(n)
-        local outs = pack(n.backward(n, unpack(buf, 1, n.nout or 1)))
-        for i = 1, nin do
-          local e = nf[i]
-          local m = e[1]
-          local g = outs[i]
-          if m and g ~= nil then
-            g = fit(g, n.in_shapes[i], n.in_dtypes[i])
-            local b = buffers[m]
-            if not b then b = {} buffers[m] = b end
-            local nr = e[2]
-            local old = b[nr]
-            b[nr] = old and old + g or g
-          end
-        end
-        if not retain_graph then release(n) end
-      end
-      for i = 1, nin do
-        local m = nf[i][1]
-        if m then
-          local d = deps[m] - 1
-          deps[m] = d
-          if d == 0 then ready[#ready + 1] = m end
-        end
-      end
-    end
-  end
-end
-
-local function as_list(x)
-  if is_t(x) then return { x } end
-  return x or {}
-end
-
-local function root_edges(fname, outputs, grad_outputs)
-  local roots, grads = {}, {}
-  for i, t in ipairs(outputs) do
-    local e = edge_of(t)
-    if not e then
-      fail(fname, "element " .. i .. " of tensors does not require grad and does not have a grad_fn")
-    end
-    local g = grad_outputs[i]
-    if g == nil then
-      if t:numel() ~= 1 then fail(fname, "grad can be implicitly created only for scalar outputs") end
-      g = T.ones_like(t)
-    elseif type(g) == "number" then
-      g = T.full_like(t, g)
-    elseif not same_shape(g.shape, t.shape) then
-      fail(fname, "Mismatch in shape: grad_output[" .. i .. "] has a shape of " .. shape_str(g.shape) ..
-        " and output[" .. i .. "] has a shape of " .. shape_str(t.shape) .. ".")
-    end
-    roots[i], grads[i] = e, g
-  end
-  return roots, grads
-end
-
-local function run(create_graph, f, ...)
-  return with_mode(create_graph and true or false, f, ...)
+local function modes(opts)
+  local create = opts.create_graph and true or false
+  local retain = opts.retain_graph
+  if retain == nil then retain = create end
+  return retain and true or false, create
 end
 
 -- T.autograd.backward(tensors [, grad_tensors] [, opts])
 function autograd.backward(tensors, grad_tensors, opts)
   if is_opts(grad_tensors) then grad_tensors, opts = nil, grad_tensors end
-  opts = opts or {}
-  local outs = as_list(tensors)
-  local gl = grad_tensors
-  if is_t(gl) or type(gl) == "number" then gl = { gl } end
-  local roots, grads = root_edges("backward", outs, gl or {})
-  local create = opts.create_graph and true or false
-  local retain = opts.retain_graph
-  if retain == nil then retain = create end
-  run(create, execute, roots, grads, retain, create, nil)
+  local retain, create = modes(opts or {})
+  run("backward", tensors, grad_tensors, retain, create)
 end
 
+-- t:backward([grad] [, opts])
 function methods.backward(t, grad, opts)
   if is_opts(grad) then grad, opts = nil, grad end
-  autograd.backward({ t }, grad ~= nil and { grad } or nil, opts)
+  if opts then
+    local retain, create = modes(opts)
+    run("backward", t, grad, retain, create)
+  else
+    run("backward", t, grad, false, false)
+  end
 end
 
 -- T.autograd.grad(outputs, inputs [, grad_outputs] [, opts]) -> list of gradients
 function autograd.grad(outputs, inputs, grad_outputs, opts)
   if is_opts(grad_outputs) then grad_outputs, opts = nil, grad_outputs end
   opts = opts or {}
-  local outs, ins = as_list(outputs), as_list(inputs)
-  local gl = grad_outputs
-  if is_t(gl) then gl = { gl } end
-  local roots, grads = root_edges("grad", outs, gl or {})
-  local capture = { results = {} }
-  for i, x in ipairs(ins) do
-    local e = edge_of(x)
-    if not e then fail("grad", "one of the differentiated Tensors does not require grad") end
-    local c = capture[e[1]]
-    if not c then c = {} capture[e[1]] = c end
-    if c[e[2]] then
-      -- the same tensor twice: copy after the run
-      capture.dups = capture.dups or {}
-      capture.dups[i] = c[e[2]]
-    else
-      c[e[2]] = i
-    end
-  end
-  local create = opts.create_graph and true or false
-  local retain = opts.retain_graph
-  if retain == nil then retain = create end
-  run(create, execute, roots, grads, retain, create, capture)
-  local res = capture.results
-  if capture.dups then for i, j in pairs(capture.dups) do res[i] = res[j] end end
-  for i = 1, #ins do
-    if res[i] == nil and not opts.allow_unused then
-      fail("grad", "One of the differentiated Tensors appears to not have been used in the graph. " ..
-        "Set allow_unused=true if this is the desired behavior.")
-    end
-    if res[i] ~= nil and not create and res[i].requires_grad then res[i] = res[i]:detach() end
-  end
-  res.n = #ins
-  return res
+  local retain, create = modes(opts)
+  return run("grad", outputs, grad_outputs, retain, create, inputs or {}, opts.allow_unused)
 end
 
 ---------------------------------------------------------------------------
@@ -1427,6 +1107,7 @@ function methods.retain_grad(t)
   local m = getmeta(t, true)
   local gf = m.grad_fn
   if not gf then return t end  -- leaves keep their grad anyway
+  gf = spec_of(gf)
   gf.retained = gf.retained or setmetatable({}, { __mode = "v" })
   gf.retained[m.output_nr or 1] = t
   m.retains_grad = true
@@ -1437,7 +1118,7 @@ function methods.register_hook(t, fn)
   local m = getmeta(t, true)
   local hs
   if m.grad_fn then
-    local gf = m.grad_fn
+    local gf = spec_of(m.grad_fn)
     gf.pre_hooks = gf.pre_hooks or {}
     local nr = m.output_nr or 1
     gf.pre_hooks[nr] = gf.pre_hooks[nr] or {}
@@ -1458,7 +1139,7 @@ Ctx.__index = function(ctx, k)
   if k == "saved_tensors" then
     local n = rawget(ctx, "_node")
     if n then
-      if n.released then fail("backward", ERR_FREED) end
+      if n.saved == false then fail("backward", ERR_FREED) end
       local s = n.saved or {}
       return { unpack(s, 1, s.n or #s) }
     end
@@ -1479,14 +1160,14 @@ local function function_backward(n, ...)
   local ctx = n.ctx
   local gs = pack(...)
   if not rawget(ctx, "_no_materialize") then
-    for i = 1, n.nout do
-      if gs[i] == nil and n.out_shapes[i] then gs[i] = T.zeros(n.out_shapes[i], { dtype = n.out_dtypes[i] }) end
+    for i = 1, n.fn_nout do
+      if gs[i] == nil and n.fn_out_shapes[i] then gs[i] = T.zeros(n.fn_out_shapes[i], { dtype = n.out_dtypes[i] }) end
     end
   end
-  local r = pack(n.user_backward(ctx, unpack(gs, 1, n.nout)))
+  local r = pack(n.user_backward(ctx, unpack(gs, 1, n.fn_nout)))
   local out = {}
-  for i = 1, n.nin do out[i] = r[i] end
-  return unpack(out, 1, n.nin)
+  for i = 1, n.ninputs do out[i] = r[i] end
+  return unpack(out, 1, n.ninputs)
 end
 
 function autograd.Function(def)
@@ -1520,15 +1201,15 @@ function autograd.Function(def)
         end
       end
     end
-    local out_dtypes = {}
-    for i = 1, outs.n do if is_t(outs[i]) then out_dtypes[i] = outs[i].dtype end end
+    local out_dtypes, out_shapes = {}, {}
+    for i = 1, outs.n do if is_t(outs[i]) then out_dtypes[i], out_shapes[i] = outs[i].dtype, outs[i].shape end end
     local spec = { name = F.name .. "Backward", inputs = inputs, ninputs = nin, saved = rawget(ctx, "_saved"),
-      ctx = ctx, user_backward = def.backward, out_dtypes = out_dtypes, nondiff = rawget(ctx, "_nondiff") and {} or nil,
+      ctx = ctx, user_backward = def.backward, out_dtypes = out_dtypes, fn_nout = outs.n, fn_out_shapes = out_shapes, nondiff = rawget(ctx, "_nondiff") and {} or nil,
       backward = function_backward }
     local nd = rawget(ctx, "_nondiff")
     if nd then for i = 1, outs.n do if nd[outs[i]] then spec.nondiff[i] = true end end end
     rawset(ctx, "_node", spec)
-    return attach(spec, nil, unpack(outs, 1, outs.n))
+    return T._ag_attach(spec, unpack(outs, 1, outs.n))
   end
   return setmetatable(F, { __call = function(_, ...) return F.apply(...) end })
 end
