@@ -450,3 +450,16 @@ describe("view ops", function()
     end
   end)
 end)
+
+describe("views with sizes near the int64 limit", function()
+  it("refuses shapes whose product overflows instead of wrapping", function()
+    assert.has_error(function() T.ones(2, 3):view(1 << 62, 1 << 62) end,
+      "ltensor.view: shape '[4611686018427387904, 4611686018427387904]' is invalid for input of size 6")
+  end)
+  it("split, chunk and unfold accept the largest sizes and steps", function()
+    assert.equal(1, #T.ones(2, 3):split(math.maxinteger))
+    assert.equal(2, #T.ones(2, 3):chunk(math.maxinteger))
+    assert.same({ 1, 4, 2 }, T.arange(12):view(3, 4):unfold(1, 2, math.maxinteger).shape)
+    assert.same({ { 0, 1, 2 } }, T.arange(12):view(4, 3)[{ { 1, 2, math.maxinteger } }]:totable())
+  end)
+end)

@@ -65,7 +65,11 @@ static void infer_size(lua_State *L, const char *fname, int64_t numel, int nd, i
     if (shape[i] == -1) {
       if (infer >= 0) lt_error(L, fname, "only one dimension can be inferred");
       infer = i;
-    } else if (shape[i] >= 0) newsize *= shape[i];
+    } else if (shape[i] >= 0) {
+      if (__builtin_mul_overflow(newsize, shape[i], &newsize))   /* cannot match any numel */
+        lt_error(L, fname, "shape '%s' is invalid for input of size %I", shape_str(buf, sizeof buf, nd, shape),
+                 (lua_Integer)numel);
+    }
     else lt_error(L, fname, "invalid shape dimension %I", (lua_Integer)shape[i]);
   }
   if (numel == newsize || (infer >= 0 && newsize > 0 && numel % newsize == 0)) {
@@ -433,7 +437,8 @@ static int l_unfold(lua_State *L) {
   st[nd] = nd == 0 ? 1 : t->stride[d];
   if (nd > 0) {
     sh[d] = (t->shape[d] - size) / step + 1;
-    st[d] = step * t->stride[d];
+    /* one window: its stride is never used, and step * stride may overflow */
+    st[d] = sh[d] > 1 ? step * t->stride[d] : t->stride[d];
   }
   lt_push_view(L, t, nd + 1, sh, st, t->offset);
   return 1;
@@ -456,7 +461,7 @@ static int l_split(lua_State *L) {
       lua_pop(L, 1);
       if (s < 0) return lt_error(L, "split", "split_with_sizes expects split_sizes have only non-negative entries, "
                                  "but got split_sizes=%I at position %I", s, i);
-      sum += s;
+      if (__builtin_add_overflow(sum, s, &sum)) sum = LUA_MAXINTEGER;   /* cannot equal n */
     }
     if (sum != n)
       return lt_error(L, "split", "split_with_sizes expects split_sizes to sum exactly to %I (input tensor's size "
@@ -478,10 +483,10 @@ static int l_split(lua_State *L) {
   if (s == 0 && n != 0)
     return lt_error(L, "split", "split_size can only be 0 if dimension size is 0, but got dimension size of %I",
                     (lua_Integer)n);
-  lua_Integer k = s == 0 ? 1 : (n + s - 1) / s;
+  lua_Integer k = s == 0 ? 1 : n / s + (n % s != 0);   /* ceil without overflowing n + s */
   if (k == 0) k = 1;
   for (lua_Integer i = 0; i < k; i++) {
-    lua_Integer len = n - i * s < s ? n - i * s : s;
+    lua_Integer len = n - i * s < s ? n - i * s : s;   /* i < k, so i * s < n */
     lua_pushinteger(L, d + 1); lua_pushinteger(L, i * s + 1); lua_pushinteger(L, len);
     call_method(L, 1, "narrow", 3, 1);
     lua_rawseti(L, out, i + 1);
@@ -497,7 +502,7 @@ static int l_chunk(lua_State *L) {
   if (chunks <= 0) return lt_error(L, "chunk", "chunk expects `chunks` to be greater than 0, got: %I", chunks);
   int d = lt_checkdim(L, luaL_optinteger(L, 3, 1), t->ndim, "chunk");
   int64_t n = t->shape[d];
-  lua_Integer s = (n + chunks - 1) / chunks;
+  lua_Integer s = n / chunks + (n % chunks != 0);
   lua_settop(L, 1);
   lua_pushinteger(L, s);
   lua_pushinteger(L, d + 1);
@@ -594,8 +599,9 @@ static void ip_range(lua_State *L, iplan *p, const char *fname, int idx) {
     if (stop < start) stop = start;
   }
   p->v.offset += start * p->v.stride[p->vd];
-  p->v.shape[p->vd] = stop > start ? (stop - start + step - 1) / step : 0;
-  p->v.stride[p->vd] *= step;
+  int64_t span = stop - start;
+  p->v.shape[p->vd] = span > 0 ? span / step + (span % step != 0) : 0;
+  if (p->v.shape[p->vd] > 1) p->v.stride[p->vd] *= step;   /* one element: step unused, may overflow */
   p->vd++;
   p->od++;
 }
