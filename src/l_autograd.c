@@ -995,7 +995,9 @@ static int l_ag_init(lua_State *L) {
   int ctx = lua_gettop(L);
   static const char *const fields[] = {"rules", "inplace_rules", "no_self", "unknown", "methods"};
   for (int i = 0; i < 5; i++) {
-    lua_getfield(L, 1, fields[i]);
+    int want = i == CTX_UNKNOWN - 1 ? LUA_TFUNCTION : LUA_TTABLE;
+    if (lua_getfield(L, 1, fields[i]) != want)
+      return lt_error(L, "_ag_init", "field '%s' must be a %s", fields[i], lua_typename(L, want));
     lua_rawseti(L, ctx, i + 1);
   }
   ag_state *st = (ag_state *)lua_newuserdatauv(L, sizeof(ag_state), 0);
