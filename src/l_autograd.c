@@ -829,7 +829,10 @@ static int run_protected(lua_State *L) {
       lua_insert(L, -2);
       call_method(L, &R, "full_like", 2, 1);
     } else {
-      lt_tensor *g = lt_check(L, -1);
+      lt_tensor *g = lt_test(L, -1);
+      if (!g) return lt_error(L, fname, "grad_tensors[%d] must be a tensor or a number (got %s)", (int)i,
+                              luaL_typename(L, -1));
+      if (!g->storage) return lt_error(L, fname, "grad_tensors[%d] was freed", (int)i);
       if (!same_shape(g->ndim, g->shape, t->ndim, t->shape)) {
         push_shape_str(L, g->ndim, g->shape);
         push_shape_str(L, t->ndim, t->shape);

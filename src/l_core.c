@@ -1122,6 +1122,12 @@ static int trampoline(lua_State *L) {
       }
     }
     if (any) {
+      /* the recording hook reads every tensor argument: refuse freed ones here */
+      for (int i = 1; i <= n; i++) {
+        lt_tensor *t = lt_test(L, i);
+        if (t && !t->storage)
+          lt_error(L, lua_tostring(L, lua_upvalueindex(3)), "bad argument #%d (tensor was freed)", i);
+      }
       lua_rawgetp(L, LUA_REGISTRYINDEX, &hook_key);
       lua_pushvalue(L, lua_upvalueindex(3));
       lua_pushvalue(L, lua_upvalueindex(4));

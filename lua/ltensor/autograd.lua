@@ -39,6 +39,12 @@ T.autograd = autograd
 
 local function is_t(x) return getmetatable(x) == TMT end
 local function fail(fname, msg) error("ltensor." .. fname .. ": " .. msg, 0) end
+-- argument checks in Lua's vocabulary, naming the function
+local function argcheck(cond, fname, n, what, v)
+  if not cond then fail(fname, ("bad argument #%d (%s expected, got %s)"):format(n, what, type(v))) end
+end
+local function check_t(fname, n, t) argcheck(is_t(t), fname, n, "tensor", t) end
+local function check_opts(fname, n, o) argcheck(o == nil or type(o) == "table", fname, n, "options table", o) end
 
 -- Run f with grad mode b, restoring the previous mode even when f raises.
 local function finish_mode(prev, ok, ...)
@@ -51,8 +57,14 @@ local function with_mode(b, f, ...)
   return finish_mode(prev, pcall(f, ...))
 end
 
-function T.no_grad(f, ...) return with_mode(false, f, ...) end
-function T.enable_grad(f, ...) return with_mode(true, f, ...) end
+function T.no_grad(f, ...)
+  argcheck(type(f) == "function" or (getmetatable(f) or {}).__call, "no_grad", 1, "function", f)
+  return with_mode(false, f, ...)
+end
+function T.enable_grad(f, ...)
+  argcheck(type(f) == "function" or (getmetatable(f) or {}).__call, "enable_grad", 1, "function", f)
+  return with_mode(true, f, ...)
+end
 function T.set_grad_enabled(b) return set_grad(b and true or false) end
 autograd.no_grad, autograd.enable_grad = T.no_grad, T.enable_grad
 
@@ -80,6 +92,11 @@ end
 -- sum_to: sum g over leading extra dims and over dims where `shape` has size 1
 -- (keepdim), then drop the leading dims: the backward of broadcasting.
 local function sum_to(g, shape)
+  check_t("autograd.sum_to", 1, g)
+  argcheck(type(shape) == "table", "autograd.sum_to", 2, "table", shape)
+  for i = 1, #shape do
+    if math.type(shape[i]) ~= "integer" then fail("autograd.sum_to", "bad argument #2 (shape entry " .. i .. " is not an integer)") end
+  end
   local gs = g.shape
   if same_shape(gs, shape) then return g end
   local lead = #gs - #shape
@@ -688,6 +705,10 @@ end
 -- (1-based, may repeat): index_add.  A one-hot matmul when the core has no
 -- index_add, so duplicates accumulate as they must.
 local function index_add_into(shape, dim, idx, src)
+  argcheck(type(shape) == "table", "autograd.index_add_into", 1, "table", shape)
+  argcheck(math.type(dim) == "integer" and shape[dim] ~= nil, "autograd.index_add_into", 2, "dim of shape", dim)
+  check_t("autograd.index_add_into", 3, idx)
+  check_t("autograd.index_add_into", 4, src)
   local n = shape[dim]
   idx = idx:reshape({ idx:numel() }) % (n + 1)   -- negative indices count from the end
   if T.index_add then
@@ -1064,13 +1085,18 @@ end
 -- T.autograd.backward(tensors [, grad_tensors] [, opts])
 function autograd.backward(tensors, grad_tensors, opts)
   if is_opts(grad_tensors) then grad_tensors, opts = nil, grad_tensors end
+  argcheck(is_t(tensors) or type(tensors) == "table", "autograd.backward", 1, "tensor or list of tensors", tensors)
+  check_opts("autograd.backward", 3, opts)
   local retain, create = modes(opts or {})
   run("backward", tensors, grad_tensors, retain, create)
 end
 
 -- t:backward([grad] [, opts])
 function methods.backward(t, grad, opts)
+  check_t("backward", 1, t)
   if is_opts(grad) then grad, opts = nil, grad end
+  argcheck(grad == nil or is_t(grad) or type(grad) == "number", "backward", 2, "tensor or number", grad)
+  check_opts("backward", 3, opts)
   if opts then
     local retain, create = modes(opts)
     run("backward", t, grad, retain, create)
@@ -1082,6 +1108,9 @@ end
 -- T.autograd.grad(outputs, inputs [, grad_outputs] [, opts]) -> list of gradients
 function autograd.grad(outputs, inputs, grad_outputs, opts)
   if is_opts(grad_outputs) then grad_outputs, opts = nil, grad_outputs end
+  argcheck(is_t(outputs) or type(outputs) == "table", "autograd.grad", 1, "tensor or list of tensors", outputs)
+  argcheck(is_t(inputs) or type(inputs) == "table", "autograd.grad", 2, "tensor or list of tensors", inputs)
+  check_opts("autograd.grad", 4, opts)
   opts = opts or {}
   local retain, create = modes(opts)
   return run("grad", outputs, grad_outputs, retain, create, inputs or {}, opts.allow_unused)
@@ -1090,19 +1119,22 @@ end
 ---------------------------------------------------------------------------
 -- tensor methods
 ---------------------------------------------------------------------------
-function methods.detach(t) return t.data end
+function methods.detach(t) check_t("detach", 1, t) return t.data end
 function methods.detach_(t)
+  check_t("detach_", 1, t)
   local m = getmeta(t)
   if m then m.grad_fn, m.output_nr, m.base = nil, nil, nil end
   set_flag(t, false)
   return t
 end
 function methods.requires_grad_(t, b)
+  check_t("requires_grad_", 1, t)
   if b == nil then b = true end
   t.requires_grad = b
   return t
 end
 function methods.retain_grad(t)
+  check_t("retain_grad", 1, t)
   if not t.requires_grad then fail("retain_grad", "can't retain_grad on Tensor that has requires_grad=false") end
   local m = getmeta(t, true)
   local gf = m.grad_fn
@@ -1114,6 +1146,8 @@ function methods.retain_grad(t)
   return t
 end
 function methods.register_hook(t, fn)
+  check_t("register_hook", 1, t)
+  argcheck(type(fn) == "function" or (getmetatable(fn) or {}).__call, "register_hook", 2, "function", fn)
   if not t.requires_grad then fail("register_hook", "cannot register a hook on a tensor that doesn't require gradient") end
   local m = getmeta(t, true)
   local hs
@@ -1171,8 +1205,9 @@ local function function_backward(n, ...)
 end
 
 function autograd.Function(def)
-  assert(type(def) == "table" and type(def.forward) == "function" and type(def.backward) == "function",
-    "ltensor.autograd.Function: expected a table with forward and backward functions")
+  if not (type(def) == "table" and type(def.forward) == "function" and type(def.backward) == "function") then
+    fail("autograd.Function", "expected a table with forward and backward functions")
+  end
   local F = { forward = def.forward, backward = def.backward, name = def.name or "Function" }
   function F.apply(...)
     local args = pack(...)
@@ -1223,6 +1258,9 @@ local function flat_values(t)
 end
 
 function autograd.gradcheck(fn, inputs, opts)
+  argcheck(type(fn) == "function" or (getmetatable(fn) or {}).__call, "autograd.gradcheck", 1, "function", fn)
+  argcheck(is_t(inputs) or type(inputs) == "table", "autograd.gradcheck", 2, "tensor or list of tensors", inputs)
+  check_opts("autograd.gradcheck", 3, opts)
   opts = opts or {}
   local eps = opts.eps or 1e-6
   local atol = opts.atol or 1e-5
