@@ -16,7 +16,7 @@ mkdir -p build/asan
 
 # quarantine_size_mb: ASan keeps freed memory in quarantine (256 MB by
 # default), which specs checking that RSS stays flat would see as growth.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:quarantine_size_mb=16}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:quarantine_size_mb=16:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=0}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tools/lsan.supp}
 export LTENSOR_ASAN=1
