@@ -252,17 +252,28 @@ static lt_tensor *new_udata(lua_State *L, size_t extra) {
 
 static int storage_box_gc(lua_State *L) {
   lt_storage *s = (lt_storage *)lua_touserdata(L, 1);
-  if (s) lt_storage_free(s);
+  if (s) lt_storage_release(s);   /* large blocks go back to the state's cache */
+  return 0;
+}
+
+/* The settings' finalizer: the settings userdata is made before any box, so
+   at lua_close it is finalized after all of them and frees what they cached. */
+static int settings_gc(lua_State *L) {
+  lt_settings *S = (lt_settings *)lua_touserdata(L, 1);
+  if (S && S->magic == LT_SETTINGS_MAGIC) lt_block_cache_close(&S->cache, S->allocf, S->alloc_ud);
   return 0;
 }
 
 /* Pushes a storage box with its metatable set and no memory yet, so that a
    failure after this point can never leak what is attached later. */
 static lt_storage *lt_push_storage_box(lua_State *L) {
-  lt_storage *s = (lt_storage *)lua_newuserdatauv(L, sizeof(lt_storage), 0);
+  lt_storage *s = (lt_storage *)lua_newuserdatauv(L, sizeof(lt_storage), 1);
   lt_storage_init(s, NULL, 0);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &storage_mt_key);
   lua_setmetatable(L, -2);
+  /* the box may hand its block to the settings' cache: keep them alive */
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &settings_key);
+  lua_setiuservalue(L, -2, 1);
   return s;
 }
 
@@ -275,6 +286,18 @@ static void gc_hint(lua_State *L, lt_settings *S, size_t nbytes) {
     int kb = (int)(S->gc_debt >> 10);
     S->gc_debt = 0;
     lua_gc(L, LUA_GCSTEP, kb);
+  }
+  /* Generational mode (lua5.4's default) promotes a temporary that survives
+     two minor collections to old -- e.g. a metamethod result, kept alive a
+     little longer by the calling frame -- and only a major collection frees
+     old objects, which the small Lua-side heap never triggers.  So when the
+     memory held by large blocks grows by half the cache's size, or doubles
+     when more is live, run one (amortised like Lua's own major
+     collections); the freed blocks then refill the cache. */
+  if (S->cache.live > S->gc_full_at) {
+    lua_gc(L, LUA_GCCOLLECT);
+    size_t live = S->cache.live, step = LT_CACHE_MAX_BYTES / 2;
+    S->gc_full_at = live + (live > step ? live : step);
   }
 }
 
@@ -308,9 +331,9 @@ lt_tensor *lt_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *
     t->storage = s;
   } else {
     lt_storage *s = lt_push_storage_box(L);
-    if (!lt_storage_alloc(s, S->allocf, S->alloc_ud, nbytes)) {
+    if (!lt_storage_alloc_cached(s, &S->cache, S->allocf, S->alloc_ud, nbytes)) {
       lua_gc(L, LUA_GCCOLLECT);   /* emergency collection, then one retry */
-      if (!lt_storage_alloc(s, S->allocf, S->alloc_ud, nbytes))
+      if (!lt_storage_alloc_cached(s, &S->cache, S->allocf, S->alloc_ud, nbytes))
         push_new_fail(L, "not enough memory: you tried to allocate %I bytes", (lua_Integer)nbytes);
     }
     t = new_udata(L, 0);
@@ -415,6 +438,7 @@ static int tensor_free(lua_State *L) {
   if (!t || !t->storage) return 0;
   lt_storage *s = t->storage;
   t->storage = NULL;
+  /* an explicit release returns the memory to the system, not to the cache */
   if (atomic_load(&s->refcount) == 1 && (s->block || s->release)) lt_storage_free(s);
   lua_pushnil(L);
   lua_setiuservalue(L, 1, 2);
@@ -919,6 +943,14 @@ static int l_clock(lua_State *L) {
   return 1;
 }
 
+/* T._cache_info() -> blocks, bytes held by this state's block cache */
+static int l_cache_info(lua_State *L) {
+  lt_settings *S = lt_settings_of(L);
+  lua_pushinteger(L, S->cache.n);
+  lua_pushinteger(L, (lua_Integer)S->cache.bytes);
+  return 2;
+}
+
 static int l_is_tensor(lua_State *L) { lua_pushboolean(L, lt_test(L, 1) != NULL); return 1; }
 static int l_data_ptr(lua_State *L) { lua_pushlightuserdata(L, lt_data(lt_check(L, 1))); return 1; }
 
@@ -1205,6 +1237,7 @@ const lt_reg lt_reg_core[] = {
   {"free", l_free, LT_METHOD, NULL},
   {"is_tensor", l_is_tensor, LT_MODULE, NULL},
   {"_clock", l_clock, LT_MODULE, NULL},
+  {"_cache_info", l_cache_info, LT_MODULE, NULL},
   {"_set_tostring", l_set_tostring, LT_MODULE, NULL},
   {"data_ptr", l_data_ptr, LT_METHOD, NULL},
   {"get_default_dtype", l_get_default_dtype, LT_MODULE, NULL},
@@ -1239,6 +1272,11 @@ int luaopen_ltensor_core(lua_State *L) {
   S->num_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);   /* elementwise threads: core count */
   if (S->num_threads < 1) S->num_threads = 1;
   S->allocf = lua_getallocf(L, &S->alloc_ud);
+  S->gc_full_at = LT_CACHE_MAX_BYTES / 2;
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, settings_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &settings_key);
   int settings = lua_gettop(L);

@@ -41,6 +41,8 @@ typedef struct lt_settings {
   uint64_t rng[8];               /* random generator state (l_random.c) */
   int has_autograd_hook;         /* a Lua autograd hook is installed */
   const void *tensor_mt;         /* identity of the Tensor metatable, for a cheap lt_test */
+  lt_block_cache cache;          /* released large blocks kept for reuse (lt_tensor.h) */
+  size_t gc_full_at;             /* live large-block bytes that force a full collection */
   int any_requires_grad;         /* some tensor of this state ever required grad: until then
                                     the autograd trampoline skips scanning arguments */
 } lt_settings;

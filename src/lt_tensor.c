@@ -26,13 +26,11 @@ void lt_storage_init(lt_storage *s, char *data, size_t nbytes) {
   s->block_size = 0;
   s->release = NULL;
   s->release_ud = NULL;
+  s->cache = NULL;
 }
 
-int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nbytes) {
-  /* aligned by hand: Lua's allocator only promises 8/16 bytes */
-  size_t size = LT_ALIGN + (nbytes ? nbytes : 1);
-  void *block = allocf(alloc_ud, NULL, 0, size);
-  if (!block) return 0;
+static void adopt_block(lt_storage *s, lt_allocf allocf, void *alloc_ud, void *block, size_t size,
+                        size_t nbytes) {
   uintptr_t p = ((uintptr_t)block + LT_ALIGN - 1) & ~(uintptr_t)(LT_ALIGN - 1);
   lt_storage_init(s, (char *)p, nbytes);
   s->allocf = allocf;
@@ -41,7 +39,82 @@ int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nby
   s->block_size = size;
   LT_POISON((char *)block, (size_t)(s->data - (char *)block));
   LT_POISON(s->data + nbytes, (size_t)((char *)block + size - (s->data + nbytes)));
+}
+
+int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nbytes) {
+  /* aligned by hand: Lua's allocator only promises 8/16 bytes */
+  size_t size = LT_ALIGN + (nbytes ? nbytes : 1);
+  void *block = allocf(alloc_ud, NULL, 0, size);
+  if (!block) return 0;
+  adopt_block(s, allocf, alloc_ud, block, size, nbytes);
   return 1;
+}
+
+int lt_storage_alloc_cached(lt_storage *s, lt_block_cache *c, lt_allocf allocf, void *alloc_ud, size_t nbytes) {
+  size_t need = LT_ALIGN + (nbytes ? nbytes : 1);
+  if (c && !c->closed && nbytes >= LT_CACHE_MIN_BYTES) {
+    int best = -1;   /* the smallest cached block that fits without wasting a quarter */
+    for (int i = 0; i < c->n; i++)
+      if (c->size[i] >= need && c->size[i] - need <= need / 4 && (best < 0 || c->size[i] < c->size[best]))
+        best = i;
+    if (best >= 0) {
+      void *block = c->block[best];
+      size_t size = c->size[best];
+      c->bytes -= size;
+      c->n--;
+      for (int i = best; i < c->n; i++) { c->block[i] = c->block[i + 1]; c->size[i] = c->size[i + 1]; }
+      LT_UNPOISON(block, size);
+      adopt_block(s, allocf, alloc_ud, block, size, nbytes);
+      s->cache = c;
+      c->live += size;
+      return 1;
+    }
+  }
+  if (!lt_storage_alloc(s, allocf, alloc_ud, nbytes)) return 0;
+  if (c && nbytes >= LT_CACHE_MIN_BYTES) {
+    s->cache = c;
+    c->live += s->block_size;
+  }
+  return 1;
+}
+
+void lt_storage_release(lt_storage *s) {
+  lt_block_cache *c = s->cache;
+  if (!c || c->closed || !s->block || s->release || s->block_size > LT_CACHE_MAX_BYTES) {
+    lt_storage_free(s);
+    return;
+  }
+  c->live -= s->block_size;
+  s->cache = NULL;
+  /* make room: drop the oldest blocks first */
+  while (c->n > 0 && (c->n == LT_CACHE_SLOTS || c->bytes + s->block_size > LT_CACHE_MAX_BYTES)) {
+    void *old = c->block[0];
+    size_t osize = c->size[0];
+    c->bytes -= osize;
+    c->n--;
+    for (int i = 0; i < c->n; i++) { c->block[i] = c->block[i + 1]; c->size[i] = c->size[i + 1]; }
+    LT_UNPOISON(old, osize);
+    s->allocf(s->alloc_ud, old, osize, 0);
+  }
+  LT_UNPOISON(s->block, s->block_size);
+  LT_POISON(s->block, s->block_size);   /* a use after release is reported under ASan */
+  c->block[c->n] = s->block;
+  c->size[c->n] = s->block_size;
+  c->n++;
+  c->bytes += s->block_size;
+  s->block = NULL;
+  s->data = NULL;
+  s->nbytes = 0;
+}
+
+void lt_block_cache_close(lt_block_cache *c, lt_allocf allocf, void *alloc_ud) {
+  for (int i = 0; i < c->n; i++) {
+    LT_UNPOISON(c->block[i], c->size[i]);
+    allocf(alloc_ud, c->block[i], c->size[i], 0);
+  }
+  c->n = 0;
+  c->bytes = 0;
+  c->closed = 1;
 }
 
 void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*release)(void *), void *ud) {
@@ -53,6 +126,8 @@ void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*re
 void lt_storage_retain(lt_storage *s) { atomic_fetch_add(&s->refcount, 1); }
 
 void lt_storage_free(lt_storage *s) {
+  if (s->cache && s->block) s->cache->live -= s->block_size;
+  s->cache = NULL;
   if (s->block) {
     void *block = s->block;
     s->block = NULL;

@@ -36,7 +36,26 @@ typedef struct lt_storage {
   void *release_ud;
   /* bumped by every in-place write; autograd compares saved versions */
   atomic_llong version;
+  /* where the heap block goes back to when released (NULL: freed) */
+  struct lt_block_cache *cache;
 } lt_storage;
+
+/* A small per-lua_State cache of recently released large blocks.  The
+   collector frees tensors some time after their last use, so without it
+   every large temporary is a fresh mmap whose pages fault in again (a 4 MB
+   result cost 3x the arithmetic); with it a loop reuses warm memory.
+   Bounded in slots and bytes; blocks are poisoned while cached under ASan. */
+#define LT_CACHE_SLOTS 8
+#define LT_CACHE_MIN_BYTES ((size_t)64 << 10)
+#define LT_CACHE_MAX_BYTES ((size_t)64 << 20)
+typedef struct lt_block_cache {
+  void *block[LT_CACHE_SLOTS];
+  size_t size[LT_CACHE_SLOTS];
+  int n;
+  size_t bytes;
+  int closed;                  /* after lt_block_cache_close, blocks are freed at once */
+  size_t live;                 /* bytes of large blocks held by live storages */
+} lt_block_cache;
 
 typedef struct lt_tensor {
   lt_storage *storage;         /* NULL only while half-built or after free */
@@ -54,6 +73,11 @@ int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nby
 void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*release)(void *), void *ud);
 void lt_storage_retain(lt_storage *s);     /* one more tensor views it */
 void lt_storage_free(lt_storage *s);       /* idempotent: frees heap data / calls release */
+/* Like lt_storage_alloc, reusing a cached block of about the right size. */
+int lt_storage_alloc_cached(lt_storage *s, lt_block_cache *c, lt_allocf allocf, void *alloc_ud, size_t nbytes);
+/* Like lt_storage_free, keeping a large heap block in s->cache if it fits. */
+void lt_storage_release(lt_storage *s);
+void lt_block_cache_close(lt_block_cache *c, lt_allocf allocf, void *alloc_ud);
 
 /* Shape helpers. */
 int64_t lt_numel(const lt_tensor *t);
