@@ -316,7 +316,7 @@ static void op_dtypes(lua_State *L, const ew *op, ltensor_dtype common, int out_
    index, or returns 0 (nothing pushed) */
 static int opt_out(lua_State *L, int idx) {
   if (idx < 1 || lua_type(L, idx) != LUA_TTABLE || lt_test(L, idx)) return 0;
-  lua_getfield(L, idx, "out");
+  lt_getopt(L, idx, "out");
   if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
   lt_check(L, -1);
   return lua_gettop(L);
@@ -391,7 +391,7 @@ static int read_alpha(lua_State *L, const char *fname, int negate, lt_kctx *ctx,
   int idx = 3;
   if (lua_gettop(L) < 3) return 0;
   if (lua_type(L, 3) == LUA_TTABLE && !lt_test(L, 3)) {
-    lua_getfield(L, 3, "alpha");
+    lt_getopt(L, 3, "alpha");
     idx = lua_gettop(L);
   }
   int ty = lua_type(L, idx);
@@ -473,7 +473,7 @@ static const ew *div_kind(lua_State *L, const char *fname) {
   const char *mode = NULL;
   if (lua_type(L, 3) == LUA_TSTRING) mode = lua_tostring(L, 3);
   else if (lua_type(L, 3) == LUA_TTABLE) {
-    lua_getfield(L, 3, "rounding_mode");
+    lt_getopt(L, 3, "rounding_mode");
     mode = lua_tostring(L, -1);   /* stays valid: the table holds it */
     lua_pop(L, 1);
   } else if (!lua_isnil(L, 3)) {
@@ -526,12 +526,12 @@ CMP(eq) CMP(ne) CMP(lt) CMP(le) CMP(gt) CMP(ge)
 CMP(logical_and) CMP(logical_or) CMP(logical_xor)
 
 /* Lua's rule for bitwise operands: a float must have an exact integer value */
-static void int_operands(lua_State *L, int n) {
+static void int_operands(lua_State *L, int n, const char *fname) {
   for (int i = 1; i <= n; i++) {
     if (lua_type(L, i) == LUA_TNUMBER && !lua_isinteger(L, i)) {
       double d = lua_tonumber(L, i);
       lua_Integer v = 0;
-      if (d != floor(d) || !lua_numbertointeger(d, &v)) luaL_error(L, "number has no integer representation");
+      if (d != floor(d) || !lua_numbertointeger(d, &v)) lt_error(L, fname, "bad argument #%d (number has no integer representation)", i);
       lua_pushinteger(L, v);
       lua_replace(L, i);
     }
@@ -539,8 +539,8 @@ static void int_operands(lua_State *L, int n) {
 }
 #define BITWISE(nm, kern)                                                       \
   static const ew E_##nm = {#nm, kern, R_SAME, 0};                               \
-  static int l_##nm(lua_State *L) { int_operands(L, 2); return binary(L, &E_##nm, 0); } \
-  static int l_##nm##_(lua_State *L) { int_operands(L, 2); return binary(L, &E_##nm, 1); }
+  static int l_##nm(lua_State *L) { int_operands(L, 2, #nm); return binary(L, &E_##nm, 0); } \
+  static int l_##nm##_(lua_State *L) { int_operands(L, 2, #nm "_"); return binary(L, &E_##nm, 1); }
 BITWISE(bitwise_and, lt_k_bitwise_and)
 BITWISE(bitwise_or, lt_k_bitwise_or)
 BITWISE(bitwise_xor, lt_k_bitwise_xor)
@@ -593,13 +593,15 @@ static int round_impl(lua_State *L, int inplace) {
     d = luaL_checkinteger(L, 2);
     lua_remove(L, 2);   /* what follows may be an options table */
   } else if (lua_type(L, 2) == LUA_TTABLE && !lt_test(L, 2)) {
-    lua_getfield(L, 2, "decimals");
+    lt_getopt(L, 2, "decimals");
     if (!lua_isnil(L, -1)) d = luaL_checkinteger(L, -1);
     lua_pop(L, 1);
   }
   if (d == 0) return unary(L, &E_round, inplace);
   lt_kctx ctx;
   memset(&ctx, 0, sizeof ctx);
+  if (d > 400) d = 400;     /* 10^400 is already inf in double: same result, no overflow of -d */
+  if (d < -400) d = -400;
   ctx.mode = d < 0;
   ctx.f1 = pow(10.0, (double)(d < 0 ? -d : d));
   return unary_k(L, &E_round_dec, inplace, &ctx);
@@ -686,7 +688,7 @@ static const ew *gelu_kind(lua_State *L) {
   const char *a = NULL;
   if (lua_type(L, 2) == LUA_TSTRING) a = lua_tostring(L, 2);
   else if (lua_type(L, 2) == LUA_TTABLE) {
-    lua_getfield(L, 2, "approximate");
+    lt_getopt(L, 2, "approximate");
     a = lua_tostring(L, -1);
     lua_pop(L, 1);
   }
@@ -906,9 +908,9 @@ static lt_tensor *isclose_run(lua_State *L, const char *fname) {
   ctx.f2 = 1e-8;
   int top = lua_gettop(L);
   if (top >= 3 && lua_type(L, 3) == LUA_TTABLE) {
-    lua_getfield(L, 3, "rtol"); if (!lua_isnil(L, -1)) ctx.f1 = luaL_checknumber(L, -1);
-    lua_getfield(L, 3, "atol"); if (!lua_isnil(L, -1)) ctx.f2 = luaL_checknumber(L, -1);
-    lua_getfield(L, 3, "equal_nan"); ctx.mode = lua_toboolean(L, -1);
+    lt_getopt(L, 3, "rtol"); if (!lua_isnil(L, -1)) ctx.f1 = luaL_checknumber(L, -1);
+    lt_getopt(L, 3, "atol"); if (!lua_isnil(L, -1)) ctx.f2 = luaL_checknumber(L, -1);
+    lt_getopt(L, 3, "equal_nan"); ctx.mode = lua_toboolean(L, -1);
     lua_pop(L, 3);
   } else {
     if (top >= 3 && !lua_isnil(L, 3)) ctx.f1 = luaL_checknumber(L, 3);

@@ -153,8 +153,8 @@ static ltensor_dtype opt_dtype(lua_State *L, int opts, ltensor_dtype def) {
 static int is_opts_table(lua_State *L, int idx) {
   if (lua_type(L, idx) != LUA_TTABLE || lt_test(L, idx)) return 0;
   if (lua_rawlen(L, idx) > 0) return 0;
-  lua_getfield(L, idx, "dtype");
-  lua_getfield(L, idx, "requires_grad");
+  lt_getopt(L, idx, "dtype");
+  lt_getopt(L, idx, "requires_grad");
   int r = !lua_isnil(L, -1) || !lua_isnil(L, -2);
   lua_pop(L, 2);
   return r;

@@ -338,7 +338,7 @@ static int l_logsumexp(lua_State *L) {
 static int one_dim(lua_State *L, const char *fname, const lt_tensor *t, int idx) {
   if (lua_isnoneornil(L, idx) || is_opts(L, idx)) {
     if (is_opts(L, idx)) {
-      lua_getfield(L, idx, "dim");
+      lt_getopt(L, idx, "dim");
       int has = !lua_isnil(L, -1);
       if (has) {
         int d = lt_checkdim(L, luaL_checkinteger(L, -1), t->ndim, fname);
@@ -431,7 +431,7 @@ static int sort_args(lua_State *L, const char *fname, lt_tensor *t, int *desc) {
   if (lua_type(L, 2) == LUA_TNUMBER) dim = one_dim(L, fname, t, 2);
   else {
     lua_Integer d = -1;
-    if (opts) { lua_getfield(L, opts, "dim"); if (!lua_isnil(L, -1)) d = luaL_checkinteger(L, -1); lua_pop(L, 1); }
+    if (opts) { lt_getopt(L, opts, "dim"); if (!lua_isnil(L, -1)) d = luaL_checkinteger(L, -1); lua_pop(L, 1); }
     dim = lt_checkdim(L, d, t->ndim, fname);
     if (!t->ndim) dim = 0;
     if (lua_type(L, 2) == LUA_TBOOLEAN) { *desc = lua_toboolean(L, 2); return dim; }
@@ -463,7 +463,7 @@ static int l_topk(lua_State *L) {
   for (int i = 3; i <= top; i++) if (is_opts(L, i)) { opts = i; break; }
   lua_Integer d = -1;
   if (lua_type(L, 3) == LUA_TNUMBER) d = luaL_checkinteger(L, 3);
-  else if (opts) { lua_getfield(L, opts, "dim"); if (!lua_isnil(L, -1)) d = luaL_checkinteger(L, -1); lua_pop(L, 1); }
+  else if (opts) { lt_getopt(L, opts, "dim"); if (!lua_isnil(L, -1)) d = luaL_checkinteger(L, -1); lua_pop(L, 1); }
   int dim = lt_checkdim(L, d, t->ndim, "topk");
   if (!t->ndim) dim = 0;
   int largest = opt_flag(L, 4, opts, "largest", 1);

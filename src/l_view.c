@@ -1193,7 +1193,7 @@ static int scatter_common(lua_State *L, const char *fname, int inplace, int redu
   luaL_checkany(L, 4);
   if (lua_type(L, 5) == LUA_TTABLE || lua_type(L, 5) == LUA_TSTRING) {
     const char *r = lua_type(L, 5) == LUA_TSTRING ? lua_tostring(L, 5) : NULL;
-    if (!r) { lua_getfield(L, 5, "reduce"); r = lua_tostring(L, -1); lua_pop(L, 1); }
+    if (!r) { lt_getopt(L, 5, "reduce"); r = lua_tostring(L, -1); lua_pop(L, 1); }
     if (r && strcmp(r, "add") == 0) reduce = 1;
     else if (r) lt_error(L, fname, "reduce argument must be either add (got %s)", r);
   }
@@ -1269,7 +1269,7 @@ static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, 
   double af = 1.0;
   int64_t ai = 1;
   if (mode == IW_ADD && aidx && lua_type(L, aidx) == LUA_TTABLE) {
-    lua_getfield(L, aidx, "alpha");
+    lt_getopt(L, aidx, "alpha");
     if (!lua_isnil(L, -1)) {
       if (!lt_is_floating(dst->dtype) && !lt_is_complex(dst->dtype) && !lua_isinteger(L, -1))
         lt_error(L, fname, "For integral input tensors, argument alpha must not be a floating point number.");

@@ -99,6 +99,13 @@ int lt_testdtype(lua_State *L, int idx, ltensor_dtype *out);   /* dtype object o
 ltensor_dtype lt_checkdtype(lua_State *L, int idx);
 /* opts table at idx (or none/nil): its `dtype` field, else def */
 ltensor_dtype lt_opt_dtype(lua_State *L, int idx, ltensor_dtype def);
+/* Push opts[k] read raw: an __index metamethod on an options table must not
+   run in the middle of an op (it could free a tensor already checked). */
+static inline int lt_getopt(lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, k);
+  return lua_rawget(L, idx);
+}
 /* opts table at idx: boolean field, else def */
 int lt_opt_bool(lua_State *L, int idx, const char *field, int def);
 
