@@ -76,7 +76,9 @@ lt_tensor *lt_check(lua_State *L, int idx);                /* argument error if 
 lt_tensor *lt_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *shape);
 /* New contiguous tensor with the same shape as t. */
 lt_tensor *lt_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt);
-/* A view of base's storage (no copy); requires_grad is not inherited. */
+/* A view of base's storage (no copy); requires_grad is not inherited.
+   base, or another tensor on the same storage, must be on the Lua stack:
+   the view keeps the storage's owner alive through its user value. */
 lt_tensor *lt_push_view(lua_State *L, const lt_tensor *base, int ndim, const int64_t *shape,
                         const int64_t *stride, int64_t offset);
 /* Embedding: a tensor over host memory (shape/strides set by the caller);
