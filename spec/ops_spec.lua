@@ -640,3 +640,47 @@ describe("tiled iteration of operands with crossed layouts", function()
     end)
   end
 end)
+
+describe("the worker pool (work split across kept threads)", function()
+  local function with_threads(nt, f)
+    local old = T.get_num_threads()
+    T.set_num_threads(nt)
+    local ok, err = pcall(f)
+    T.set_num_threads(old)
+    if not ok then error(err, 0) end
+  end
+  for _, nt in ipairs { 2, 3 } do
+    it("large contiguous, broadcast and transposed operands match the 1-thread result (" .. nt .. " threads)", function()
+      local n = 300007   -- odd: the last chunk is short
+      local a = T.arange(0, n):to(T.float32)
+      local b = T.arange(0, n):to(T.float32) * 0.5
+      local m = T.arange(0, 700 * 700):reshape(700, 700):to(T.float32)
+      local row = T.arange(0, 700):reshape(1, 700):to(T.float32)
+      local col = T.arange(0, 700):reshape(700, 1):to(T.float32)
+      local want = {}
+      with_threads(1, function()
+        want = { (a * b):sum():item(), (a * 3):sum():item(), (m + row):sum():item(), (m + col):sum():item(),
+                 (m:t() + m:t()):sum():item(), (m:t() + m):sum():item() }
+      end)
+      with_threads(nt, function()
+        for _ = 1, 20 do   -- repeated calls reuse the parked workers
+          local got = { (a * b):sum():item(), (a * 3):sum():item(), (m + row):sum():item(), (m + col):sum():item(),
+                        (m:t() + m:t()):sum():item(), (m:t() + m):sum():item() }
+          for i = 1, #want do assert.equal(want[i], got[i]) end
+        end
+        local s = m:t() + m:t()
+        assert.same({ 1, 700 }, s:stride())   -- laid out as the inputs: one contiguous run
+        assert.equal(699 * 700 * 2, s[1][700]:item())
+        assert.equal(n - 1 + (n - 1) * 0.5, (a + b)[n]:item())
+      end)
+    end)
+  end
+  it("an integer division by zero in any chunk still raises", function()
+    with_threads(2, function()
+      local a = T.ones(400000, { dtype = T.int32 })
+      local b = T.ones(400000, { dtype = T.int32 })
+      b[399999] = 0
+      assert.has_error(function() return T.floor_divide(a, b) end, "ltensor.floor_divide: integer division by zero")
+    end)
+  end)
+end)

@@ -135,6 +135,34 @@ static void check_out(lua_State *L, const char *fname, const lt_tensor *out, lte
                        "single memory location. Please clone() the tensor before performing the operation.");
 }
 
+/* The state's worker pool (lt_iter.h), made on first use and kept in the
+   registry under this key's address; its __gc joins the workers. */
+static const char pool_key = 0;
+static int pool_gc(lua_State *L) {
+  lt_pool **pp = (lt_pool **)lua_touserdata(L, 1);
+  lt_pool_free(*pp);
+  *pp = NULL;
+  return 0;
+}
+static lt_pool *state_pool(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &pool_key) == LUA_TUSERDATA) {
+    lt_pool *p = *(lt_pool **)lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return p;
+  }
+  lua_pop(L, 1);
+  lt_pool **pp = (lt_pool **)lua_newuserdatauv(L, sizeof *pp, 0);
+  *pp = NULL;
+  lua_newtable(L);
+  lua_pushcfunction(L, pool_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  *pp = lt_pool_new();   /* owned by the userdata from here on */
+  lt_pool *p = *pp;
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &pool_key);
+  return p;
+}
+
 static int same_view(const lt_tensor *a, const lt_tensor *b) {
   if (a->storage != b->storage || a->offset != b->offset || a->ndim != b->ndim || a->dtype != b->dtype) return 0;
   for (int i = 0; i < a->ndim; i++)
@@ -223,6 +251,8 @@ static lt_tensor *run_ew_in(lua_State *L, const char *fname, lt_loop_fn k, opera
   lt_iter it;
   lt_iter_init(&it, its, 1, n, kdt, ndim, shape, lt_settings_of(L)->num_threads);
   it.grain = ctx->heavy ? LT_ITER_GRAIN_HEAVY : LT_ITER_GRAIN_CHEAP;
+  if (it.num_threads > 1 && it.numel >= 2 * LT_ITER_GRAIN_POOL && (it.pool = state_pool(L)))
+    it.grain = LT_ITER_GRAIN_POOL;
   atomic_init(&ctx->err, 0);
   lt_iter_run(&it, k, ctx);
   if (out_idx) lt_bump_version(out);

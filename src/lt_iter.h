@@ -59,7 +59,21 @@ typedef struct lt_iter {
   int64_t numel;
   int num_threads;
   int64_t grain;           /* minimum elements per thread (LT_ITER_GRAIN_CHEAP unless set) */
+  struct lt_pool *pool;    /* persistent workers to split work with, or NULL
+                              (threads are then started per call) */
 } lt_iter;
+
+/* A pool of worker threads kept between calls: starting a thread costs
+   35-200 us here, and a worker that polls for ~100 us after each piece of
+   work before parking picks up the next one of a loop at once, so with a
+   pool memory-bound work splits profitably from a much smaller size (as
+   PyTorch's OpenMP parallel_for, whose grain is 32768).  The owner (one
+   per lua_State, see l_ops.c) frees it; workers start lazily on first use. */
+typedef struct lt_pool lt_pool;
+lt_pool *lt_pool_new(void);          /* NULL when out of memory */
+void lt_pool_free(lt_pool *p);       /* joins the workers */
+/* Elements per thread before a split pays with a pool (memory-bound). */
+#define LT_ITER_GRAIN_POOL 32768
 
 /* infer_size over n tensors.  Returns 0, or -1 with *bad_a, *bad_b (sizes)
    and *bad_dim (1-based, in the result) for PyTorch's message. */
