@@ -4,18 +4,8 @@
 -- zero-size and 0-dim tensors, and for every error it raises.
 local T = require "ltensor"
 
-local function check(t, dtype, shape, data)
-  assert.equal(dtype, t.dtype)
-  assert.same(shape, t.shape)
-  if data ~= nil then assert.same(data, t:totable()) end
-end
-
-local function raises(substr, fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert.is_false(ok, "expected an error containing: " .. substr)
-  err = tostring(err)
-  assert.is_truthy(err:find(substr, 1, true), "error was: " .. err)
-end
+local H = dofile("spec/helpers.lua")
+local check, raises = H.check, H.raises
 
 -- 2x3 int64 {{1,2,3},{4,5,6}}; its transpose; a (2,3) expansion of a row
 local function m23() return T.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }) end
