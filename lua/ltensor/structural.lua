@@ -1796,6 +1796,30 @@ end)
 
 -- median/nanmedian along a dim: the lower median (index (n - 1) // 2 of the
 -- sorted slice); median returns NaN (its first occurrence) when a slice has one
+-- The 1-based position PyTorch's nanmedian reports for a slice of n NaNs:
+-- its CPU kernel runs std::nth_element(k = 0) over the indices with a
+-- comparator under which NaNs are all equivalent, and libstdc++'s
+-- introselect then permutes them deterministically: each round swaps the
+-- first element with the middle one, reverses the pairs of the rest around
+-- the cut, and keeps the lower part while it is longer than 3.  The rounds
+-- are replayed backwards on the one position that ends first (checked
+-- against torch 1.13 for n = 1..3000).
+local function allnan_index(n)
+  local steps, last = {}, n
+  while last > 3 do
+    local cut = 1 + math.floor((last - 1) / 2)
+    steps[#steps + 1] = { last, math.floor(last / 2), cut }
+    last = cut
+  end
+  local p = 0
+  for i = #steps, 1, -1 do
+    local l, mid, cut = steps[i][1], steps[i][2], steps[i][3]
+    if (p >= 1 and p <= cut - 1) or (p >= l - cut + 1 and p <= l - 1) then p = l - p end
+    if p == 0 then p = mid elseif p == mid then p = 0 end
+  end
+  return p + 1
+end
+
 local function median_impl(fname, t, dim, keepdim, opts, ignore_nan)
   check_t(fname, 1, t)
   if is_complex(t) then fail(fname, ("%s is not implemented for complex tensors"):format(fname)) end
@@ -1827,7 +1851,17 @@ local function median_impl(fname, t, dim, keepdim, opts, ignore_nan)
   else
     kth = (n - 1) // 2 + 1
   end
-  return select_kth(t, d, kth, keepdim)
+  local vals, idx = select_kth(t, d, kth, keepdim)
+  if ignore_nan and is_float(t) then
+    -- an all-NaN slice: PyTorch's index is where std::nth_element (k = 0,
+    -- every element equivalent) leaves the first position
+    local allnan = T.eq(T.sum(T.logical_not(T.isnan(t)):to(T.int64), d, true), 0)
+    if not keepdim then allnan = allnan:squeeze(d) end
+    if T.any(allnan):item() then
+      idx = T.where(allnan, T.full({}, allnan_index(n), { dtype = T.int64 }), idx)
+    end
+  end
+  return vals, idx
 end
 def("median", function(t, dim, keepdim, opts) return median_impl("median", t, dim, keepdim, opts, false) end)
 def("nanmedian", function(t, dim, keepdim, opts) return median_impl("nanmedian", t, dim, keepdim, opts, true) end)
