@@ -233,6 +233,7 @@ end
 ---------------------------------------------------------------------------
 local last_info
 local solve_core
+local householder_diff   -- defined with householder_product
 solve_core = autograd.Function {
   name = "LinalgSolveEx",
   forward = function(ctx, A, B)
@@ -327,25 +328,6 @@ function linalg.inv(A)
   return X
 end
 
-function linalg.lu_factor_ex(A, o)
-  check_la("lu_factor_ex", A, 1)
-  check_matrix("lu_factor_ex", A)
-  if type(o) == "table" and o.pivot == false then fail("lu_factor_ex", "LU without pivoting is not implemented on the CPU") end
-  return K.getrf(A)
-end
-function linalg.lu_factor(A, o)
-  check_la("lu_factor", A, 1)
-  check_matrix("lu_factor", A)
-  if type(o) == "table" and o.pivot == false then fail("lu_factor", "LU without pivoting is not implemented on the CPU") end
-  local LU, piv, info = K.getrf(A)
-  local i, v = first_bad(info)
-  if i then
-    fail("lu_factor", batch_prefix(info, i) .. ("U[%d,%d] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"):format(v, v))
-  end
-  return LU, piv
-end
-
--- P, L, U with A = P L U
 -- P, L, U from getrf's packed factors
 local function unpack_lu(LU, piv)
   local s = LU.shape
@@ -356,13 +338,105 @@ local function unpack_lu(LU, piv)
   return K.perm(piv, m, LU.dtype), L, U
 end
 
+-- The gradient of A = P L U (PyTorch's linalg_lu_backward): with
+-- gA = P L^{-H} [tril(L^H gL, -1) + triu(gU U^H)] U^{-H} for a square A, and
+-- its wide (m < n) and tall (m > n) forms, where only the square blocks U1 /
+-- L1 are inverted and U2 / L2's gradients pass straight through.
+local function lu_backward(gL, gU, P, L, U)
+  local m, n = L.shape[#L.shape - 1], U.shape[#U.shape]
+  local k = math.min(m, n)
+  local unit_upper = { upper = true, left = true, unitriangular = true }
+  -- L's diagonal and upper part and U's lower part are constants: their
+  -- gradients go nowhere
+  gL, gU = tril(gL, -1), triu(gU)
+  local gA
+  if m == n then
+    gA = tril(mH(L):matmul(gL), -1) + triu(gU:matmul(mH(U)))
+    gA = linalg.solve_triangular(mH(U), gA, { upper = false, left = false })
+    gA = linalg.solve_triangular(mH(L), gA, unit_upper)
+  elseif m < n then
+    local U1 = U:narrow(-1, 1, k)
+    gA = mH(L):matmul(gL) - triu(gU):matmul(mH(U))
+    gA = linalg.solve_triangular(mH(U1), tril(gA, -1), { upper = false, left = false })
+    gA = T.cat({ gA + triu(gU:narrow(-1, 1, k)), gU:narrow(-1, k + 1, n - k) }, -1)
+    gA = linalg.solve_triangular(mH(L), gA, unit_upper)
+  else
+    local L1 = L:narrow(-2, 1, k)
+    gA = gU:matmul(mH(U)) - mH(L):matmul(gL)
+    gA = linalg.solve_triangular(mH(L1), triu(gA), unit_upper)
+    gA = T.cat({ gA + tril(gL:narrow(-2, 1, k), -1), gL:narrow(-2, k + 1, m - k) }, -2)
+    gA = linalg.solve_triangular(mH(U), gA, { upper = false, left = false })
+  end
+  return P:matmul(gA)
+end
+
+-- lu_factor: the packed LU is differentiable (pivots and info are not: they
+-- come back beside the Function's output)
+local last_piv
+local lu_factor_core = autograd.Function {
+  name = "LinalgLuFactorEx",
+  forward = function(ctx, A)
+    local LU, piv, info = K.getrf(A)
+    last_piv, last_info = piv, info
+    ctx.piv = piv
+    ctx:save_for_backward(LU)
+    return LU
+  end,
+  backward = function(ctx, gLU)
+    local LU = unpack(ctx.saved_tensors)
+    local P, L, U = unpack_lu(LU, ctx.piv)
+    local s = LU.shape
+    local k = math.min(s[#s - 1], s[#s])
+    return lu_backward(gLU:narrow(-1, 1, k), gLU:narrow(-2, 1, k), P, L, U)
+  end,
+}
+local function lu_factor_ex(A)
+  local LU = lu_factor_core(A)
+  return LU, last_piv, last_info
+end
+
+-- lu: L and U are differentiable, P is not
+local last_P
+local lu_core = autograd.Function {
+  name = "LinalgLuBackward",
+  forward = function(ctx, A)
+    local LU, piv = K.getrf(A)
+    local P, L, U = unpack_lu(LU, piv)
+    last_P = P
+    ctx:save_for_backward(P, L, U)
+    return L, U
+  end,
+  backward = function(ctx, gL, gU)
+    local P, L, U = unpack(ctx.saved_tensors)
+    return lu_backward(gL, gU, P, L, U)
+  end,
+}
+
+function linalg.lu_factor_ex(A, o)
+  check_la("lu_factor_ex", A, 1)
+  check_matrix("lu_factor_ex", A)
+  if type(o) == "table" and o.pivot == false then fail("lu_factor_ex", "LU without pivoting is not implemented on the CPU") end
+  return lu_factor_ex(A)
+end
+function linalg.lu_factor(A, o)
+  check_la("lu_factor", A, 1)
+  check_matrix("lu_factor", A)
+  if type(o) == "table" and o.pivot == false then fail("lu_factor", "LU without pivoting is not implemented on the CPU") end
+  local LU, piv, info = lu_factor_ex(A)
+  local i, v = first_bad(info)
+  if i then
+    fail("lu_factor", batch_prefix(info, i) .. ("U[%d,%d] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"):format(v, v))
+  end
+  return LU, piv
+end
+
 -- P, L, U with A = P L U
 function linalg.lu(A, o)
   check_la("lu", A, 1)
   check_matrix("lu", A)
   if type(o) == "table" and o.pivot == false then fail("lu", "LU without pivoting is not implemented on the CPU") end
-  local LU, piv = K.getrf(A)
-  return unpack_lu(LU, piv)
+  local L, U = lu_core(A)
+  return last_P, L, U
 end
 
 -- torch.lu_unpack(LU, pivots): the P, L, U that lu_factor's result stands for
@@ -377,6 +451,44 @@ function T.lu_unpack(LU, piv)
   for i = 1, #ps - 1 do if ps[i] ~= s[i] then fail("lu_unpack", "pivots must have shape LU.shape[:-2] + (min(m, n),)") end end
   return unpack_lu(LU, piv)
 end
+
+-- lu_solve through autograd: B's gradient is the solve with the adjoint
+-- system, LU's is PyTorch's linalg_lu_solve_LU
+local lu_solve_core
+lu_solve_core = autograd.Function {
+  name = "LinalgLuSolve",
+  forward = function(ctx, LU, B, piv, left, adjoint)
+    local X
+    if left then X = K.getrs(LU, piv, B, adjoint and "C" or "N")
+    -- X A = B  <=>  A^H X^H = B^H ;  X A^H = B  <=>  A X^H = B^H
+    else X = mH(K.getrs(LU, piv, mH(B), adjoint and "N" or "C")) end
+    ctx.piv, ctx.left, ctx.adjoint = piv, left, adjoint
+    ctx:save_for_backward(LU, X)
+    return X
+  end,
+  backward = function(ctx, gX)
+    local LU, X = unpack(ctx.saved_tensors)
+    local piv, left, adjoint = ctx.piv, ctx.left, ctx.adjoint
+    local gB = lu_solve_core(LU, gX, piv, left, not adjoint)
+    local gLU
+    if ctx.needs_input_grad[1] then
+      local P, L, U = unpack_lu(LU, piv)
+      if left ~= adjoint then
+        -- gR = U^{-H} op(-gX) op(X)^H; gLU = tril(L^{-H} gR U^H, -1) + triu(gR)
+        local gR = linalg.solve_triangular(mH(U), -(left and gX:matmul(mH(X)) or mH(gX):matmul(X)), { upper = false })
+        local gL = tril(linalg.solve_triangular(mH(L), gR:matmul(mH(U)), { upper = true, left = true, unitriangular = true }), -1)
+        gLU = gL + triu(gR)
+      else
+        -- gR = -P^T op(X) op(gX)^H P L^{-H}; gLU = tril(gR, -1) + triu(L^H gR U^{-H})
+        local gR = -mT(P):matmul(left and X or mH(X)):matmul(left and mH(gX) or gX):matmul(P)
+        gR = linalg.solve_triangular(mH(L), gR, { upper = true, left = false, unitriangular = true })
+        local gU = triu(linalg.solve_triangular(mH(U), mH(L):matmul(gR), { upper = false, left = false }))
+        gLU = tril(gR, -1) + gU
+      end
+    end
+    return gLU, gB
+  end,
+}
 
 function linalg.lu_solve(LU, piv, B, o)
   local fn = "lu_solve"
@@ -400,11 +512,7 @@ function linalg.lu_solve(LU, piv, B, o)
   local batch = broadcast(batch_of(ls), batch_of(bs))
   if not batch then fail(fn, "Incompatible batch shapes of LU and B") end
   local LUe, pe = expand_batch(LU, batch), expand_batch(piv, batch, 1)
-  if left then
-    return K.getrs(LUe, pe, expand_batch(B, batch), adjoint and "C" or "N")
-  end
-  -- X A = B  <=>  A^H X^H = B^H ;  X A^H = B  <=>  A X^H = B^H
-  return mH(K.getrs(LUe, pe, mH(expand_batch(B, batch)), adjoint and "N" or "C"))
+  return lu_solve_core(LUe, expand_batch(B, batch), pe, left, adjoint)
 end
 
 ---------------------------------------------------------------------------
@@ -646,6 +754,30 @@ function T.geqrf(A)
   return K.geqrf(A)
 end
 
+-- The same product built from differentiable ops, for inputs that require
+-- grad: Q = H_1 (H_2 (... (H_k I[:, :n]))), each H_i applied as
+-- Q - tau_i v_i (v_i^H Q), v_i = (0, ..., 0, 1, A[i+1:, i]).  Autograd then
+-- gives the gradient PyTorch's householder_product_backward computes (the
+-- gradient of the same function), and the double backward too; one step per
+-- reflector, each a matrix-vector product.
+householder_diff = function(A, tau)
+  local s = A.shape
+  local m, n = s[#s - 1], s[#s]
+  local k = tau.shape[#tau.shape]
+  local dt = A.dtype
+  local rows = T.arange(1, m + 1)
+  local Q = eye(m, dt):narrow(-1, 1, n):expand(cat_shape(batch_of(s), { m, n }))
+  for i = k, 1, -1 do
+    local col = A:select(-1, i)                                         -- (..., m)
+    local below = rows:gt(i):to(dt)
+    local at_i = rows:eq(i):to(dt)
+    local v = (col * below + at_i):unsqueeze(-1)                         -- (..., m, 1)
+    local t = tau:select(-1, i):unsqueeze(-1):unsqueeze(-1)              -- (..., 1, 1)
+    Q = Q - (v * t):matmul(mH(v):matmul(Q))
+  end
+  return Q
+end
+
 -- householder_product(A, tau): the first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H
 function linalg.householder_product(A, tau)
   local fn = "householder_product"
@@ -660,6 +792,9 @@ function linalg.householder_product(A, tau)
   if ts[#ts] > n then fail(fn, "input.shape[-1] must be greater than or equal to tau.shape[-1]") end
   for i = 1, #ts - 1 do
     if ts[i] ~= s[i] then fail(fn, "Expected batch dimensions of tau to be equal to input.shape[:-2]") end
+  end
+  if T.is_grad_enabled() and (A.requires_grad or tau.requires_grad) then
+    return householder_diff(A, tau)
   end
   return K.orgqr(A, tau)
 end
