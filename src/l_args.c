@@ -63,7 +63,10 @@ void ltl_checkany(lua_State *L, int arg) {
   if (lua_type(L, arg) == LUA_TNONE) ltl_argerror(L, arg, "value expected");
 }
 
+/* Numbers only: Lua's own checks convert "3" to 3, but PyTorch takes no
+   strings for numbers, and a string here is usually an argument slip. */
 lua_Integer ltl_checkinteger(lua_State *L, int arg) {
+  if (lua_type(L, arg) != LUA_TNUMBER) tag_error(L, arg, LUA_TNUMBER);
   int isnum;
   lua_Integer d = lua_tointegerx(L, arg, &isnum);
   if (!isnum) {
@@ -78,6 +81,7 @@ lua_Integer ltl_optinteger(lua_State *L, int arg, lua_Integer def) {
 }
 
 lua_Number ltl_checknumber(lua_State *L, int arg) {
+  if (lua_type(L, arg) != LUA_TNUMBER) tag_error(L, arg, LUA_TNUMBER);
   int isnum;
   lua_Number d = lua_tonumberx(L, arg, &isnum);
   if (!isnum) tag_error(L, arg, LUA_TNUMBER);

@@ -580,12 +580,15 @@ local function probs_logits(where, probs, logits, opts)
   return probs, logits, opts
 end
 -- Bernoulli(probs) / Bernoulli(nil, logits) / Bernoulli{probs=} / Bernoulli{logits=}
+local PL_OPTS = { "validate_args", "probs", "logits" }
 local function pl_args(where, a, b, c)
-  if type(a) == "table" and not is_t(a) then return probs_logits(where, a.probs, a.logits, a) end
+  if type(a) == "table" and not is_t(a) then
+    check_opts(where, a, PL_OPTS)
+    return probs_logits(where, a.probs, a.logits, a)
+  end
   return probs_logits(where, a, b, c)
 end
 
-local PL_OPTS = { "validate_args", "probs", "logits" }
 local Bernoulli = class("Bernoulli", Distribution)
 D.Bernoulli = Bernoulli
 Bernoulli._init_opts = PL_OPTS
