@@ -64,6 +64,13 @@ local function opts_of(...)
   return a, {}
 end
 
+-- an options table's keys, checked by the library's one checker (l_args.c):
+-- "ltensor.linalg.<fn>: unknown option 'ordd' (did you mean 'ord'?)"
+local function ck(fn, o, known)
+  if type(o) == "table" and not is_t(o) then T._check_opts("linalg." .. fn, o, known) end
+  return o
+end
+
 -- PyTorch's optional positional argument (qr's mode, svd's full_matrices,
 -- eigh's UPLO), or the same under its keyword in a trailing options table,
 -- whose other keys must be known: a misspelt key is an error, not a default.
@@ -289,6 +296,7 @@ end
 
 function linalg.solve_ex(A, B, ...)
   local _, o = opts_of(...)
+  ck("solve_ex", o, { "left", "check_errors", "out" })
   local X, info = solve_ex("solve_ex", A, B, o.left ~= false)
   if o.check_errors then
     local i = first_bad(info)
@@ -299,6 +307,7 @@ end
 
 function linalg.solve(A, B, ...)
   local _, o = opts_of(...)
+  ck("solve", o, { "left", "out" })
   local X, info = solve_ex("solve", A, B, o.left ~= false)
   local i = first_bad(info)
   if i then fail("solve", batch_prefix(info, i) .. "The solver failed because the input matrix is singular.") end
@@ -314,6 +323,7 @@ local function inv_ex(fn, A)
   return X, last_info
 end
 function linalg.inv_ex(A, o)
+  ck("inv_ex", o, { "check_errors", "out" })
   local X, info = inv_ex("inv_ex", A)
   if type(o) == "table" and o.check_errors then
     local i, v = first_bad(info)
@@ -415,12 +425,14 @@ local lu_core = autograd.Function {
 function linalg.lu_factor_ex(A, o)
   check_la("lu_factor_ex", A, 1)
   check_matrix("lu_factor_ex", A)
+  ck("lu_factor_ex", o, { "pivot", "check_errors", "out" })
   if type(o) == "table" and o.pivot == false then fail("lu_factor_ex", "LU without pivoting is not implemented on the CPU") end
   return lu_factor_ex(A)
 end
 function linalg.lu_factor(A, o)
   check_la("lu_factor", A, 1)
   check_matrix("lu_factor", A)
+  ck("lu_factor", o, { "pivot", "out" })
   if type(o) == "table" and o.pivot == false then fail("lu_factor", "LU without pivoting is not implemented on the CPU") end
   local LU, piv, info = lu_factor_ex(A)
   local i, v = first_bad(info)
@@ -434,6 +446,7 @@ end
 function linalg.lu(A, o)
   check_la("lu", A, 1)
   check_matrix("lu", A)
+  ck("lu", o, { "pivot", "out" })
   if type(o) == "table" and o.pivot == false then fail("lu", "LU without pivoting is not implemented on the CPU") end
   local L, U = lu_core(A)
   return last_P, L, U
@@ -492,6 +505,7 @@ lu_solve_core = autograd.Function {
 
 function linalg.lu_solve(LU, piv, B, o)
   local fn = "lu_solve"
+  ck(fn, o, { "left", "adjoint", "out" })
   o = type(o) == "table" and o or {}
   check_la(fn, LU, 1)
   check_tensor(fn, piv, 2)
@@ -543,6 +557,7 @@ trsm_core = autograd.Function {
 
 function linalg.solve_triangular(A, B, o)
   local fn = "solve_triangular"
+  ck(fn, o, { "upper", "left", "unitriangular", "out" })
   check_la(fn, A, 1)
   check_tensor(fn, B, 2)
   if type(o) ~= "table" or o.upper == nil then fail(fn, "missing required keyword argument 'upper' (pass {upper = true|false})") end
@@ -1024,6 +1039,7 @@ local pinv_core = autograd.Function {
   end,
 }
 function linalg.pinv(A, o)
+  ck("pinv", o, { "atol", "rtol", "rcond", "hermitian", "out" })
   o = type(o) == "table" and o or {}
   check_la("pinv", A, 1)
   check_matrix("pinv", A)
@@ -1033,6 +1049,7 @@ function linalg.pinv(A, o)
 end
 
 function linalg.matrix_rank(A, o)
+  ck("matrix_rank", o, { "atol", "rtol", "tol", "hermitian", "out" })
   o = type(o) == "table" and o or {}
   check_la("matrix_rank", A, 1)
   check_matrix("matrix_rank", A)
@@ -1075,6 +1092,7 @@ local DRIVERS = { gels = true, gelsy = true, gelsd = true, gelss = true }
 function linalg.lstsq(A, B, ...)
   local fn = "lstsq"
   local pos, o = opts_of(...)
+  ck(fn, o, { "rcond", "driver" })
   local rcond = o.rcond
   if rcond == nil and type(pos[1]) == "number" then rcond = pos[1] end
   check_la(fn, A, 1)
@@ -1208,6 +1226,7 @@ local function vector_norm(fn, x, ord, dim, keepdim, dtype)
 end
 function linalg.vector_norm(x, ...)
   local pos, o = opts_of(...)
+  ck("vector_norm", o, { "ord", "dim", "keepdim", "dtype", "out" })
   local ord = o.ord
   if ord == nil then ord = pos[1] end
   local dim = o.dim
@@ -1257,6 +1276,7 @@ local function matrix_norm(fn, A, ord, dim, keepdim)
 end
 function linalg.matrix_norm(A, ...)
   local pos, o = opts_of(...)
+  ck("matrix_norm", o, { "ord", "dim", "keepdim", "dtype", "out" })
   local ord = o.ord
   if ord == nil then ord = pos[1] end
   return matrix_norm("matrix_norm", A, ord, o.dim, o.keepdim)
@@ -1265,6 +1285,7 @@ end
 function linalg.norm(A, ...)
   local fn = "norm"
   local pos, o = opts_of(...)
+  ck(fn, o, { "ord", "dim", "keepdim", "dtype", "out" })
   local ord = o.ord
   if ord == nil then ord = pos[1] end
   local dim = o.dim
@@ -1300,6 +1321,7 @@ end
 function linalg.cond(A, ...)
   local fn = "cond"
   local pos, o = opts_of(...)
+  ck(fn, o, { "p", "out" })
   local p = o.p
   if p == nil then p = pos[1] end
   check_la(fn, A, 1)
@@ -1412,6 +1434,7 @@ function linalg.cross(a, b, o)
   local fn = "cross"
   check_tensor(fn, a, 1)
   check_tensor(fn, b, 2)
+  ck(fn, o, { "dim", "out" })
   local dim = (type(o) == "table" and o.dim) or -1
   if a.dtype ~= b.dtype then
     fail(fn, ("expected a and b to have the same dtype, but got %s and %s"):format(tname(a.dtype), tname(b.dtype)))
@@ -1437,6 +1460,7 @@ function linalg.vecdot(x, y, o)
   local fn = "vecdot"
   check_tensor(fn, x, 1)
   check_tensor(fn, y, 2)
+  ck(fn, o, { "dim", "out" })
   local dim = (type(o) == "table" and o.dim) or -1
   if x.dtype ~= y.dtype then
     fail(fn, ("Expected x and y to have the same dtype, but found x of type %s and y of type %s instead."):format(tname(x.dtype), tname(y.dtype)))
@@ -1473,6 +1497,7 @@ end
 
 function linalg.tensorinv(A, o)
   local fn = "tensorinv"
+  ck(fn, o, { "ind", "out" })
   check_la(fn, A, 1)
   local ind = (type(o) == "table" and o.ind) or (math_type(o) == "integer" and o) or 2
   if ind <= 0 then fail(fn, "Expected a strictly positive integer for 'ind', but got " .. tostring(ind)) end
@@ -1490,6 +1515,7 @@ function linalg.tensorsolve(A, B, o)
   local fn = "tensorsolve"
   check_la(fn, A, 1)
   check_tensor(fn, B, 2)
+  ck(fn, o, { "dims", "out" })
   local dims = type(o) == "table" and o.dims or nil
   if dims then
     local d = opt_dims(fn, dims, A:dim())
@@ -1510,6 +1536,7 @@ end
 
 linalg.matmul = T.matmul
 function linalg.diagonal(A, o)
+  ck("diagonal", o, { "offset", "dim1", "dim2" })
   o = type(o) == "table" and o or {}
   if not T.diagonal then fail("diagonal", "needs T.diagonal") end
   return T.diagonal(A, o.offset or 0, o.dim1 or -2, o.dim2 or -1)
