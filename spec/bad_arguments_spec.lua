@@ -187,6 +187,23 @@ describe("bad options", function()
     fails("distributions.Categorical", "unknown option 'logit' (did you mean 'logits'?)",
       T.distributions.Categorical, { logit = T.zeros(3) })
   end)
+  it("typo'd keys in sorting, scans, softmax, elementwise out=, linalg and autograd", function()
+    fails("sort", "unknown option 'descendng' (did you mean 'descending'?)", T.sort, x, { descendng = true })
+    fails("topk", "unknown option 'larget' (did you mean 'largest'?)", T.topk, x, 1, { larget = false })
+    fails("cumsum", "unknown option 'dtpye' (did you mean 'dtype'?)", T.cumsum, x, 1, { dtpye = T.float64 })
+    fails("softmax", "unknown option 'dmi' (did you mean 'dim'?)", T.softmax, x, 1, { dmi = 1 })
+    fails("exp", "unknown option 'ot' (did you mean 'out'?)", T.exp, x, { ot = x })
+    fails("mul", "unknown option 'ot' (did you mean 'out'?)", T.mul, x, 2, { ot = x })
+    fails("where", "unknown option 'ot' (did you mean 'out'?)", T.where, x:gt(0), x, 0, { ot = x })
+    fails("linalg.norm", "unknown option 'ordd' (did you mean 'ord'?)", T.linalg.norm, x, { ordd = 2 })
+    fails("linalg.solve_triangular", "unknown option 'uper' (did you mean 'upper'?)",
+      T.linalg.solve_triangular, T.eye(2), T.ones(2, 1), { upper = true, uper = false })
+    local w = T.ones(2, { requires_grad = true })
+    fails("backward", "unknown option 'retain_grap' (did you mean 'retain_graph'?)",
+      function() return (w * 2):sum():backward({ retain_grap = true }) end)
+    fails("autograd.grad", "unknown option 'allow_unsued' (did you mean 'allow_unused'?)",
+      T.autograd.grad, (w * 2):sum(), { w }, { allow_unsued = true })
+  end)
   it("an unknown key far from every option lists the options", function()
     fails("tril", "unknown option 'k' (options: diagonal)", T.tril, x, { k = 1 })
     fails("meshgrid", "unknown option 'sparse' (options: indexing)", T.meshgrid, T.ones(2), { sparse = true })
