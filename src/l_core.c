@@ -164,6 +164,7 @@ int luaopen_ltensor_core(lua_State *L) {
   register_area(L, ltl_reg_lapack, module, methods, mt, settings);
   register_area(L, ltl_reg_rnn, module, methods, mt, settings);
   register_area(L, ltl_reg_conv, module, methods, mt, settings);
+  register_area(L, ltl_reg_args, module, methods, mt, settings);
 
   /* __index: methods, properties, then T.index for non-string keys */
   lua_pushvalue(L, settings);

@@ -180,6 +180,7 @@ extern const ltl_reg ltl_reg_csv[];       /* l_csv.c: CSV parsing/formatting, is
 extern const ltl_reg ltl_reg_lapack[];    /* l_lapack.c: LAPACK kernels behind T.linalg (linalg.lua) */
 extern const ltl_reg ltl_reg_rnn[];       /* l_rnn.c: recurrent layers' step loop (nn_rnn.lua) */
 extern const ltl_reg ltl_reg_conv[];     /* l_conv.c: convolution, pooling, resampling kernels */
+extern const ltl_reg ltl_reg_args[];      /* l_args.c: T._check_opts (ltl_check_opts for the Lua modules) */
 
 /* Indexing entry points used by the core's __index/__newindex (l_view.c):
    stack is (t, key) / (t, key, value). */
