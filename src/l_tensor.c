@@ -142,7 +142,16 @@ void ltl_alloc_open(lua_State *L, ltl_settings *S) {
 /* The name an allocation error gives: the function ltensor registered and
    is running (ltl_push_new has no fname parameter). */
 static int push_new_fail(lua_State *L, const char *fmt, ...) {
+  /* a metamethod reports the op's name: a + b fails in "add" */
+  static const char *const meta[][2] = {
+    {"__add", "add"}, {"__sub", "sub"}, {"__mul", "mul"}, {"__div", "div"}, {"__mod", "remainder"},
+    {"__idiv", "floor_divide"}, {"__pow", "pow"}, {"__unm", "neg"}, {"__band", "bitwise_and"},
+    {"__bor", "bitwise_or"}, {"__bxor", "bitwise_xor"}, {"__shl", "bitwise_left_shift"},
+    {"__shr", "bitwise_right_shift"}, {"__bnot", "bitwise_not"}, {"__index", "index"},
+    {"__newindex", "setindex"}, {NULL, NULL}};
   const char *fname = ltl_running_name(L);
+  for (int i = 0; meta[i][0]; i++)
+    if (strcmp(fname, meta[i][0]) == 0) { fname = meta[i][1]; break; }
   va_list ap;
   va_start(ap, fmt);
   const char *msg = lua_pushvfstring(L, fmt, ap);
@@ -443,6 +452,13 @@ static void set_int(lua_State *L, const char *k, uint64_t v) {
 static int l_memory_stats(lua_State *L) {
   ltl_settings *S = ltl_settings_of(L);
   const lt_alloc *A = &S->alloc;
+  int reset = 0;
+  if (!lua_isnoneornil(L, 1)) {
+    static const char *const known[] = {"reset_peak", NULL};
+    ltl_checktype(L, 1, LUA_TTABLE);
+    ltl_check_opts(L, 1, "memory_stats", known);
+    reset = ltl_opt_bool(L, 1, "reset_peak", 0);
+  }
   lua_createtable(L, 0, 12);
   set_int(L, "live", A->live);
   set_int(L, "cached", A->cached);
@@ -456,7 +472,7 @@ static int l_memory_stats(lua_State *L) {
   set_int(L, "collect_at", A->collect_at);
   lua_pushboolean(L, A->use_mmap);
   lua_setfield(L, -2, "huge_pages");
-  if (lua_toboolean(L, 1) && lua_type(L, 1) == LUA_TTABLE && ltl_opt_bool(L, 1, "reset_peak", 0)) S->alloc.peak = A->live;
+  if (reset) S->alloc.peak = A->live;   /* after the report: it gives the peak so far */
   return 1;
 }
 
