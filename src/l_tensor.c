@@ -498,6 +498,26 @@ static int l_set_memory_limit(lua_State *L) {
   return 1;
 }
 
+/* T._shape_fits(shape) -> true if a tensor of this shape passes the shape
+   bounds (lt_check_shape), for the loaders' own messages.  shape: a
+   sequence of non-negative integers, at most LT_MAX_DIMS of them. */
+static int l_shape_fits(lua_State *L) {
+  ltl_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  int64_t sh[LT_MAX_DIMS];
+  int ok = n <= LT_MAX_DIMS;
+  for (lua_Integer i = 1; ok && i <= n; i++) {
+    lua_rawgeti(L, 1, i);
+    int isint;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    lua_pop(L, 1);
+    ok = isint && v >= 0;
+    if (ok) sh[i - 1] = v;
+  }
+  lua_pushboolean(L, ok && lt_check_shape((int)n, sh, NULL, 0) == 0);
+  return 1;
+}
+
 static int l_is_tensor(lua_State *L) { lua_pushboolean(L, ltl_test(L, 1) != NULL); return 1; }
 static int l_data_ptr(lua_State *L) { lua_pushlightuserdata(L, lt_data(ltl_check(L, 1))); return 1; }
 
@@ -508,6 +528,7 @@ const ltl_reg ltl_reg_tensor[] = {
   {"_clock", l_clock, LT_MODULE, NULL},
   {"_cache_info", l_cache_info, LT_MODULE, NULL},
   {"memory_stats", l_memory_stats, LT_MODULE, NULL},
+  {"_shape_fits", l_shape_fits, LT_MODULE, NULL},
   {"set_memory_limit", l_set_memory_limit, LT_MODULE, NULL},
   {"_set_tostring", l_set_tostring, LT_MODULE, NULL},
   {"data_ptr", l_data_ptr, LT_METHOD, NULL},
