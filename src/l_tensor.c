@@ -167,7 +167,12 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
   if (!S->sentinel_armed) arm_sentinel(L, S);
   int rc = lt_storage_alloc(s, A, nbytes, 1);
   if (rc == LT_ALLOC_NOMEM) {   /* a miss */
-    if (lt_alloc_should_collect(A) && lua_gc(L, LUA_GCISRUNNING)) collect(L, S);
+#ifdef LUA_GCISRUNNING
+    int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
+#else
+    int running = 1;
+#endif
+    if (running && lt_alloc_should_collect(A)) collect(L, S);
     rc = lt_storage_alloc(s, A, nbytes, 0);
   }
   if (rc != LT_ALLOC_OK) {
