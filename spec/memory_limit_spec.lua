@@ -156,4 +156,56 @@ int main(void) {
     assert.matches("then: 0", out)
     assert.matches("unlimited: 4194304", out)
   end)
+
+  -- A host's own lua_Alloc keeps seeing tensor memory (blocks included) and
+  -- may refuse it; the error names the function and the state goes on.
+  it("routes blocks through a host's lua_Alloc, which may refuse them", function()
+    local exe = os.tmpname()
+    local src = exe .. ".c"
+    local f = assert(io.open(src, "w"))
+    f:write([[
+#include <stdio.h>
+#include <stdlib.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include "ltensor.h"
+static size_t used, most;
+static void *counting(void *ud, void *p, size_t osize, size_t nsize) {
+  (void)ud;
+  if (nsize == 0) { if (p) used -= osize; free(p); return NULL; }
+  size_t before = p ? osize : 0;
+  if (used - before + nsize > (size_t)64 << 20) return NULL;   /* a 64 MB budget */
+  void *q = realloc(p, nsize);
+  if (q) { used = used - before + nsize; if (used > most) most = used; }
+  return q;
+}
+int main(void) {
+  lua_State *L = lua_newstate(counting, NULL);
+  luaL_openlibs(L);
+  luaL_requiref(L, "ltensor", luaopen_ltensor, 1);
+  lua_pop(L, 1);
+  size_t base = used;
+  if (luaL_dostring(L, "local T = require 'ltensor'; x = T.zeros(4 * 1024 * 1024); return T.memory_stats().huge_pages") == 0)
+    printf("huge pages: %d, seen: %d\n", lua_toboolean(L, -1), used - base >= ((size_t)16 << 20));
+  lua_settop(L, 0);
+  if (luaL_dostring(L, "local T = require 'ltensor'; return T.ones(16 * 1024 * 1024)")) printf("refused: %s\n", lua_tostring(L, -1));
+  lua_settop(L, 0);
+  if (luaL_dostring(L, "local T = require 'ltensor'; return (x + 1):sum():item() // 1") == 0) printf("then: %lld\n", (long long)lua_tointeger(L, -1));
+  lua_close(L);
+  printf("left: %zu\n", used);
+  return 0;
+}
+]])
+    f:close()
+    local p = assert(io.popen(("cc -std=c11 -Wall -Wextra -Werror %s -Isrc $(pkg-config --cflags lua5.4) %s -o %s %s "
+      .. "$(pkg-config --libs lua5.4 openblas) -lz -lm -lpthread -ldl 2>&1 && cd / && LUA_PATH= LUA_CPATH= %s 2>&1"):format(SAN, src, exe, LIB, exe)))
+    local out = p:read("a")
+    p:close()
+    os.remove(exe)
+    os.remove(src)
+    assert.matches("huge pages: 0, seen: 1", out)
+    assert.matches("refused: [^\n]*ltensor%.ones: not enough memory %(67108928 bytes requested%)", out)
+    assert.matches("then: 4194304", out)
+    assert.matches("left: 0\n", out)
+  end)
 end)

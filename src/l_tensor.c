@@ -167,19 +167,23 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
   if (!S->sentinel_armed) arm_sentinel(L, S);
   int rc = lt_storage_alloc(s, A, nbytes, 1);
   if (rc == LT_ALLOC_NOMEM) {   /* a miss */
+    if (lt_alloc_should_collect(A)) {
 #ifdef LUA_GCISRUNNING
-    int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
+      int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
 #else
-    int running = 1;
+      int running = 1;
 #endif
-    if (running && lt_alloc_should_collect(A)) collect(L, S);
+      if (running) collect(L, S);
+    }
     rc = lt_storage_alloc(s, A, nbytes, 0);
   }
   if (rc != LT_ALLOC_OK) {
-    lt_alloc_trim(A, 0);
-    collect(L, S);   /* dead tensors give their blocks back... */
-    lt_alloc_trim(A, 0);   /* ...and these go to the system */
-    rc = lt_storage_alloc(s, A, nbytes, 0);
+    collect(L, S);   /* dead tensors give their blocks (and live bytes) back */
+    rc = lt_storage_alloc(s, A, nbytes, 1);   /* one of this size class, maybe */
+    if (rc != LT_ALLOC_OK) {
+      lt_alloc_trim(A, 0);   /* the others go to the system */
+      rc = lt_storage_alloc(s, A, nbytes, 0);
+    }
   }
   if (rc == LT_ALLOC_OVER_LIMIT)
     push_new_fail(L, "not enough memory (%I bytes requested, limit %I bytes, %I in use)",

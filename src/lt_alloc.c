@@ -139,8 +139,9 @@ void lt_alloc_free(lt_alloc *A, void *block, size_t size) {
 }
 
 void lt_alloc_release(lt_alloc *A, void *block, size_t size) {
-  size_t bound = A->live - size > LT_ALLOC_RETAIN ? A->live - size : LT_ALLOC_RETAIN;
-  if (A->limit && bound > A->limit - (A->live - size)) bound = A->limit - (A->live - size);
+  size_t live = A->live - size;   /* without this block */
+  size_t bound = live > LT_ALLOC_RETAIN ? live : LT_ALLOC_RETAIN;
+  if (A->limit) bound = A->limit <= live ? 0 : (bound < A->limit - live ? bound : A->limit - live);
   if (A->closed || size < LT_ALLOC_MIN_CACHED || size > bound) {
     lt_alloc_free(A, block, size);
     return;
