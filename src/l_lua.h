@@ -39,6 +39,7 @@ typedef struct ltl_settings {
   int num_threads;               /* T.set_num_threads; the pool's count (<= LT_MAX_THREADS) */
   lt_pool *pool;                 /* the one thread pool of this state (lt_parallel.h): pass
                                     it to lt_iter_init, lt_reduce_*, lt_parallel_for */
+  size_t gc_debt;                /* bytes of small heap blocks since the last GC hint */
   lt_allocf allocf;              /* the state's allocator (lua_getallocf) */
   void *alloc_ud;
   uint64_t rng[8];               /* random generator state (l_random.c) */

@@ -83,7 +83,9 @@ static lt_storage *ltl_push_storage_box(lua_State *L) {
    not a step: the generational collector (lua5.4's default) promotes a
    temporary kept alive by a calling frame to old, and only a major
    collection frees old objects.  Its cost (proportional to the Lua heap) is
-   spread over at least 64 MB of blocks. */
+   spread over at least 64 MB of blocks.  Blocks below the cache's sizes
+   (under 64 KB) are many and cheap: for them Lua's own collector gets a
+   step per 256 KB, as its own allocations would. */
 static void collect(lua_State *L, ltl_settings *S) {
   lua_gc(L, LUA_GCCOLLECT);
   size_t heap = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
@@ -184,6 +186,17 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
       lt_alloc_trim(A, 0);   /* the others go to the system */
       rc = lt_storage_alloc(s, A, nbytes, 0);
     }
+  }
+  if (rc == LT_ALLOC_OK && s->block_size < LT_ALLOC_MIN_CACHED) {
+    /* small blocks: Lua's collector is told, batched per 256 KB (a step in
+       generational mode is a cheap minor collection that frees them young) */
+    S->gc_debt += s->block_size;
+    if (S->gc_debt >= (256u << 10)) {
+      int kb = (int)(S->gc_debt >> 10);
+      S->gc_debt = 0;
+      lua_gc(L, LUA_GCSTEP, kb);
+    }
+    return;
   }
   if (rc == LT_ALLOC_OVER_LIMIT)
     push_new_fail(L, "not enough memory (%I bytes requested, limit %I bytes, %I in use)",

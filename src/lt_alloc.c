@@ -98,7 +98,7 @@ size_t lt_alloc_trim(lt_alloc *A, size_t keep) {
 static void handed_out(lt_alloc *A, size_t size) {
   A->live += size;
   if (A->live > A->peak) A->peak = A->live;
-  A->since += size;
+  if (size >= LT_ALLOC_MIN_CACHED) A->since += size;   /* smaller ones: see lt_alloc_should_collect */
 }
 
 int lt_alloc_block(lt_alloc *A, size_t nbytes, int cached_only, void **block, size_t *size) {

@@ -43,7 +43,7 @@
 typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* = lua_Alloc */
 
 #define LT_ALIGN 64                              /* data alignment of every heap block */
-#define LT_ALLOC_SLOTS 64                        /* cached blocks at most */
+#define LT_ALLOC_SLOTS 512                       /* cached blocks at most */
 #define LT_ALLOC_MIN_CACHED ((size_t)64 << 10)   /* smaller blocks go straight back */
 #define LT_ALLOC_RETAIN ((size_t)256 << 20)      /* cache bound when less is live */
 #define LT_ALLOC_HUGE ((size_t)2 << 20)          /* mmap'd, 2 MB-aligned from this size */
@@ -66,7 +66,7 @@ typedef struct lt_alloc {
   size_t live;          /* bytes of blocks held by storages */
   size_t peak;          /* the largest live seen (lt_alloc_reset_peak) */
   size_t limit;         /* 0: none */
-  size_t since;         /* bytes handed out since the last lt_alloc_collected */
+  size_t since;         /* bytes of cacheable blocks handed out since the last lt_alloc_collected */
   size_t collect_at;    /* since >= collect_at: a collection is worth its cost */
   unsigned epoch;       /* collection cycles seen (lt_alloc_age) */
   /* counters, for T.memory_stats */
@@ -106,7 +106,10 @@ void lt_alloc_age(lt_alloc *A);
    larger of LT_ALLOC_COLLECT_MIN, the live bytes and the Lua heap at the
    last collection -- so at most that much garbage piles up between
    collections, and a collection's cost (proportional to the Lua heap) is
-   spread over at least as many bytes (Lua's own 200% pause, for blocks). */
+   spread over at least as many bytes (Lua's own 200% pause, for blocks).
+   Only blocks of cacheable sizes count: smaller ones are many and cheap,
+   and the binding tells Lua's own collector about them (a GC step per
+   256 KB), whose pacing frees them sooner. */
 static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >= A->collect_at; }
 /* The binding ran a full collection; lua_heap: the Lua heap's bytes now. */
 void lt_alloc_collected(lt_alloc *A, size_t lua_heap);
