@@ -35,6 +35,11 @@ static const char *running_name(lua_State *L, lua_Debug *ar) {
   return ar->name ? ar->name : "?";
 }
 
+const char *ltl_running_name(lua_State *L) {
+  lua_Debug ar;
+  return running_name(L, &ar);
+}
+
 int ltl_argerror(lua_State *L, int arg, const char *msg) {
   lua_Debug ar;
   const char *fname = running_name(L, &ar);
