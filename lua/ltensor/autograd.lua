@@ -1142,8 +1142,13 @@ end
 
 local hook
 autograd.inplace_rules = inplace_rules
+-- the ops the engine's C rules (src/l_grad_rules.c) compute gradients with,
+-- in the order of its AGF_* indices
+local cfns = { methods.mul, methods.add, methods.sub, methods.div, methods.neg, methods.mm, methods.t,
+  methods.transpose, methods.reshape, methods.expand, methods.pow, methods.zeros_like or T.zeros_like, T.where,
+  methods.gt, T._threshold_backward, methods.rsub or T.rsub, methods.sum }
 hook, autograd.Node = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
-  unknown = unknown_rule, methods = methods }
+  unknown = unknown_rule, methods = methods, cfns = cfns }
 T._set_autograd_hook(hook)
 local spec_of = T._ag_spec
 
