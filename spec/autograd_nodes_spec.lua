@@ -91,3 +91,60 @@ describe("autograd nodes", function()
     assert.are.same({ 0, 1, 4 }, gr:totable())
   end)
 end)
+
+describe("the fused linear layer", function()
+  local F = T.nn.functional
+  local function rnd(shape) return T.randn(shape, { dtype = T.float64, requires_grad = true }) end
+  local function composite(x, w, b)
+    local y = T.matmul(x, w:t())
+    if b ~= nil then y = y + b end
+    return y
+  end
+
+  it("matches matmul + add in value and gradient, with and without a bias", function()
+    for _, shape in ipairs({ { 5, 3 }, { 2, 4, 3 }, { 0, 3 }, { 1, 3 } }) do
+      for _, bias in ipairs({ true, false }) do
+        local x, w, b = rnd(shape), rnd({ 4, 3 }), bias and rnd({ 4 }) or nil
+        local y = F.linear(x, w, b)
+        local yr = composite(x, w, b)
+        assert.is_true(T.allclose(y, yr))
+        if y:numel() > 0 then
+          local gs = T.autograd.grad(y:sum(), bias and { x, w, b } or { x, w })
+          local gr = T.autograd.grad((yr * 1):sum(), bias and { x, w, b } or { x, w })
+          for i = 1, #gs do assert.is_true(T.allclose(gs[i], gr[i])) end
+        end
+      end
+    end
+    assert.are.equal("AddmmBackward0", F.linear(rnd({ 2, 3 }), rnd({ 4, 3 }), rnd({ 4 })).grad_fn.name)
+    assert.are.equal("MmBackward0", F.linear(rnd({ 2, 3 }), rnd({ 4, 3 })).grad_fn.name)
+  end)
+
+  it("passes gradcheck for transposed operands and under create_graph", function()
+    local x, w, b = rnd({ 3, 4 }), rnd({ 3, 5 }), rnd({ 5 })
+    assert.is_true(T.autograd.gradcheck(function(a, m, c) return F.linear(a:t(), m:t(), c) end, { x, w, b }))
+    local xs, ws = rnd({ 2, 3 }), rnd({ 2, 3 })
+    local g = T.autograd.grad((F.linear(xs, ws) ^ 2):sum(), ws, { create_graph = true })[1]
+    local gg = T.autograd.grad(g:sum(), xs)[1]
+    assert.are.same({ 2, 3 }, gg.shape)
+  end)
+
+  it("trains nn.Linear in float32 as before (the gradient of the weight is contiguous)", function()
+    T.manual_seed(0)
+    local lin = T.nn.Linear(8, 3)
+    local x = T.randn(4, 8)
+    F.cross_entropy(lin(x), T.tensor({ 1, 2, 3, 1 })):backward()
+    assert.is_true(lin.weight.grad:is_contiguous())
+    local w2 = lin.weight:detach():requires_grad_()
+    local b2 = lin.bias:detach():requires_grad_()
+    F.cross_entropy(composite(x, w2, b2), T.tensor({ 1, 2, 3, 1 })):backward()
+    assert.is_true(T.allclose(lin.weight.grad, w2.grad, 1e-5, 1e-6))
+    assert.is_true(T.allclose(lin.bias.grad, b2.grad, 1e-5, 1e-6))
+  end)
+
+  it("raises the errors of matmul for shapes that do not fit", function()
+    assert.has_error(function() F.linear(T.randn(2, 3), T.randn(4, 5)) end)
+    local ok, err = pcall(T._linear, T.randn(2, 3), T.randn(4, 5))
+    assert.is_false(ok)
+    assert.matches("ltensor._linear: mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)", err, 1, true)
+  end)
+end)

@@ -445,5 +445,6 @@ const ltl_reg ltl_reg_autograd[] = {
   {"_ag_init", l_ag_init, LT_MODULE, NULL},
   {"_ag_attach", l_ag_attach, LT_MODULE, NULL},
   {"_ag_spec", l_ag_spec, LT_MODULE, NULL},
+  {"_linear", ltl_linear_fn, LT_MODULE | LT_DIFF, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -91,6 +91,7 @@ enum {
 void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, int view_of, int nondiff, int inputs,
                      int nin, const int *inidx);
 const char *ag_node_name(lua_State *L, ag_node *n, int idx);
+int ltl_linear_fn(lua_State *L);   /* T._linear (l_grad_linear.c) */
 
 #define ERR_FREED                                                                                        \
   "Trying to backward through the graph a second time (or directly access saved tensors after they "  \

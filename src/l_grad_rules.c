@@ -13,7 +13,8 @@
 
 enum {
   R_ADD, R_SUB, R_MUL, R_DIV, R_NEG, R_SUM, R_MEAN, R_MM, R_MATMUL, R_T, R_TRANSPOSE, R_SWAPAXES, R_SWAPDIMS,
-  R_VIEW, R_RESHAPE, R_FLATTEN, R_UNSQUEEZE, R_SQUEEZE, R_EXPAND, R_EXP, R_LOG, R_TANH, R_SIGMOID, R_RELU, R_POW
+  R_VIEW, R_RESHAPE, R_FLATTEN, R_UNSQUEEZE, R_SQUEEZE, R_EXPAND, R_EXP, R_LOG, R_TANH, R_SIGMOID, R_RELU, R_POW,
+  R_LINEAR
 };
 
 /* ---- recording helpers --------------------------------------------------- */
@@ -44,6 +45,7 @@ static void get_scalar(lua_State *L, int idx, ag_scalar *s) {
 static ag_node *cnode(lua_State *L, int rule, int variant, int nin, const int *ins, int nsv, const int *sv, int out,
                       int view_of) {
   int nedge = 0, ndims = 0;
+  while (nsv > 0 && !sv[nsv - 1]) nsv--;   /* nothing saved at the end: no slots for it */
   for (int i = 0; i < nin; i++) {
     lt_tensor *x = ltl_test(L, ins[i]);
     if (x && x->requires_grad) { nedge++; ndims += x->ndim; }
@@ -419,6 +421,43 @@ static void bw_relu(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
   lua_remove(L, y);
 }
 
+/* ---- the fused linear layer (l_grad_linear.c) ------------------------------------------ */
+static int rec_linear(lua_State *L, int nargs) {
+  if (nargs < 2 || nargs > 3) return -1;
+  if (nargs == 3 && lua_isnil(L, 5)) nargs = 2;
+  else if (nargs == 3 && !ltl_test(L, 5)) return -1;
+  lt_tensor *x = ltl_test(L, 3), *w = ltl_test(L, 4);
+  if (!x || !w) return -1;
+  int out = call_raw(L, lua_gettop(L) - 2);
+  int ins[3] = {3, 4, nargs == 3 ? 5 : 0}, sv[2] = {w->requires_grad ? 3 : 0, x->requires_grad ? 4 : 0};
+  cnode(L, R_LINEAR, nargs == 3 ? 0 : 1, nargs, ins, 2, sv, out, 0);
+  return lua_gettop(L) - out + 1;
+}
+static void bw_linear(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
+  if (need(n, 0)) {                  /* g @ w: (N, O) @ (O, K) */
+    lua_pushvalue(L, g);
+    push_saved(L, n, node, 1);
+    fcall(L, B, AGF_MM, 2);
+  } else {
+    lua_pushnil(L);
+  }
+  if (need(n, 1)) {                  /* g^T @ x: (O, N) @ (N, K), the transpose a BLAS flag */
+    lua_pushvalue(L, g);
+    fcall(L, B, AGF_T, 1);
+    push_saved(L, n, node, 0);
+    fcall(L, B, AGF_MM, 2);
+  } else {
+    lua_pushnil(L);
+  }
+  if (n->nin == 3 && need(n, 2)) {   /* column sums */
+    lua_pushvalue(L, g);
+    lua_pushinteger(L, 1);
+    fcall(L, B, AGF_SUM, 2);
+  } else if (n->nin == 3) {
+    lua_pushnil(L);
+  }
+}
+
 const ag_crule ag_crules[] = {
   [R_ADD] = {"add", rec_add, bw_add, {"AddBackward0", "AddBackward1", NULL}},
   [R_SUB] = {"sub", rec_sub, bw_sub, {"SubBackward0", "SubBackward1", "RsubBackward1"}},
@@ -445,5 +484,6 @@ const ag_crule ag_crules[] = {
   [R_SIGMOID] = {"sigmoid", rec_sigmoid, bw_sigmoid, {"SigmoidBackward0", NULL, NULL}},
   [R_RELU] = {"relu", rec_relu, bw_relu, {"ReluBackward0", NULL, NULL}},
   [R_POW] = {"pow", rec_pow, bw_pow, {"PowBackward0", NULL, NULL}},
+  [R_LINEAR] = {"_linear", rec_linear, bw_linear, {"AddmmBackward0", "MmBackward0", NULL}},
   {NULL, NULL, NULL, {NULL, NULL, NULL}}
 };

@@ -985,6 +985,20 @@ rules.matmul = function(raw, a, b)
     end }, out
 end
 
+-- the fused linear layer (src/l_grad_linear.c; the engine records it with a C
+-- rule: this one serves the op list and documents the formulas)
+rules._linear = function(raw, x, w, b)
+  local out = raw(x, w, b)
+  return { name = b ~= nil and "AddmmBackward0" or "MmBackward0", inputs = { x, w, b }, ninputs = b ~= nil and 3 or 2,
+    saved = { x, w, n = 2 },
+    backward = function(n, g)
+      local sx, sw = n.saved[1], n.saved[2]
+      local gb
+      if n.ninputs == 3 and need(n, 3) then gb = g:sum(1) end
+      return need(n, 1) and T.mm(g, sw) or nil, need(n, 2) and T.mm(g:t(), sx) or nil, gb
+    end }, out
+end
+
 -- complex parts --------------------------------------------------------------
 -- The engine casts each returned gradient to its input's dtype, so a real
 -- gradient for a complex input arrives as g + 0i.
