@@ -29,6 +29,13 @@ static void call_method(lua_State *L, ag_run *R, const char *name, int nargs, in
   lua_call(L, nargs, nres);
 }
 
+/* fns[f](args on top) with nres results */
+static void fns_call(lua_State *L, ag_run *R, int f, int nargs, int nres) {
+  lua_rawgeti(L, R->fns, f);
+  lua_insert(L, -nargs - 1);
+  lua_call(L, nargs, nres);
+}
+
 /* gradient on top -> G[slot] (summed with what is there) */
 static void g_add(lua_State *L, ag_run *R, int slot) {
   int gi = lua_gettop(L);
@@ -37,7 +44,7 @@ static void g_add(lua_State *L, ag_run *R, int slot) {
     lua_rawseti(L, R->G, slot);
     return;
   }
-  lua_getfield(L, R->methods, "add");   /* g old add */
+  lua_rawgeti(L, R->fns, AGF_ADD);      /* g old add (by index: no string lookup per gradient) */
   lua_rotate(L, gi, 1);                 /* add g old */
   lua_rotate(L, gi + 1, 1);             /* add old g */
   lua_call(L, 2, 1);
@@ -97,11 +104,11 @@ static void accumulate(lua_State *L, ag_run *R, int var, int with_hooks) {
     lt_tensor *old = ltl_test(L, -1);
     if (R->create || (old && old->requires_grad)) {
       lua_pushvalue(L, g);
-      call_method(L, R, "add", 2, 1);
+      fns_call(L, R, AGF_ADD, 2, 1);
       lua_setfield(L, m, "grad");
     } else {
       lua_pushvalue(L, g);
-      call_method(L, R, "add_", 2, 0);
+      fns_call(L, R, AGF_ADD_, 2, 0);   /* in place into the existing .grad */
     }
   }
   lua_settop(L, g - 1);
