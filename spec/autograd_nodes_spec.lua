@@ -148,3 +148,38 @@ describe("the fused linear layer", function()
     assert.matches("ltensor._linear: mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)", err, 1, true)
   end)
 end)
+
+describe("sum and mean over one dim (C rule)", function()
+  local function rnd(shape) return T.randn(shape, { dtype = T.float64, requires_grad = true }) end
+
+  it("match the gradient of the Lua rule's forms for every dim and keepdim", function()
+    for _, f in ipairs({ "sum", "mean" }) do
+      for _, d in ipairs({ 1, 2, 3, -1, -3 }) do
+        for _, keep in ipairs({ true, false }) do
+          local x = rnd({ 2, 3, 4 })
+          local y = x[f](x, d, keep)
+          assert.are.equal(f == "sum" and "SumBackward1" or "MeanBackward1", y.grad_fn.name)
+          local w = T.randn(y.shape, { dtype = T.float64 })
+          local g = T.autograd.grad((y * w):sum(), x)[1]
+          -- the same reduction through the Lua rule (a list of dims)
+          local x2 = x:detach():requires_grad_()
+          local y2 = x2[f](x2, { d }, keep)
+          local g2 = T.autograd.grad((y2 * w):sum(), x2)[1]
+          assert.is_true(T.allclose(g, g2), f .. " " .. d .. " " .. tostring(keep))
+        end
+      end
+    end
+    assert.is_true(T.autograd.gradcheck(function(v) return v:mean(-1) end, { rnd({ 3, 2 }) }))
+    assert.is_true(T.autograd.gradcheck(function(v) return v:sum(1, true) end, { rnd({ 3 }) }))
+  end)
+
+  it("handle empty inputs and raise the reductions' errors", function()
+    local e = rnd({ 0, 3 })
+    local g = T.autograd.grad(e:mean(1):sum(), e)[1]
+    assert.are.same({ 0, 3 }, g.shape)
+    local z = rnd({ 2, 0 })
+    local gz = T.autograd.grad(z:mean(2):sum(), z)[1]
+    assert.are.same({ 2, 0 }, gz.shape)
+    assert.has_error(function() rnd({ 2, 3 }):sum(3) end)
+  end)
+end)

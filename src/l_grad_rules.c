@@ -224,40 +224,64 @@ static void bw_pow(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
   fcall(L, B, AGF_MUL, 2);
 }
 
-/* ---- reductions over everything ------------------------------------------------- */
-static int rec_sum(lua_State *L, int nargs) {
-  if (nargs != 1 || !ltl_test(L, 3)) return -1;
-  int out = call_raw(L, 1);
+/* ---- sum and mean: over everything, or over one dim (keepdim or not) ----------- */
+static int rec_reduce(lua_State *L, int nargs, int rule) {
+  lt_tensor *x = ltl_test(L, 3);
+  if (!x) return -1;
+  if (nargs == 1) {
+    int out = call_raw(L, 1);
+    int ins[1] = {3};
+    cnode(L, rule, 0, 1, ins, 0, NULL, out, 0);
+    return lua_gettop(L) - out + 1;
+  }
+  /* (x, dim [, keepdim]) with an integer dim on a tensor with dims; any
+     other form (lists of dims, options, dtype) is the Lua rule's */
+  if (nargs > 3 || x->ndim == 0 || !lua_isinteger(L, 4) || (nargs == 3 && lua_type(L, 5) != LUA_TBOOLEAN)) return -1;
+  lua_Integer d = lua_tointeger(L, 4);
+  int keep = nargs == 3 && lua_toboolean(L, 5);
+  int nd = x->ndim;
+  int out = call_raw(L, nargs);   /* raw checks the dim */
+  if (d < 0) d += nd + 1;
   int ins[1] = {3};
-  cnode(L, R_SUM, 0, 1, ins, 0, NULL, out, 0);
+  ag_node *n = cnode(L, rule, 1, 1, ins, 0, NULL, out, 0);
+  if (n) { n->aux = (int32_t)d; n->aux2 = keep; }
   return lua_gettop(L) - out + 1;
 }
-static int rec_mean(lua_State *L, int nargs) {
-  if (nargs != 1 || !ltl_test(L, 3)) return -1;
-  int out = call_raw(L, 1);
-  int ins[1] = {3};
-  cnode(L, R_MEAN, 0, 1, ins, 0, NULL, out, 0);
-  return lua_gettop(L) - out + 1;
-}
+static int rec_sum(lua_State *L, int nargs) { return rec_reduce(L, nargs, R_SUM); }
+static int rec_mean(lua_State *L, int nargs) { return rec_reduce(L, nargs, R_MEAN); }
 /* the value on top, expanded to input 0's shape (reshaped for a 0-dim input) */
 static void expand_to_in(lua_State *L, ag_node *n, const ag_bw *B) {
   const ag_in *in = &n->in[0];
   push_shape(L, n, in);
   fcall(L, B, in->ndim == 0 ? AGF_RESHAPE : AGF_EXPAND, 2);
 }
+/* g with the reduced dim put back (variant 1 without keepdim) */
+static void push_unreduced(lua_State *L, ag_node *n, int g, const ag_bw *B) {
+  lua_pushvalue(L, g);
+  if (n->variant == 1 && !n->aux2) {
+    lua_pushinteger(L, n->aux);
+    fcall(L, B, AGF_UNSQUEEZE, 2);
+  }
+}
 static void bw_sum(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
   (void)node;
-  lua_pushvalue(L, g);
+  push_unreduced(L, n, g, B);
   expand_to_in(L, n, B);
 }
 static void bw_mean(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
   (void)node;
   const ag_in *in = &n->in[0];
   const int64_t *s = node_shape(n, in);
-  int64_t count = 1;
-  for (int i = 0; i < in->ndim; i++) count *= s[i];
-  lua_pushvalue(L, g);
-  lua_pushnumber(L, (lua_Number)count);   /* x:numel() / out:numel(), a float as in Lua */
+  /* x:numel() / out:numel() as the Lua rule computes it (0 for an empty result) */
+  int64_t count = 1, others = 1;
+  for (int i = 0; i < in->ndim; i++) {
+    if (n->variant == 1 && i + 1 == n->aux) count *= s[i];
+    else if (n->variant == 1) others *= s[i];
+    else count *= s[i];
+  }
+  if (n->variant == 1 && others == 0) count = 0;
+  push_unreduced(L, n, g, B);
+  lua_pushnumber(L, (lua_Number)count);
   fcall(L, B, AGF_DIV, 2);
   expand_to_in(L, n, B);
 }
@@ -464,8 +488,8 @@ const ag_crule ag_crules[] = {
   [R_MUL] = {"mul", rec_mul, bw_mul, {"MulBackward0", "MulBackward1", NULL}},
   [R_DIV] = {"div", rec_div, bw_div, {"DivBackward0", "DivBackward1", NULL}},
   [R_NEG] = {"neg", rec_neg, bw_neg, {"NegBackward0", NULL, NULL}},
-  [R_SUM] = {"sum", rec_sum, bw_sum, {"SumBackward0", NULL, NULL}},
-  [R_MEAN] = {"mean", rec_mean, bw_mean, {"MeanBackward0", NULL, NULL}},
+  [R_SUM] = {"sum", rec_sum, bw_sum, {"SumBackward0", "SumBackward1", NULL}},
+  [R_MEAN] = {"mean", rec_mean, bw_mean, {"MeanBackward0", "MeanBackward1", NULL}},
   [R_MM] = {"mm", rec_mm, bw_mm, {"MmBackward0", NULL, NULL}},
   [R_MATMUL] = {"matmul", rec_matmul, bw_mm, {"MmBackward0", NULL, NULL}},
   [R_T] = {"t", rec_t, bw_t, {"TBackward0", NULL, NULL}},

@@ -1160,7 +1160,7 @@ autograd.inplace_rules = inplace_rules
 -- in the order of its AGF_* indices
 local cfns = { methods.mul, methods.add, methods.sub, methods.div, methods.neg, methods.mm, methods.t,
   methods.transpose, methods.reshape, methods.expand, methods.pow, methods.zeros_like or T.zeros_like, T.where,
-  methods.gt, T._threshold_backward, methods.rsub or T.rsub, methods.sum, methods.add_ }
+  methods.gt, T._threshold_backward, methods.rsub or T.rsub, methods.sum, methods.add_, methods.unsqueeze }
 hook, autograd.Node = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
   unknown = unknown_rule, methods = methods, cfns = cfns }
 T._set_autograd_hook(hook)
