@@ -296,7 +296,7 @@ static int hook_inplace(lua_State *L, const char *name, size_t len) {
 static int ag_hook(lua_State *L) {
   size_t len;
   const char *name = lua_tolstring(L, 1, &len);
-  if ((len > 0 && name[len - 1] == '_') || strcmp(name, "setindex") == 0) return hook_inplace(L, name, len);
+  if ((len > 0 && name[len - 1] == '_') || (len == 8 && memcmp(name, "setindex", 8) == 0)) return hook_inplace(L, name, len);
   /* a rule in C for this form of the call? (the name is an interned string:
      one hash lookup, no string comparison) */
   lua_rawgeti(L, HOOK_CTX, CTX_CRULES);
@@ -401,7 +401,7 @@ static int l_ag_spec(lua_State *L) {
 /* T._ag_init{rules=, inplace_rules=, no_self=, unknown=, methods=} -> hook, Node metatable */
 static int l_ag_init(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
-  lua_createtable(L, CTX_CRULES, 0);
+  lua_createtable(L, CTX_RUNP, 0);
   int ctx = lua_gettop(L);
   static const char *const fields[] = {"rules", "inplace_rules", "no_self", "unknown", "methods", "cfns"};
   for (int i = 0; i < 6; i++) {

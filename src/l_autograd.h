@@ -54,7 +54,7 @@ typedef struct ag_state {
 
 extern const char ltl_ag_ctx_key;   /* the engine's ctx table in the registry (l_autograd.c) */
 /* ctx table slots */
-enum { CTX_RULES = 1, CTX_INPLACE, CTX_NOSELF, CTX_UNKNOWN, CTX_METHODS, CTX_FNS, CTX_STATE, CTX_CRULES };
+enum { CTX_RULES = 1, CTX_INPLACE, CTX_NOSELF, CTX_UNKNOWN, CTX_METHODS, CTX_FNS, CTX_STATE, CTX_CRULES, CTX_RUNP };
 
 /* ---- rules in C (l_grad_rules.c) ----------------------------------------
    The common ops record a node with no Lua table: saved tensors in the

@@ -589,23 +589,33 @@ static int l_ag_run(lua_State *L) {
   lua_settop(L, 7);
   ltl_checkstring(L, 1);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
-  lua_rawgeti(L, -1, CTX_STATE);
+  int ctx = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_STATE);
   ag_state *A = (ag_state *)lua_touserdata(L, -1);
-  lua_settop(L, 7);
+  /* the protected body: one closure per state, made on first use (not one
+     per backward call) */
+  if (lua_rawgeti(L, ctx, CTX_RUNP) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushcclosure(L, run_protected, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, ctx, CTX_RUNP);
+  }
+  lua_replace(L, 8);
+  lua_settop(L, 8);
   int nested = A->active > 0;
-  if (nested) lua_newtable(L); else lua_pushnil(L);      /* 8: outer runs' node states */
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_pushcclosure(L, run_protected, 1);
+  if (nested) lua_newtable(L); else lua_pushnil(L);      /* 9: outer runs' node states */
+  lua_pushvalue(L, 8);
   for (int i = 1; i <= 7; i++) lua_pushvalue(L, i);
   lua_pushinteger(L, (lua_Integer)++A->runs);
-  lua_pushvalue(L, 8);
+  lua_pushvalue(L, 9);
   int prev = S->grad_enabled;
   S->grad_enabled = lua_toboolean(L, 5);
   A->active++;
   int st = lua_pcall(L, 9, 1, 0);
   A->active--;
   S->grad_enabled = prev;
-  if (nested) restore_states(L, 8);
+  if (nested) restore_states(L, 9);
   if (st != LUA_OK) return lua_error(L);
   return 1;
 }
