@@ -248,35 +248,49 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
 /* ---- pooling --------------------------------------------------------------- */
 /* One output row of a 2x2/2 max pool.  Horizontal pairs first, then the
    two rows: the same winner as PyTorch's row-major scan (first maximum,
-   last NaN).  Selections are written as masks, not branches: on random
-   data a branch per tap is mispredicted half the time. */
-#define DEFINE_POOL2(T, UT)                                                                                 \
-  static inline T sel_##T(int c, T a, T b) {                                                               \
-    UT ua, ub, m = (UT)0 - (UT)(c != 0);                                                                   \
-    memcpy(&ua, &a, sizeof a);                                                                             \
-    memcpy(&ub, &b, sizeof b);                                                                             \
-    ua = (ua & ~m) | (ub & m);                                                                             \
-    memcpy(&a, &ua, sizeof a);                                                                             \
-    return a;                                                                                              \
+   last NaN).  Every selection is a separate same-type ternary, the form
+   GCC's vectoriser turns into compare-and-blend (lt_conv.o is built with
+   -O3): a branch per tap is mispredicted half the time on real data, and
+   mixing int and float lanes stops the vectoriser.  So the winner is
+   recorded as a float code (0..3: tap in scan order) and turned into flat
+   indices by a second, branch-free integer loop. */
+#define POOL2_CHUNK 256
+#define DEFINE_POOL2(T)                                                                                     \
+  static void pool2_vals_##T(const T *restrict r0, const T *restrict r1, T *restrict y, T *restrict code,   \
+                             int64_t n) {                                                                  \
+    for (int64_t ow = 0; ow < n; ow++) {                                                                   \
+      T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];                            \
+      T h0 = b > a ? b : a;                                                                                \
+      h0 = b != b ? b : h0;                                                                                \
+      T h1 = d > c ? d : c;                                                                                \
+      h1 = d != d ? d : h1;                                                                                \
+      T m = h1 > h0 ? h1 : h0;                                                                             \
+      y[ow] = h1 != h1 ? h1 : m;                                                                           \
+      if (code) {                                                                                          \
+        T s0 = b > a ? (T)1 : (T)0;                                                                        \
+        s0 = b != b ? (T)1 : s0;                                                                           \
+        T s1 = d > c ? (T)3 : (T)2;                                                                        \
+        s1 = d != d ? (T)3 : s1;                                                                           \
+        T s = h1 > h0 ? s1 : s0;                                                                           \
+        code[ow] = h1 != h1 ? s1 : s;                                                                      \
+      }                                                                                                    \
+    }                                                                                                      \
   }                                                                                                        \
   static void pool2_row_##T(const T *r0, const T *r1, T *y, int64_t *yi, int64_t Wo, int64_t k0,           \
                             int64_t Wi) {                                                                  \
-    for (int64_t ow = 0; ow < Wo; ow++) {                                                                  \
-      T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];                            \
-      int s0 = (b > a) | (b != b), s1 = (d > c) | (d != d);                                                \
-      T h0 = sel_##T(s0, a, b), h1 = sel_##T(s1, c, d);                                                    \
-      int s2 = (h1 > h0) | (h1 != h1);                                                                     \
-      y[ow] = sel_##T(s2, h0, h1);                                                                         \
-      if (yi) {                                                                                            \
-        int64_t k = k0 + 2 * ow + s0;                                                                      \
-        int64_t kk = k0 + Wi + 2 * ow + s1;                                                                \
-        int64_t m = -(int64_t)s2;                                                                          \
-        yi[ow] = ((k & ~m) | (kk & m)) + 1;                                                                \
+    if (!yi) { pool2_vals_##T(r0, r1, y, NULL, Wo); return; }                                              \
+    T code[POOL2_CHUNK];                                                                                   \
+    for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                                     \
+      int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                           \
+      pool2_vals_##T(r0 + 2 * o0, r1 + 2 * o0, y + o0, code, n);                                           \
+      for (int64_t i = 0; i < n; i++) {                                                                    \
+        int64_t c = (int64_t)code[i];                                                                      \
+        yi[o0 + i] = k0 + 2 * (o0 + i) + (c & 1) + (c >> 1) * Wi + 1;                                      \
       }                                                                                                    \
     }                                                                                                      \
   }
-DEFINE_POOL2(float, uint32_t)
-DEFINE_POOL2(double, uint64_t)
+DEFINE_POOL2(float)
+DEFINE_POOL2(double)
 #undef DEFINE_POOL2
 
 #define DEFINE_POOL(T)                                                                                      \

@@ -47,7 +47,7 @@ typedef struct lt_storage {
    every large temporary is a fresh mmap whose pages fault in again (a 4 MB
    result cost 3x the arithmetic); with it a loop reuses warm memory.
    Bounded in slots and bytes; blocks are poisoned while cached under ASan. */
-#define LT_CACHE_SLOTS 8
+#define LT_CACHE_SLOTS 32
 #define LT_CACHE_MIN_BYTES ((size_t)64 << 10)
 #define LT_CACHE_MAX_BYTES ((size_t)64 << 20)
 typedef struct lt_block_cache {
