@@ -81,7 +81,7 @@ return {
 
   -- resampling, patches, bags
   { F .. "interpolate", "F.interpolate(x [, size [, scale_factor [, mode=\"nearest\" [, align_corners]]]])   or   F.interpolate(x, {size=, scale_factor=, mode=, align_corners=, recompute_scale_factor=})",
-    "Resizes (N, C, L) or (N, C, H, W) input to size or by scale_factor (exactly one). Modes \"nearest\", \"linear\" (3-D input), \"bilinear\" (4-D); align_corners (interpolating modes only) aligns the corner pixels' centres. Other PyTorch modes raise.",
+    "Resizes (N, C, L) or (N, C, H, W) input to size or by scale_factor (exactly one). Modes \"nearest\", \"linear\" (3-D input), \"bilinear\" and \"bicubic\" (4-D; bicubic is Keys' cubic convolution with A = -0.75, border pixels repeated, as PyTorch's), \"area\" (an adaptive average pool to the output size); align_corners (linear, bilinear, bicubic only) aligns the corner pixels' centres. Differentiable twice. \"trilinear\" and \"nearest-exact\" raise.",
     "F.interpolate(T.randn(1, 3, 4, 4), {scale_factor = 2, mode = \"bilinear\", align_corners = false}):size()   -- {1, 3, 8, 8}" },
   { F .. "upsample", "F.upsample(x, ...)", "The deprecated name of F.interpolate (same arguments).", "F.upsample(T.randn(1, 1, 2, 2), {scale_factor = 2})" },
   { N .. "Upsample", "T.nn.Upsample([{size=, scale_factor=, mode=\"nearest\", align_corners=}])", "F.interpolate as a module.",
@@ -105,10 +105,10 @@ return {
   { N .. "Unfold", "T.nn.Unfold(kernel_size [, {dilation=1, padding=0, stride=1}])", "F.unfold as a module.", "T.nn.Unfold(2)(T.randn(1, 1, 3, 3))" },
   { N .. "Fold", "T.nn.Fold(output_size, kernel_size [, {dilation=1, padding=0, stride=1}])", "F.fold as a module.", "T.nn.Fold({3, 3}, 2)(T.randn(1, 4, 4))" },
   { F .. "embedding_bag", "F.embedding_bag(input, weight [, offsets] [, {mode=\"mean\", per_sample_weights=, include_last_offset=false, padding_idx=, max_norm=, norm_type=2}])",
-    "Sums, means or maxes (mode) bags of embedding rows without building the intermediate embeddings: a 2-D input is one bag per row; a 1-D input is split into bags starting at the 1-based offsets. Indices are 1-based; per_sample_weights only with mode \"sum\".",
+    "Sums, means or maxes (mode) bags of embedding rows without building the intermediate embeddings: a 2-D input is one bag per row; a 1-D input is split into bags starting at the 1-based offsets. Indices are 1-based; per_sample_weights only with mode \"sum\". padding_idx (1-based, negative from the end) drops the entries equal to it from their bags (a mean counts only the others; a bag left empty is zeros). max_norm renormalises, in place and outside autograd, each looked-up row whose norm_type-norm exceeds it to max_norm (as PyTorch's embedding_renorm_).",
     "local w = T.randn(10, 4)\nF.embedding_bag(T.tensor({{1, 2}, {3, 4}}), w)                        -- 2 x 4\nF.embedding_bag(T.tensor({1, 2, 3}), w, T.tensor({1, 3}), {mode = \"sum\"})" },
-  { N .. "EmbeddingBag", "T.nn.EmbeddingBag(num_embeddings, embedding_dim [, {mode=\"mean\", padding_idx=, max_norm=, include_last_offset=false, dtype=}])",
-    "F.embedding_bag as a module with a (num_embeddings, embedding_dim) weight initialised N(0, 1). Call: bag(input [, offsets [, per_sample_weights]]).",
+  { N .. "EmbeddingBag", "T.nn.EmbeddingBag(num_embeddings, embedding_dim [, {mode=\"mean\", padding_idx=, max_norm=, norm_type=2, include_last_offset=false, _weight=, dtype=}])",
+    "F.embedding_bag as a module with a (num_embeddings, embedding_dim) weight initialised N(0, 1) (the padding_idx row zero). Call: bag(input [, offsets [, per_sample_weights]]).",
     "local bag = T.nn.EmbeddingBag(100, 8, {mode = \"sum\"})\nbag(T.tensor({{1, 5, 7}}))   -- 1 x 8" },
 
   -- recurrent
