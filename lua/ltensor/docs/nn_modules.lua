@@ -267,4 +267,23 @@ return {
     "T.nn.utils.parameters_to_vector(T.nn.Linear(3, 2))   -- 8 values" },
   { "T.nn.utils.vector_to_parameters", "T.nn.utils.vector_to_parameters(vec, parameters)", "Copies consecutive slices of the 1-D vec into the parameters, in order (the inverse of parameters_to_vector).",
     "local fc = T.nn.Linear(3, 2)\nT.nn.utils.vector_to_parameters(T.zeros(8), fc)" },
+
+  -- T.nn.utils.rnn: packed variable-length batches
+  { "T.nn.utils.rnn.pad_sequence", "T.nn.utils.rnn.pad_sequence(sequences [, {batch_first=false, padding_value=0}])",
+    "Stacks a list of (L_i, *) tensors into one (L_max, B, *) tensor (B first with batch_first), the short ones padded with padding_value.",
+    "T.nn.utils.rnn.pad_sequence({T.ones(3, 2), T.ones(1, 2)}):size()   -- {3, 2, 2}" },
+  { "T.nn.utils.rnn.pack_padded_sequence", "T.nn.utils.rnn.pack_padded_sequence(input, lengths [, {batch_first=false, enforce_sorted=true}])",
+    "Packs a padded (T, B, *) batch whose sequence b runs lengths[b] steps (a list or 1-D tensor) into a PackedSequence: data (sum of lengths, *) time-major without padding, batch_sizes (how many sequences run at each step). Lengths must be decreasing unless enforce_sorted = false, which sorts them and records sorted_indices / unsorted_indices (1-based). Differentiable.",
+    "local p = T.nn.utils.rnn.pack_padded_sequence(T.randn(4, 2, 3), {4, 2})\nprint(p.batch_sizes)   -- 2, 2, 1, 1" },
+  { "T.nn.utils.rnn.pad_packed_sequence", "T.nn.utils.rnn.pad_packed_sequence(packed [, {batch_first=false, padding_value=0, total_length=}])",
+    "The inverse of pack_padded_sequence: returns the padded (T, B, *) tensor (T = total_length when given) and the int64 lengths, in the caller's original order.",
+    "local p = T.nn.utils.rnn.pack_sequence({T.ones(3, 2), T.ones(1, 2)})\nlocal padded, lengths = T.nn.utils.rnn.pad_packed_sequence(p, {batch_first = true})" },
+  { "T.nn.utils.rnn.pack_sequence", "T.nn.utils.rnn.pack_sequence(sequences [, {enforce_sorted=true}])",
+    "pack_padded_sequence(pad_sequence(sequences), their lengths): packs a list of (L_i, *) tensors.",
+    "local p = T.nn.utils.rnn.pack_sequence({T.randn(2, 3), T.randn(4, 3)}, {enforce_sorted = false})\nlocal out, hn = T.nn.GRU(3, 5)(p)   -- out is packed alike" },
+  { "T.nn.utils.rnn.PackedSequence", "T.nn.utils.rnn.PackedSequence(data, batch_sizes [, sorted_indices [, unsorted_indices]])",
+    "A packed batch (fields data, batch_sizes, sorted_indices, unsorted_indices; p:to(dtype)). RNN, LSTM and GRU accept one as input: the output is packed alike, h_n (and c_n) hold each sequence's state at its own last step, in the caller's order.",
+    "local p = T.nn.utils.rnn.PackedSequence(T.randn(3, 2), {2, 1})" },
+  { "T.nn.utils.rnn.is_packed", "T.nn.utils.rnn.is_packed(x)", "Whether x is a PackedSequence.",
+    "T.nn.utils.rnn.is_packed(T.randn(2))   -- false" },
 }
