@@ -144,3 +144,25 @@ describe("packing edges and errors", function()
     assert.same({ 2, 2, 2 }, padded.shape)
   end)
 end)
+
+describe("unpad_sequence and unpack_sequence", function()
+  it("invert pad_sequence and pack_sequence", function()
+    local seqs = { T.randn(3, 2), T.randn(1, 2), T.randn(4, 2) }
+    for _, bf in ipairs({ false, true }) do
+      local back = R.unpad_sequence(R.pad_sequence(seqs, { batch_first = bf }), { 3, 1, 4 }, { batch_first = bf })
+      for i, s in ipairs(seqs) do assert.is_true(T.equal(back[i], s)) end
+    end
+    local back = R.unpack_sequence(R.pack_sequence(seqs, { enforce_sorted = false }))
+    assert.equal(3, #back)
+    for i, s in ipairs(seqs) do assert.is_true(T.equal(back[i], s)) end
+  end)
+  it("raise on bad arguments", function()
+    local ok, err = pcall(R.unpad_sequence, T.randn(3, 2, 1), { 3 })
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find("ltensor.nn.utils.rnn.unpad_sequence: expected 2 lengths (one per sequence), got 1", 1, true))
+    ok, err = pcall(R.unpad_sequence, T.randn(3, 2, 1), { 4, 1 })
+    assert.is_truthy(tostring(err):find("length 4 of sequence 1 is outside 0..3", 1, true))
+    ok, err = pcall(R.unpack_sequence, T.randn(2))
+    assert.is_truthy(tostring(err):find("ltensor.nn.utils.rnn.unpack_sequence: bad argument #1 'packed_sequences' (PackedSequence expected", 1, true))
+  end)
+end)

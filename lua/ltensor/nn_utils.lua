@@ -136,6 +136,7 @@ end
 ---------------------------------------------------------------------------
 local rnn = utils.rnn or {}
 utils.rnn = rnn
+local tunpack = table.unpack or unpack   -- (Lua 5.1)
 local function rfail(fname, msg) error("ltensor.nn.utils.rnn." .. fname .. ": " .. msg, 0) end
 
 local PackedSequence = {}
@@ -184,7 +185,7 @@ function rnn.pad_sequence(sequences, opts)
   seq_list(fname, sequences)
   opts = opts or {}
   if type(opts) == "boolean" then opts = { batch_first = opts } end
-  local trail = { table.unpack(sequences[1].shape, 2) }
+  local trail = { tunpack(sequences[1].shape, 2) }
   local Lmax = 0
   for i, t in ipairs(sequences) do
     local s = t.shape
@@ -306,7 +307,7 @@ function rnn.pad_packed_sequence(sequence, opts)
     end
   else total = Tn end
   local pv = opts.padding_value or 0
-  local trail = { table.unpack(data.shape, 2) }
+  local trail = { tunpack(data.shape, 2) }
   local function fill(n)
     local shape = { n }
     for k = 1, #trail do shape[k + 1] = trail[k] end
@@ -354,6 +355,38 @@ function rnn.pack_sequence(sequences, opts)
     { enforce_sorted = opts.enforce_sorted })
   if not ok then error((tostring(res):gsub("pack_padded_sequence: ", "pack_sequence: ", 1)), 0) end
   return res
+end
+
+-- unpad_sequence(padded, lengths [, {batch_first = false}]): the list of
+-- sequences padded[:lengths[b], b] (views; the inverse of pad_sequence)
+function rnn.unpad_sequence(padded, lengths, opts)
+  local fname = "unpad_sequence"
+  if not is_t(padded) then rfail(fname, "bad argument #1 'padded_sequences' (Tensor expected, got " .. typename(padded) .. ")") end
+  opts = opts or {}
+  if type(opts) == "boolean" then opts = { batch_first = opts } end
+  local lens = lengths_table(fname, lengths)
+  if padded:dim() < 2 then rfail(fname, "padded_sequences must have at least 2 dims, got " .. padded:dim()) end
+  local x = opts.batch_first and padded or padded:transpose(1, 2)
+  if #lens ~= x:size(1) then
+    rfail(fname, ("expected %d lengths (one per sequence), got %d"):format(x:size(1), #lens))
+  end
+  local out = {}
+  for b = 1, #lens do
+    if lens[b] < 0 or lens[b] > x:size(2) then
+      rfail(fname, ("length %d of sequence %d is outside 0..%d"):format(lens[b], b, x:size(2)))
+    end
+    out[b] = x:select(1, b):narrow(1, 1, lens[b])
+  end
+  return out
+end
+
+-- unpack_sequence(packed): the list of its sequences, in the caller's order
+function rnn.unpack_sequence(packed)
+  if getmetatable(packed) ~= PackedSequence then
+    rfail("unpack_sequence", "bad argument #1 'packed_sequences' (PackedSequence expected, got " .. typename(packed) .. ")")
+  end
+  local padded, lengths = rnn.pad_packed_sequence(packed, { batch_first = true })
+  return rnn.unpad_sequence(padded, lengths, { batch_first = true })
 end
 
 return utils

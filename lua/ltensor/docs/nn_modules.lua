@@ -284,6 +284,11 @@ return {
   { "T.nn.utils.rnn.PackedSequence", "T.nn.utils.rnn.PackedSequence(data, batch_sizes [, sorted_indices [, unsorted_indices]])",
     "A packed batch (fields data, batch_sizes, sorted_indices, unsorted_indices; p:to(dtype)). RNN, LSTM and GRU accept one as input: the output is packed alike, h_n (and c_n) hold each sequence's state at its own last step, in the caller's order.",
     "local p = T.nn.utils.rnn.PackedSequence(T.randn(3, 2), {2, 1})" },
+  { "T.nn.utils.rnn.unpad_sequence", "T.nn.utils.rnn.unpad_sequence(padded, lengths [, {batch_first=false}])",
+    "The inverse of pad_sequence: the list of the sequences padded[1..lengths[b], b] (views).",
+    "local seqs = T.nn.utils.rnn.unpad_sequence(T.randn(4, 2, 3), {4, 2})   -- a 4x3 and a 2x3 tensor" },
+  { "T.nn.utils.rnn.unpack_sequence", "T.nn.utils.rnn.unpack_sequence(packed)", "The inverse of pack_sequence: the list of a PackedSequence's sequences, in the caller's order.",
+    "T.nn.utils.rnn.unpack_sequence(T.nn.utils.rnn.pack_sequence({T.ones(3, 2), T.ones(1, 2)}))" },
   { "T.nn.utils.rnn.is_packed", "T.nn.utils.rnn.is_packed(x)", "Whether x is a PackedSequence.",
     "T.nn.utils.rnn.is_packed(T.randn(2))   -- false" },
 }
