@@ -102,6 +102,19 @@ describe("packing edges and errors", function()
       assert.is_true((hn:select(2, i) - h1:squeeze(2)):abs():max():item() < 1e-5)
     end
   end)
+  it("LSTM with proj_size, two layers, both directions: packed equals one sequence at a time", function()
+    T.manual_seed(3)
+    local m = nn.LSTM(2, 4, { proj_size = 3, bidirectional = true, num_layers = 2 })
+    local seqs = { T.randn(2, 2), T.randn(5, 2), T.randn(3, 2) }
+    local out, hc = m(R.pack_sequence(seqs, { enforce_sorted = false }))
+    local padded = R.pad_packed_sequence(out)
+    for i, s in ipairs(seqs) do
+      local o1, h1 = m(s:unsqueeze(2))
+      assert.is_true((padded:narrow(1, 1, s:size(1)):select(2, i) - o1:squeeze(2)):abs():max():item() < 1e-5)
+      assert.is_true((hc[1]:select(2, i) - h1[1]:squeeze(2)):abs():max():item() < 1e-5)
+      assert.is_true((hc[2]:select(2, i) - h1[2]:squeeze(2)):abs():max():item() < 1e-5)
+    end
+  end)
   it("raises PyTorch's messages", function()
     local x = T.randn(3, 2, 2)
     local ok, err = pcall(R.pack_padded_sequence, x, { 2, 3 })
