@@ -1253,14 +1253,15 @@ adaptive_module("AdaptiveMaxPool2d", F.adaptive_max_pool2d, true)
 local Upsample = Module:extend("Upsample")
 nn.Upsample = Upsample
 function Upsample:init(...)
-  local a = args_of({ "size", "scale_factor", "mode", "align_corners" }, ...)
+  local a = args_of({ "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }, ...)
   self.size, self.scale_factor = a.size, a.scale_factor
   self.mode = a.mode or "nearest"
   self.align_corners = a.align_corners
+  self.recompute_scale_factor = a.recompute_scale_factor
 end
 function Upsample:forward(x)
   return F.interpolate(x, { size = self.size, scale_factor = self.scale_factor, mode = self.mode,
-    align_corners = self.align_corners })
+    align_corners = self.align_corners, recompute_scale_factor = self.recompute_scale_factor })
 end
 function Upsample:extra_repr()
   local s

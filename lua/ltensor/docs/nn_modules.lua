@@ -84,7 +84,7 @@ return {
     "Resizes (N, C, L) or (N, C, H, W) input to size or by scale_factor (exactly one). Modes \"nearest\", \"linear\" (3-D input), \"bilinear\" and \"bicubic\" (4-D; bicubic is Keys' cubic convolution with A = -0.75, border pixels repeated, as PyTorch's), \"area\" (an adaptive average pool to the output size); align_corners (linear, bilinear, bicubic only) aligns the corner pixels' centres. Differentiable twice. \"trilinear\" and \"nearest-exact\" raise.",
     "F.interpolate(T.randn(1, 3, 4, 4), {scale_factor = 2, mode = \"bilinear\", align_corners = false}):size()   -- {1, 3, 8, 8}" },
   { F .. "upsample", "F.upsample(x, ...)", "The deprecated name of F.interpolate (same arguments).", "F.upsample(T.randn(1, 1, 2, 2), {scale_factor = 2})" },
-  { N .. "Upsample", "T.nn.Upsample([{size=, scale_factor=, mode=\"nearest\", align_corners=}])", "F.interpolate as a module.",
+  { N .. "Upsample", "T.nn.Upsample([{size=, scale_factor=, mode=\"nearest\", align_corners=, recompute_scale_factor=}])", "F.interpolate as a module.",
     "T.nn.Upsample({scale_factor = 2, mode = \"nearest\"})(T.randn(1, 1, 3, 3)):size()   -- {1, 1, 6, 6}" },
   { N .. "UpsamplingNearest2d", "T.nn.UpsamplingNearest2d([size [, scale_factor]])", "Nearest-neighbour 2-D upsampling (Upsample with mode \"nearest\").",
     "T.nn.UpsamplingNearest2d(nil, 2)(T.randn(1, 1, 2, 2))" },
