@@ -104,11 +104,10 @@ local fused_fn = autograd.Function {
     local Tn, B, I = x.shape[1], x.shape[2], x.shape[3]
     local GH = w_ih.shape[1]
     local x2 = x:reshape({ Tn * B, I })
-    local xp = T.matmul(x2, w_ih:t())
     -- the biases that add to the projection, summed first: one pass over xp
     local bias = b_ih
     if mode ~= "GRU" and b_hh then bias = bias and bias + b_hh or b_hh end
-    if bias then xp:add_(bias) end
+    local xp = T._rnn_mm(x2, w_ih:t(), bias and bias:contiguous() or nil)
     xp = xp:reshape({ Tn, B, GH })
     local mid = MODE_ID[mode]
     -- the per-step workspace is kept only when a backward can follow
@@ -152,8 +151,8 @@ local fused_fn = autograd.Function {
     local need = ctx.needs_input_grad
     local dG = dxp:reshape({ Tn * B, GH })
     local dx, dwih, dwhh, dbih, dbhh
-    if need[1] then dx = T.matmul(dG, w_ih):reshape({ Tn, B, x2.shape[2] }) end
-    if need[4] then dwih = T.matmul(dG:t(), x2) end
+    if need[1] then dx = T._rnn_mm(dG, w_ih):reshape({ Tn, B, x2.shape[2] }) end
+    if need[4] then dwih = T._rnn_mm(dG:t(), x2) end
     if need[6] then dbih = T.sum(dG, 1) end
     -- the hidden state entering each step: h0 then y shifted by one step
     local hprev
@@ -168,10 +167,10 @@ local fused_fn = autograd.Function {
     end
     if mode == "GRU" then
       local dHH = dhh:reshape({ Tn * B, GH })
-      if need[5] then dwhh = T.matmul(dHH:t(), hprev) end
+      if need[5] then dwhh = T._rnn_mm(dHH:t(), hprev) end
       if need[7] then dbhh = T.sum(dHH, 1) end
     else
-      if need[5] then dwhh = T.matmul(dG:t(), hprev) end
+      if need[5] then dwhh = T._rnn_mm(dG:t(), hprev) end
       if need[7] then dbhh = dbih or T.sum(dG, 1) end
     end
     return dx, dh0, dc0, dwih, dwhh, dbih, dbhh
