@@ -1169,6 +1169,7 @@ function autograd.backward(tensors, grad_tensors, opts)
   if is_opts(grad_tensors) then grad_tensors, opts = nil, grad_tensors end
   argcheck(is_t(tensors) or type(tensors) == "table", "autograd.backward", 1, "tensor or list of tensors", tensors)
   check_opts("autograd.backward", 3, opts)
+  if opts then T._check_opts("autograd.backward", opts, { "retain_graph", "create_graph" }) end
   local retain, create = modes(opts or {})
   run("backward", tensors, grad_tensors, retain, create)
 end
@@ -1180,6 +1181,7 @@ function methods.backward(t, grad, opts)
   argcheck(grad == nil or is_t(grad) or type(grad) == "number", "backward", 2, "tensor or number", grad)
   check_opts("backward", 3, opts)
   if opts then
+    T._check_opts("backward", opts, { "retain_graph", "create_graph" })
     local retain, create = modes(opts)
     run("backward", t, grad, retain, create)
   else
@@ -1193,6 +1195,7 @@ function autograd.grad(outputs, inputs, grad_outputs, opts)
   argcheck(is_t(outputs) or type(outputs) == "table", "autograd.grad", 1, "tensor or list of tensors", outputs)
   argcheck(is_t(inputs) or type(inputs) == "table", "autograd.grad", 2, "tensor or list of tensors", inputs)
   check_opts("autograd.grad", 4, opts)
+  if opts then T._check_opts("autograd.grad", opts, { "retain_graph", "create_graph", "allow_unused" }) end
   opts = opts or {}
   local retain, create = modes(opts)
   return run("grad", outputs, grad_outputs, retain, create, inputs or {}, opts.allow_unused)
