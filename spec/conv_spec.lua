@@ -56,6 +56,11 @@ describe("nn.functional conv/pool/resample against PyTorch", function()
     it(c.name, function()
       local args = {}
       for i, a in ipairs(c.args) do args[i] = build(a) end
+      if c.fn == "embedding_bag_renorm" then   -- the weight after a max_norm lookup
+        F.embedding_bag(args[1], args[2], build_opts(c.opts))
+        close(args[2], c.expect[1], "renormalised weight")
+        return
+      end
       -- `#args` must count trailing nils as PyTorch's positional None
       local n = #c.args
       local opts = build_opts(c.opts)
@@ -214,7 +219,7 @@ describe("conv layouts and edge cases", function()
     assert.is_truthy(tostring(err):find("ltensor.nn.functional.conv2d: bad argument #1 'input' (Tensor expected, got string)", 1, true))
     ok, err = pcall(F.max_pool2d, T.randn(1, 1, 4, 4), 0)
     assert.is_truthy(tostring(err):find("ltensor.nn.functional.max_pool2d: kernel_size must be greater than zero", 1, true))
-    ok, err = pcall(F.interpolate, T.randn(1, 1, 4, 4), { size = 2, mode = "bicubic" })
+    ok, err = pcall(F.interpolate, T.randn(1, 1, 4, 4), { size = 2, mode = "trilinear" })
     assert.is_truthy(tostring(err):find("ltensor.nn.functional.interpolate:", 1, true))
     ok, err = pcall(F.embedding_bag, T.tensor({ { 1, 7 } }), T.randn(4, 2))
     assert.is_truthy(tostring(err):find("out of bounds", 1, true))
@@ -290,5 +295,121 @@ describe("conv modules", function()
       last = loss:item()
     end
     assert.is_true(last < first * 0.5)
+  end)
+end)
+
+describe("second-order gradients through conv and interpolate", function()
+  local function rnd(...) return T.randn({ ... }, { dtype = T.float64 }) end
+  -- s = <dL/dx, V1> + <dL/dw, V2> built with create_graph; its gradient
+  -- against central differences of the first-order gradients
+  local function second_order_err(f, x, w, b)
+    x.requires_grad, w.requires_grad = true, true
+    local y = f(x, w, b)
+    local W = rnd(table.unpack(y.shape))
+    local g = T.autograd.grad({ (y * W):sum() }, { x, w }, nil, { create_graph = true })
+    local V1, V2 = rnd(table.unpack(x.shape)), rnd(table.unpack(w.shape))
+    local h = T.autograd.grad({ (g[1] * V1):sum() + (g[2] * V2):sum() }, { x, w })
+    local xd, wd = x:detach():clone(), w:detach():clone()
+    local function sval()
+      local xx, ww = xd:clone():requires_grad_(), wd:clone():requires_grad_()
+      local a = T.autograd.grad({ (f(xx, ww, b) * W):sum() }, { xx, ww })
+      return ((a[1] * V1):sum() + (a[2] * V2):sum()):item()
+    end
+    local err = 0
+    for k, t in ipairs({ xd, wd }) do
+      local flat, hf = t:view(-1), h[k]:reshape(-1)
+      for i = 1, math.min(flat:numel(), 20) do
+        local v = flat[i]:item()
+        flat[i] = v + 1e-6
+        local sp = sval()
+        flat[i] = v - 1e-6
+        local sm = sval()
+        flat[i] = v
+        err = math.max(err, math.abs((sp - sm) / 2e-6 - hf[i]:item()))
+      end
+    end
+    return err
+  end
+  it("conv2d with groups, stride and dilation (input and weight)", function()
+    assert.is_true(second_order_err(function(x, w, b)
+      return F.conv2d(x, w, b, { stride = 2, padding = 1, groups = 2, dilation = { 1, 2 } })
+    end, rnd(2, 4, 6, 7), rnd(4, 2, 3, 2), rnd(4)) < 1e-6)
+  end)
+  it("conv_transpose2d and conv1d 'same'", function()
+    assert.is_true(second_order_err(function(x, w) return F.conv_transpose2d(x, w, nil, { stride = 2, padding = 1, output_padding = 1 }) end,
+      rnd(1, 3, 3, 4), rnd(3, 2, 3, 3)) < 1e-6)
+    assert.is_true(second_order_err(function(x, w, b) return F.conv1d(x, w, b, { padding = "same" }) end,
+      rnd(2, 3, 7), rnd(2, 3, 4), rnd(2)) < 1e-6)
+  end)
+  it("interpolate: the gradient of the backward is the forward", function()
+    for _, mode in ipairs({ "bicubic", "bilinear", "nearest" }) do
+      local x = rnd(1, 2, 3, 4):requires_grad_()
+      local W = rnd(1, 2, 5, 7):requires_grad_()
+      local gx = T.autograd.grad({ (F.interpolate(x, { size = { 5, 7 }, mode = mode }) * W):sum() }, { x }, nil,
+        { create_graph = true })[1]
+      local V = rnd(1, 2, 3, 4)
+      ;(gx * V):sum():backward()
+      assert.is_true((W.grad - F.interpolate(V, { size = { 5, 7 }, mode = mode })):abs():max():item() < 1e-12, mode)
+    end
+  end)
+end)
+
+describe("bicubic, area and embedding_bag edges", function()
+  it("bicubic reads non-contiguous input and checks its gradient", function()
+    local x = T.randn(2, 5, 4, 3, { dtype = T.float64 }):permute(1, 2, 4, 3)
+    local y = F.interpolate(x, { size = { 6, 5 }, mode = "bicubic", align_corners = true })
+    local yc = F.interpolate(x:contiguous(), { size = { 6, 5 }, mode = "bicubic", align_corners = true })
+    assert.is_true(T.equal(y, yc))
+    assert.is_true(T.autograd.gradcheck(function(a) return F.interpolate(a, { scale_factor = 1.5, mode = "bicubic" }) end,
+      { T.randn(1, 2, 3, 3, { dtype = T.float64 }) }))
+  end)
+  it("Upsample takes the new modes", function()
+    local m = nn.Upsample({ scale_factor = 2, mode = "area" })
+    assert.same({ 1, 1, 6, 6 }, m(T.randn(1, 1, 3, 3)).shape)
+    assert.equal("Upsample(scale_factor=2.0, mode=bicubic)", tostring(nn.Upsample({ scale_factor = 2, mode = "bicubic" })))
+    -- recompute_scale_factor: the coordinates come from the sizes, not the factor
+    local x = T.randn(1, 1, 4, 4, { dtype = T.float64 })
+    local r = nn.Upsample({ scale_factor = 1.7, mode = "bilinear", recompute_scale_factor = true })(x)
+    assert.is_true(T.equal(r, F.interpolate(x, { size = { 6, 6 }, mode = "bilinear" })))
+  end)
+  it("EmbeddingBag: padding row starts at zero and gets no gradient", function()
+    local m = nn.EmbeddingBag(5, 2, { mode = "sum", padding_idx = -1 })
+    assert.equal(5, m.padding_idx)
+    assert.same({ 0, 0 }, m.weight[5]:totable())
+    T.no_grad(function() m.weight:fill_(1) end)
+    local y = m(T.tensor({ { 1, 5, 5 }, { 5, 5, 5 } }))
+    assert.same({ { 1, 1 }, { 0, 0 } }, y:totable())
+    y:sum():backward()
+    assert.same({ 0, 0 }, m.weight.grad[5]:totable())
+    assert.same({ 1, 1 }, m.weight.grad[1]:totable())
+    assert.equal("EmbeddingBag(5, 2, mode=sum, padding_idx=5)", tostring(m))
+  end)
+  it("EmbeddingBag and embedding_bag argument errors", function()
+    local ok, err = pcall(nn.EmbeddingBag, 5, 2, { padding_idx = 6 })
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find("ltensor.nn.EmbeddingBag: padding_idx must be within num_embeddings", 1, true))
+    ok, err = pcall(nn.EmbeddingBag, 5, 2, { padding_idx = 0 })
+    assert.is_truthy(tostring(err):find("padding_idx must be within num_embeddings", 1, true))
+    ok, err = pcall(nn.EmbeddingBag, 5, 2, { padding_idx = 1.5 })
+    assert.is_truthy(tostring(err):find("padding_idx must be an integer, got number", 1, true))
+    ok, err = pcall(nn.EmbeddingBag, 5, 2, { max_norm = "1" })
+    assert.is_truthy(tostring(err):find("max_norm must be a number, got string", 1, true))
+    ok, err = pcall(nn.EmbeddingBag, 5, 2, { _weight = T.randn(4, 2) })
+    assert.is_truthy(tostring(err):find("Shape of weight does not match num_embeddings and embedding_dim", 1, true))
+    local w = T.randn(5, 2)
+    ok, err = pcall(F.embedding_bag, T.tensor({ { 1, 2 } }), w, { padding_idx = 1.5 })
+    assert.is_truthy(tostring(err):find("ltensor.nn.functional.embedding_bag: padding_idx must be an integer", 1, true))
+    ok, err = pcall(F.embedding_bag, T.tensor({ { 1, 2 } }), w, { max_norm = true })
+    assert.is_truthy(tostring(err):find("max_norm must be a number, got boolean", 1, true))
+    ok, err = pcall(F.embedding_bag, T.tensor({ { 1, 2 } }), w, { max_norm = 1, norm_type = "2" })
+    assert.is_truthy(tostring(err):find("norm_type must be a number, got string", 1, true))
+  end)
+  it("embedding_bag with padding on an empty input and an empty bag", function()
+    local w = T.randn(4, 3)
+    assert.same({ 2, 3 }, F.embedding_bag(T.zeros(2, 0, { dtype = T.int64 }), w, { padding_idx = 1 }).shape)
+    local y = F.embedding_bag(T.tensor({ 2, 1 }), w, { offsets = T.tensor({ 1, 1, 2 }), mode = "max", padding_idx = 1 })
+    assert.same({ 0, 0, 0 }, y[1]:totable())
+    assert.is_true(T.equal(y[2], w[2]))
+    assert.same({ 0, 0, 0 }, y[3]:totable())
   end)
 end)

@@ -308,3 +308,28 @@ describe("nn.RNNCell / LSTMCell / GRUCell", function()
       l(T.randn({ 2, 3 }), { T.randn({ 2, 4 }), T.randn({ 2, 5 }) }) end)
   end)
 end)
+
+describe("T._rnn_mm (the layer's whole-sequence products)", function()
+  local T = require "ltensor"
+  it("equals matmul for transposed operands, bands with a remainder, a bias, both float dtypes", function()
+    for _, dt in ipairs({ T.float32, T.float64 }) do
+      local a, b = T.randn(1003, 40, { dtype = dt }), T.randn(70, 40, { dtype = dt }):t()
+      local bias = T.randn(70, { dtype = dt })
+      local want = T.matmul(a, b) + bias
+      local got = T._rnn_mm(a, b, bias)
+      assert.is_true((got - want):abs():max():item() < (dt == T.float32 and 1e-4 or 1e-10))
+      local at = T.randn(40, 1003, { dtype = dt }):t()
+      assert.is_true((T._rnn_mm(at, b) - T.matmul(at, b)):abs():max():item() < (dt == T.float32 and 1e-4 or 1e-10))
+    end
+    assert.same({ 0, 5 }, T._rnn_mm(T.randn(0, 3), T.randn(3, 5)).shape)
+    assert.same({ { 0, 0 } }, T._rnn_mm(T.randn(1, 0), T.randn(0, 2)):totable())
+  end)
+  it("checks its arguments", function()
+    local function msg(...) local ok, e = pcall(T._rnn_mm, ...) assert.is_false(ok) return tostring(e) end
+    assert.is_truthy(msg(T.randn(2), T.randn(2, 2)):find("ltensor._rnn_mm: expected two matrices", 1, true))
+    assert.is_truthy(msg(T.randn(2, 2), T.randn(2, 2, { dtype = T.float64 })):find("one dtype", 1, true))
+    assert.is_truthy(msg(T.ones(2, 2, { dtype = T.int32 }), T.ones(2, 2, { dtype = T.int32 })):find("float32 or float64", 1, true))
+    assert.is_truthy(msg(T.randn(2, 3), T.randn(2, 2)):find("inner sizes differ (3 and 2)", 1, true))
+    assert.is_truthy(msg(T.randn(2, 2), T.randn(2, 2), T.randn(3)):find("bias must be a contiguous vector", 1, true))
+  end)
+end)

@@ -14,6 +14,7 @@
  *   T._adaptive_avg_pool2d(x, Ho, Wo), T._adaptive_avg_pool2d_bwd(gout, Hi, Wi)
  *   T._adaptive_max_pool2d(x, Ho, Wo) -> out, idx
  *   T._interp(x, Ho, Wo, mode, align_corners, scale_h, scale_w), T._interp_bwd(gout, Hi, Wi, ...)
+ *     (mode 0 nearest, 1 linear, 2 bicubic)
  * Shapes given here are trusted to be consistent (nn_conv.lua derives them);
  * they are still checked, so that a wrong call raises instead of reading out
  * of bounds.  The differentiable ones (LT_DIFF) get their backward rules in
@@ -442,12 +443,14 @@ typedef struct {
   lt_interp_axis ah, aw;
   const void *in;
   void *out;
-  int bwd;
+  int bwd, cubic;
 } interp_job;
 static void interp_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   (void)tid;
   interp_job *j = (interp_job *)ctx;
-  if (j->bwd) lt_interp_bwd(j->dt, j->planes, j->Hi, j->Wi, j->Ho, j->Wo, &j->ah, &j->aw, j->in, j->out, lo, hi);
+  if (j->cubic && j->bwd) lt_interp_cubic_bwd(j->dt, j->Hi, j->Wi, j->Ho, j->Wo, &j->ah, &j->aw, j->in, j->out, lo, hi);
+  else if (j->cubic) lt_interp_cubic(j->dt, j->Hi, j->Wi, j->Ho, j->Wo, &j->ah, &j->aw, j->in, j->out, lo, hi);
+  else if (j->bwd) lt_interp_bwd(j->dt, j->planes, j->Hi, j->Wi, j->Ho, j->Wo, &j->ah, &j->aw, j->in, j->out, lo, hi);
   else lt_interp(j->dt, j->planes, j->Hi, j->Wi, j->Ho, j->Wo, &j->ah, &j->aw, j->in, j->out, lo, hi);
 }
 /* the per-axis tables live in an int64 tensor left on the stack */
@@ -466,6 +469,7 @@ static int do_interp(lua_State *L, int bwd) {
   lt_tensor *x = float_arg(L, 1, fname, 4);
   int64_t H = int_arg(L, 2, fname, 1), W = int_arg(L, 3, fname, 1);
   int mode = (int)int_arg(L, 4, fname, 0);
+  if (mode > 2) ltl_error(L, fname, "bad mode %d (0 nearest, 1 linear, 2 cubic)", mode);
   int align = lua_toboolean(L, 5);
   double sh = luaL_optnumber(L, 6, -1), sw = luaL_optnumber(L, 7, -1);
   lua_settop(L, 7);
@@ -473,6 +477,7 @@ static int do_interp(lua_State *L, int bwd) {
   j.dt = x->dtype;
   j.planes = x->shape[0] * x->shape[1];
   j.bwd = bwd;
+  j.cubic = mode == 2;
   if (bwd) { j.Ho = x->shape[2]; j.Wo = x->shape[3]; j.Hi = H; j.Wi = W; }
   else { j.Hi = x->shape[2]; j.Wi = x->shape[3]; j.Ho = H; j.Wo = W; }
   if (j.Hi < 1 || j.Wi < 1) ltl_error(L, fname, "empty spatial input");
@@ -490,7 +495,7 @@ static int l_interp_bwd(lua_State *L) { return do_interp(L, 1); }
 const ltl_reg ltl_reg_conv[] = {
   {"_conv_small", l_conv_small, LT_MODULE | LT_DIFF, NULL},
   {"_conv_big", l_conv_big, LT_MODULE | LT_DIFF, NULL},
-  {"_conv_wgrad", l_conv_wgrad, LT_MODULE, NULL},
+  {"_conv_wgrad", l_conv_wgrad, LT_MODULE | LT_DIFF, NULL},
   {"_max_pool2d", l_max_pool2d, LT_MODULE | LT_DIFF, NULL},
   {"_max_pool_bwd", l_max_pool_bwd, LT_MODULE, NULL},
   {"_adaptive_max_pool2d", l_adaptive_max_pool2d, LT_MODULE | LT_DIFF, NULL},
@@ -499,6 +504,6 @@ const ltl_reg ltl_reg_conv[] = {
   {"_adaptive_avg_pool2d", l_adaptive_avg_pool2d, LT_MODULE | LT_DIFF, NULL},
   {"_adaptive_avg_pool2d_bwd", l_adaptive_avg_pool2d_bwd, LT_MODULE, NULL},
   {"_interp", l_interp, LT_MODULE | LT_DIFF, NULL},
-  {"_interp_bwd", l_interp_bwd, LT_MODULE, NULL},
+  {"_interp_bwd", l_interp_bwd, LT_MODULE | LT_DIFF, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -25,6 +25,7 @@
 #include <string.h>
 #include "l_lua.h"
 #include "lt_blas.h"
+#include "lt_parallel.h"
 
 enum { RNN_TANH = 0, RNN_RELU = 1, RNN_LSTM = 2, RNN_GRU = 3 };
 
@@ -380,7 +381,87 @@ static int l_rnn_backward(lua_State *L) {
   return 4;
 }
 
+/* ---- the whole-sequence products of the layer ------------------------------
+   T._rnn_mm(A, B [, bias]) -> A @ B (+ bias per column), A (M, K) and B (K, N)
+   float32/float64 matrices of any strides BLAS takes (a transposed view is
+   fine), the result contiguous.  These products (the input projection of
+   every step, the weight gradients) are a few MFLOP: OpenBLAS would hand
+   each to its own threads, whose wake-up and spinning cost more than the
+   product here and compete with the state's pool.  So the rows are cut into
+   bands each small enough for OpenBLAS to run on the calling thread, and
+   the bands go to the shared pool when the product is large enough. */
+#define RNN_SERIAL_MNK 262144      /* OpenBLAS 0.3.21 stays on one thread below M*N*K = 65536 * 4 */
+#define RNN_PAR_MIN_WORK 4000000.0 /* ~1 ms of arithmetic per extra part */
+typedef struct {
+  ltensor_dtype dt;
+  int64_t N, K, band;
+  const char *A, *B, *bias;
+  int64_t ars, acs, brs, bcs;
+  char *C;
+} rnn_mm_job;
+static void rnn_mm_range(void *ctx, int64_t lo, int64_t hi, int part) {
+  (void)part;
+  rnn_mm_job *j = (rnn_mm_job *)ctx;
+  size_t es = lt_itemsize(j->dt);
+  for (int64_t bi = lo; bi < hi; bi++) {
+    int64_t m0 = bi * j->band;
+    lt_mm(j->dt, j->band, j->N, j->K, j->A + (size_t)(m0 * j->ars) * es, j->ars, j->acs, j->B, j->brs, j->bcs,
+          j->C + (size_t)(m0 * j->N) * es, j->N, 1);
+  }
+}
+static int l_rnn_mm(lua_State *L) {
+  const char *fname = "_rnn_mm";
+  lt_tensor *a = ltl_check(L, 1), *b = ltl_check(L, 2);
+  lt_tensor *bias = lua_isnoneornil(L, 3) ? NULL : ltl_check(L, 3);
+  if (a->ndim != 2 || b->ndim != 2) ltl_error(L, fname, "expected two matrices");
+  if (a->dtype != b->dtype || (a->dtype != LTENSOR_FLOAT32 && a->dtype != LTENSOR_FLOAT64))
+    ltl_error(L, fname, "expected float32 or float64 matrices of one dtype");
+  if (a->shape[1] != b->shape[0]) ltl_error(L, fname, "inner sizes differ (%I and %I)", a->shape[1], b->shape[0]);
+  if (bias && (bias->dtype != a->dtype || bias->ndim != 1 || bias->shape[0] != b->shape[1] || !lt_is_contiguous(bias)))
+    ltl_error(L, fname, "bias must be a contiguous vector of the output's width and dtype");
+  int64_t M = a->shape[0], K = a->shape[1], N = b->shape[1];
+  int64_t shape[2] = { M, N };
+  lt_tensor *c = ltl_push_new(L, a->dtype, 2, shape);
+  if (M == 0 || N == 0) return 1;
+  size_t es = lt_itemsize(a->dtype);
+  rnn_mm_job j = { a->dtype, N, K, 0, lt_data(a), lt_data(b), bias ? lt_data(bias) : NULL,
+                   a->stride[0], a->stride[1], b->stride[0], b->stride[1], lt_data(c) };
+  int64_t per = N * (K > 0 ? K : 1);
+  int64_t band = RNN_SERIAL_MNK / per;
+  if (band < 1) band = 1;
+  if (band > M) band = M;
+  /* bands of equal height: the last one may be shorter, so run it apart */
+  int64_t nfull = M / band, rest = M - nfull * band;
+  j.band = band;
+  int nt = lt_pool_threads(ltl_settings_of(L)->pool);
+  double work = 2.0 * (double)M * (double)N * (double)K;
+  if ((double)nt > work / RNN_PAR_MIN_WORK) nt = (int)(work / RNN_PAR_MIN_WORK);
+  if (nt > nfull) nt = (int)nfull;
+  if (nt > 1) lt_parallel_run(ltl_settings_of(L)->pool, nt, nfull, rnn_mm_range, &j);
+  else rnn_mm_range(&j, 0, nfull, 0);
+  if (rest > 0) {
+    int64_t m0 = nfull * band;
+    lt_mm(a->dtype, rest, N, K, j.A + (size_t)(m0 * j.ars) * es, j.ars, j.acs, j.B, j.brs, j.bcs,
+          j.C + (size_t)(m0 * N) * es, N, 1);
+  }
+  if (bias) {
+    if (a->dtype == LTENSOR_FLOAT32) {
+      float *cf = (float *)(void *)lt_data(c);
+      const float *bf = (const float *)(const void *)lt_data(bias);
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < N; k++) cf[i * N + k] += bf[k];
+    } else {
+      double *cd = (double *)(void *)lt_data(c);
+      const double *bd = (const double *)(const void *)lt_data(bias);
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < N; k++) cd[i * N + k] += bd[k];
+    }
+  }
+  return 1;
+}
+
 const ltl_reg ltl_reg_rnn[] = {
+  { "_rnn_mm", l_rnn_mm, LT_MODULE, NULL },
   { "_rnn_forward", l_rnn_forward, LT_MODULE, NULL },
   { "_rnn_backward", l_rnn_backward, LT_MODULE, NULL },
   { NULL, NULL, 0, NULL }

@@ -248,35 +248,49 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
 /* ---- pooling --------------------------------------------------------------- */
 /* One output row of a 2x2/2 max pool.  Horizontal pairs first, then the
    two rows: the same winner as PyTorch's row-major scan (first maximum,
-   last NaN).  Selections are written as masks, not branches: on random
-   data a branch per tap is mispredicted half the time. */
-#define DEFINE_POOL2(T, UT)                                                                                 \
-  static inline T sel_##T(int c, T a, T b) {                                                               \
-    UT ua, ub, m = (UT)0 - (UT)(c != 0);                                                                   \
-    memcpy(&ua, &a, sizeof a);                                                                             \
-    memcpy(&ub, &b, sizeof b);                                                                             \
-    ua = (ua & ~m) | (ub & m);                                                                             \
-    memcpy(&a, &ua, sizeof a);                                                                             \
-    return a;                                                                                              \
+   last NaN).  Every selection is a separate same-type ternary, the form
+   GCC's vectoriser turns into compare-and-blend (lt_conv.o is built with
+   -O3): a branch per tap is mispredicted half the time on real data, and
+   mixing int and float lanes stops the vectoriser.  So the winner is
+   recorded as a float code (0..3: tap in scan order) and turned into flat
+   indices by a second, branch-free integer loop. */
+#define POOL2_CHUNK 256
+#define DEFINE_POOL2(T)                                                                                     \
+  static void pool2_vals_##T(const T *restrict r0, const T *restrict r1, T *restrict y, T *restrict code,   \
+                             int64_t n) {                                                                  \
+    for (int64_t ow = 0; ow < n; ow++) {                                                                   \
+      T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];                            \
+      T h0 = b > a ? b : a;                                                                                \
+      h0 = b != b ? b : h0;                                                                                \
+      T h1 = d > c ? d : c;                                                                                \
+      h1 = d != d ? d : h1;                                                                                \
+      T m = h1 > h0 ? h1 : h0;                                                                             \
+      y[ow] = h1 != h1 ? h1 : m;                                                                           \
+      if (code) {                                                                                          \
+        T s0 = b > a ? (T)1 : (T)0;                                                                        \
+        s0 = b != b ? (T)1 : s0;                                                                           \
+        T s1 = d > c ? (T)3 : (T)2;                                                                        \
+        s1 = d != d ? (T)3 : s1;                                                                           \
+        T s = h1 > h0 ? s1 : s0;                                                                           \
+        code[ow] = h1 != h1 ? s1 : s;                                                                      \
+      }                                                                                                    \
+    }                                                                                                      \
   }                                                                                                        \
   static void pool2_row_##T(const T *r0, const T *r1, T *y, int64_t *yi, int64_t Wo, int64_t k0,           \
                             int64_t Wi) {                                                                  \
-    for (int64_t ow = 0; ow < Wo; ow++) {                                                                  \
-      T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];                            \
-      int s0 = (b > a) | (b != b), s1 = (d > c) | (d != d);                                                \
-      T h0 = sel_##T(s0, a, b), h1 = sel_##T(s1, c, d);                                                    \
-      int s2 = (h1 > h0) | (h1 != h1);                                                                     \
-      y[ow] = sel_##T(s2, h0, h1);                                                                         \
-      if (yi) {                                                                                            \
-        int64_t k = k0 + 2 * ow + s0;                                                                      \
-        int64_t kk = k0 + Wi + 2 * ow + s1;                                                                \
-        int64_t m = -(int64_t)s2;                                                                          \
-        yi[ow] = ((k & ~m) | (kk & m)) + 1;                                                                \
+    if (!yi) { pool2_vals_##T(r0, r1, y, NULL, Wo); return; }                                              \
+    T code[POOL2_CHUNK];                                                                                   \
+    for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                                     \
+      int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                           \
+      pool2_vals_##T(r0 + 2 * o0, r1 + 2 * o0, y + o0, code, n);                                           \
+      for (int64_t i = 0; i < n; i++) {                                                                    \
+        int64_t c = (int64_t)code[i];                                                                      \
+        yi[o0 + i] = k0 + 2 * (o0 + i) + (c & 1) + (c >> 1) * Wi + 1;                                      \
       }                                                                                                    \
     }                                                                                                      \
   }
-DEFINE_POOL2(float, uint32_t)
-DEFINE_POOL2(double, uint64_t)
+DEFINE_POOL2(float)
+DEFINE_POOL2(double)
 #undef DEFINE_POOL2
 
 #define DEFINE_POOL(T)                                                                                      \
@@ -471,6 +485,12 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
     if (align_corners) s = out > 1 ? (double)(in - 1) / (double)(out - 1) : 0;
     else s = scale > 0 ? 1.0 / scale : (double)in / (double)out;
     double src = align_corners ? s * (double)o : s * ((double)o + 0.5) - 0.5;
+    if (mode == 2) {   /* cubic: the source is not clamped; taps i0-1 .. i0+2 clamp per tap */
+      double f = floor(src);
+      a->i0[o] = a->i1[o] = (int64_t)f;
+      a->lam[o] = src - f;
+      continue;
+    }
     if (!align_corners && src < 0) src = 0;
     int64_t i0 = (int64_t)src;
     if (i0 > in - 1) i0 = in - 1;
@@ -521,6 +541,75 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
 FLOAT_TYPES(DEFINE_INTERP)
 #undef DEFINE_INTERP
 
+/* Bicubic (PyTorch's upsample_bicubic2d): Keys' cubic convolution with
+   A = -0.75 over the 4x4 taps around floor(src), each tap index clamped to
+   the image (so border pixels repeat). */
+static inline int64_t clamp_idx(int64_t i, int64_t n) { return i < 0 ? 0 : (i > n - 1 ? n - 1 : i); }
+static inline void cubic_coeffs(double t, double c[4]) {
+  const double A = -0.75;
+  double x1 = t + 1.0, x2 = 1.0 - t, x3 = 2.0 - t;
+  c[0] = ((A * x1 - 5.0 * A) * x1 + 8.0 * A) * x1 - 4.0 * A;
+  c[1] = ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0;
+  c[2] = ((A + 2.0) * x2 - (A + 3.0)) * x2 * x2 + 1.0;
+  c[3] = ((A * x3 - 5.0 * A) * x3 + 8.0 * A) * x3 - 4.0 * A;
+}
+#define DEFINE_CUBIC(T)                                                                                     \
+  static void cubic_##T(int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,          \
+                        const lt_interp_axis *aw, const T *in, T *out, int64_t lo, int64_t hi) {           \
+    for (int64_t p = lo; p < hi; p++) {                                                                    \
+      const T *x = in + p * Hi * Wi;                                                                       \
+      T *y = out + p * Ho * Wo;                                                                            \
+      for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
+        double ch[4];                                                                                      \
+        cubic_coeffs(ah->lam[oh], ch);                                                                     \
+        const T *rows[4];                                                                                  \
+        for (int k = 0; k < 4; k++) rows[k] = x + clamp_idx(ah->i0[oh] - 1 + k, Hi) * Wi;                  \
+        for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
+          double cw[4];                                                                                    \
+          int64_t c[4];                                                                                    \
+          cubic_coeffs(aw->lam[ow], cw);                                                                   \
+          for (int k = 0; k < 4; k++) c[k] = clamp_idx(aw->i0[ow] - 1 + k, Wi);                            \
+          double acc = 0;                                                                                  \
+          for (int k = 0; k < 4; k++)                                                                      \
+            acc += ch[k] * (cw[0] * rows[k][c[0]] + cw[1] * rows[k][c[1]] + cw[2] * rows[k][c[2]] +        \
+                            cw[3] * rows[k][c[3]]);                                                        \
+          y[oh * Wo + ow] = (T)acc;                                                                        \
+        }                                                                                                  \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
+  static void cubic_bwd_##T(int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,      \
+                            const lt_interp_axis *aw, const T *gout, T *gin, int64_t lo, int64_t hi) {     \
+    for (int64_t p = lo; p < hi; p++) {                                                                    \
+      T *x = gin + p * Hi * Wi;                                                                            \
+      const T *y = gout + p * Ho * Wo;                                                                     \
+      for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
+        double ch[4];                                                                                      \
+        cubic_coeffs(ah->lam[oh], ch);                                                                     \
+        T *rows[4];                                                                                        \
+        for (int k = 0; k < 4; k++) rows[k] = x + clamp_idx(ah->i0[oh] - 1 + k, Hi) * Wi;                  \
+        for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
+          double cw[4], g = (double)y[oh * Wo + ow];                                                       \
+          cubic_coeffs(aw->lam[ow], cw);                                                                   \
+          for (int k = 0; k < 4; k++)                                                                      \
+            for (int l = 0; l < 4; l++) rows[k][clamp_idx(aw->i0[ow] - 1 + l, Wi)] += (T)(g * ch[k] * cw[l]); \
+        }                                                                                                  \
+      }                                                                                                    \
+    }                                                                                                      \
+  }
+FLOAT_TYPES(DEFINE_CUBIC)
+#undef DEFINE_CUBIC
+
+void lt_interp_cubic(ltensor_dtype dt, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,
+                     const lt_interp_axis *aw, const void *in, void *out, int64_t lo, int64_t hi) {
+  if (dt == LTENSOR_FLOAT32) cubic_float(Hi, Wi, Ho, Wo, ah, aw, in, out, lo, hi);
+  else cubic_double(Hi, Wi, Ho, Wo, ah, aw, in, out, lo, hi);
+}
+void lt_interp_cubic_bwd(ltensor_dtype dt, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,
+                         const lt_interp_axis *aw, const void *gout, void *gin, int64_t lo, int64_t hi) {
+  if (dt == LTENSOR_FLOAT32) cubic_bwd_float(Hi, Wi, Ho, Wo, ah, aw, gout, gin, lo, hi);
+  else cubic_bwd_double(Hi, Wi, Ho, Wo, ah, aw, gout, gin, lo, hi);
+}
 void lt_interp(ltensor_dtype dt, int64_t planes, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo,
                const lt_interp_axis *ah, const lt_interp_axis *aw, const void *in, void *out, int64_t lo,
                int64_t hi) {

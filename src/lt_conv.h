@@ -87,7 +87,8 @@ typedef struct lt_interp_axis {
   int64_t *i0, *i1;              /* source indices (0-based) */
   double *lam;                   /* weight of i1 (0 for nearest) */
 } lt_interp_axis;
-/* mode 0 nearest, 1 linear; scale < 0 means "not given" (use in/out) */
+/* mode 0 nearest, 1 linear, 2 cubic (i0 = floor(source), lam = the fraction,
+   i1 unused); scale < 0 means "not given" (use in/out) */
 void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, int align_corners, double scale);
 void lt_interp(ltensor_dtype dt, int64_t planes, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo,
                const lt_interp_axis *ah, const lt_interp_axis *aw, const void *in, void *out, int64_t lo,
@@ -96,5 +97,12 @@ void lt_interp(ltensor_dtype dt, int64_t planes, int64_t Hi, int64_t Wi, int64_t
 void lt_interp_bwd(ltensor_dtype dt, int64_t planes, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo,
                    const lt_interp_axis *ah, const lt_interp_axis *aw, const void *gout, void *gin, int64_t lo,
                    int64_t hi);
+
+/* bicubic over planes [lo, hi) from mode-2 axis tables; the backward adds
+   into gin (zeroed by the caller) */
+void lt_interp_cubic(ltensor_dtype dt, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,
+                     const lt_interp_axis *aw, const void *in, void *out, int64_t lo, int64_t hi);
+void lt_interp_cubic_bwd(ltensor_dtype dt, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,
+                         const lt_interp_axis *aw, const void *gout, void *gin, int64_t lo, int64_t hi);
 
 #endif

@@ -66,6 +66,8 @@ def lua_opts(opts):
     for k, v in opts.items():
         if isinstance(v, torch.Tensor):
             v = tens(v + 1 if k == "offsets" else v)   # offsets: 1-based start positions
+        elif k == "padding_idx" and isinstance(v, int) and v >= 0:
+            v = v + 1                                  # a 1-based row; negative ones count from the end alike
         elif isinstance(v, tuple):
             v = list(v)
         out[k] = v
@@ -269,6 +271,61 @@ mod_case("AvgPool2d", "AvgPool2d", (2,), {"ceil_mode": True}, rnd(1, 2, 5, 5), g
 mod_case("AdaptiveAvgPool2d", "AdaptiveAvgPool2d", ((2, 3),), {}, rnd(1, 2, 5, 5), grad=False)
 mod_case("Upsample bilinear", "Upsample", (), {"scale_factor": 2, "mode": "bilinear", "align_corners": False}, rnd(1, 1, 3, 3), grad=False)
 mod_case("PixelShuffle", "PixelShuffle", (2,), {}, rnd(1, 4, 2, 2), grad=False)
+
+# ---- added later (appended, so that the values above keep their random draws) ----
+torch.manual_seed(4321)
+# embedding_bag: padding_idx (entries skipped; an all-padding bag is zeros), max_norm (rows renormalised)
+w = rnd(6, 3)
+idx2 = torch.tensor([[0, 2, 2], [2, 2, 2], [5, 1, 2]])
+for mode in ("sum", "mean", "max"):
+    fn_case("embedding_bag 2-D padding_idx %s grad" % mode, "embedding_bag", [idx2, w], {"mode": mode, "padding_idx": 2},
+            lua_args=[idx2 + 1, w], grad=True)
+idx1 = torch.tensor([1, 3, 3, 0, 5, 3, 4])
+offs = torch.tensor([0, 2, 3, 5])
+for mode in ("sum", "mean", "max"):
+    fn_case("embedding_bag offsets padding_idx -3 %s grad" % mode, "embedding_bag", [idx1, w],
+            {"offsets": offs, "mode": mode, "padding_idx": -3}, lua_args=[idx1 + 1, w], grad=True)
+fn_case("embedding_bag per_sample_weights padding_idx", "embedding_bag", [idx1, w],
+        {"offsets": offs, "mode": "sum", "per_sample_weights": rnd(7), "padding_idx": 3}, lua_args=[idx1 + 1, w])
+wl = rnd(6, 3) * 3
+fn_case("embedding_bag max_norm", "embedding_bag", [idx2, wl.clone()], {"mode": "mean", "max_norm": 1.5},
+        lua_args=[idx2 + 1, wl.clone()])
+fn_case("embedding_bag max_norm norm_type 1", "embedding_bag", [idx1, wl.clone()],
+        {"offsets": offs, "mode": "sum", "max_norm": 2.0, "norm_type": 1.0}, lua_args=[idx1 + 1, wl.clone()])
+# the weight after max_norm: rows looked up are scaled in place
+wr = wl.clone()
+F.embedding_bag(idx2, wr, max_norm=1.5)
+cases.append({"name": "embedding_bag max_norm renormalises the weight in place", "fn": "embedding_bag_renorm",
+              "args": [tens(idx2 + 1), tens(wl)], "opts": {"max_norm": 1.5}, "expect": [tens(wr)]})
+fn_case("embedding_bag padding_idx out of range", "embedding_bag", [torch.tensor([[0, 1]]), rnd(5, 3)], {"padding_idx": 7},
+        lua_args=[torch.tensor([[1, 2]]), rnd(5, 3)])
+# PyTorch says "-5 through 4, but got 7": the range is 1-based on the Lua side
+assert "error" in cases[-1]
+cases[-1]["error"] = "padding_idx must be within the number of embeddings, -5 through 5 (1-based, not 0), but got 8"
+
+# interpolate: bicubic (align_corners both ways, size and scale_factor) and area
+for extra in ({"align_corners": False}, {"align_corners": True}):
+    for spec in ({"size": (5, 7)}, {"scale_factor": 1.7}, {"scale_factor": 0.6}, {"size": (2, 9)}):
+        o = dict(spec, mode="bicubic", **extra)
+        fn_case("interpolate bicubic %s %s" % (extra, spec), "interpolate", [rnd(2, 2, 4, 5)], o, grad=True)
+fn_case("interpolate bicubic float32", "interpolate", [rnd(1, 2, 3, 4, dtype=torch.float32)], {"scale_factor": 2, "mode": "bicubic"})
+fn_case("interpolate bicubic 1x1 input", "interpolate", [rnd(1, 1, 1, 1)], {"size": (3, 2), "mode": "bicubic"}, grad=True)
+fn_case("interpolate bicubic empty batch", "interpolate", [rnd(0, 2, 4, 4)], {"size": 3, "mode": "bicubic"})
+for spec in ({"size": (3, 2)}, {"scale_factor": 0.5}, {"size": (7, 9)}):
+    fn_case("interpolate area 2-D %s" % spec, "interpolate", [rnd(2, 2, 6, 5)], dict(spec, mode="area"), grad=True)
+fn_case("interpolate area 1-D", "interpolate", [rnd(2, 3, 7)], {"size": 3, "mode": "area"}, grad=True)
+fn_case("interpolate area 1-D scale", "interpolate", [rnd(1, 2, 4)], {"scale_factor": 1.5, "mode": "area"}, grad=True)
+err_case("interpolate bicubic on 3-D", "interpolate", [rnd(1, 1, 4)], {"size": 3, "mode": "bicubic"})
+err_case("interpolate area align_corners", "interpolate", [rnd(1, 1, 4, 4)], {"size": 3, "mode": "area", "align_corners": True})
+err_case("interpolate bicubic long", "interpolate", [torch.ones(1, 1, 4, 4, dtype=torch.int64)], {"size": 3, "mode": "bicubic"})
+err_case("interpolate area long", "interpolate", [torch.ones(1, 1, 4, 4, dtype=torch.int64)], {"size": 3, "mode": "area"})
+
+mod_case("EmbeddingBag padding_idx max", "EmbeddingBag", (6, 3), {"mode": "max", "padding_idx": 1},
+         torch.tensor([[0, 1, 3], [1, 1, 1]]))
+mod_cases[-1]["input"] = tens(torch.tensor([[0, 1, 3], [1, 1, 1]]) + 1)       # 1-based on the Lua side
+mod_cases[-1]["repr"] = mod_cases[-1]["repr"].replace("padding_idx=1", "padding_idx=2")
+mod_case("Upsample bicubic align_corners", "Upsample", (), {"size": (5, 4), "mode": "bicubic", "align_corners": True},
+         rnd(1, 2, 3, 3), grad=False)
 
 with open("spec/fixtures/conv.lua", "w") as f:
     f.write("-- generated by tools/gen_conv_fixtures.py from PyTorch %s; do not edit\n" % torch.__version__)

@@ -139,6 +139,20 @@ rules._conv_big = function(raw, small, w, b, sh, sw, ph, pw, dh, dw, G, Hb, Wb)
 end
 
 -- dtype checks shared by the convolutions: returns "float" or "int"
+-- gw = conv_wgrad(big, small) is bilinear: its gradients are the forward
+-- convolutions with ggw as the weight (double backward of conv weights)
+rules._conv_wgrad = function(raw, big, small, kh, kw, sh, sw, ph, pw, dh, dw, G)
+  local out = raw(big, small, kh, kw, sh, sw, ph, pw, dh, dw, G)
+  return { name = "ConvolutionBackwardBackward0", inputs = { big, small }, saved = { big, small, n = 2 },
+    p = { sh, sw, ph, pw, dh, dw, G }, backward = function(n, gg)
+      local b, sm, p = n.saved[1], n.saved[2], n.p
+      local gb, gs
+      if need(n, 1) then gb = T._conv_big(sm, gg, nil, p[1], p[2], p[3], p[4], p[5], p[6], p[7], b:size(3), b:size(4)) end
+      if need(n, 2) then gs = T._conv_small(b, gg, nil, p[1], p[2], p[3], p[4], p[5], p[6], p[7], sm:size(3), sm:size(4)) end
+      return gb, gs
+    end }, out
+end
+
 local function conv_dtypes(fname, x, w, b)
   if x.dtype ~= w.dtype then
     fail(fname, ("expected scalar type %s but found %s"):format(tname(x), tname(w)))
@@ -556,10 +570,22 @@ function F.adaptive_max_pool2d(x, size, ...) return adaptive_max("adaptive_max_p
 ---------------------------------------------------------------------------
 rules._interp = function(raw, x, Ho, Wo, mode, align, sh, sw)
   local out = raw(x, Ho, Wo, mode, align, sh, sw)
-  return { name = mode == 0 and "UpsampleNearest2DBackward0" or "UpsampleBilinear2DBackward0", inputs = { x },
+  return { name = mode == 0 and "UpsampleNearest2DBackward0" or (mode == 2 and "UpsampleBicubic2DBackward0" or
+    "UpsampleBilinear2DBackward0"), inputs = { x },
     in_shape = x.shape, p = { mode, align, sh, sw }, backward = function(n, g)
       local s, p = n.in_shape, n.p
       return T._interp_bwd(g, s[3], s[4], p[1], p[2], p[3], p[4])
+    end }, out
+end
+
+-- the backward is linear in its gradient: its own gradient is the forward
+-- (double backward through interpolate)
+rules._interp_bwd = function(raw, g, Hi, Wi, mode, align, sh, sw)
+  local out = raw(g, Hi, Wi, mode, align, sh, sw)
+  return { name = "UpsampleBackwardBackward0", inputs = { g }, out_hw = { g:size(3), g:size(4) },
+    p = { mode, align, sh, sw }, backward = function(n, gg)
+      local p = n.p
+      return T._interp(gg, n.out_hw[1], n.out_hw[2], p[1], p[2], p[3], p[4])
     end }, out
 end
 
@@ -570,15 +596,15 @@ function F.interpolate(x, ...)
   check_t(fname, 1, "input", x)
   local mode = a.mode or "nearest"
   local nd = x:dim() - 2
-  local modes = { nearest = true, linear = true, bilinear = true, ["nearest-exact"] = false, bicubic = false,
-    trilinear = false, area = false }
+  local modes = { nearest = true, linear = true, bilinear = true, ["nearest-exact"] = false, bicubic = true,
+    trilinear = false, area = true }
   if modes[mode] == nil then
     fail(fname, ("Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: nearest | linear | " ..
       "bilinear | bicubic | trilinear | area | nearest-exact (got %s)"):format(x:dim(), tostring(mode)))
   end
   if modes[mode] == false then fail(fname, "mode '" .. mode .. "' is not supported by ltensor") end
   local align = a.align_corners
-  if align ~= nil and mode == "nearest" then
+  if align ~= nil and (mode == "nearest" or mode == "area") then
     fail(fname, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
   end
   if x:dim() < 3 or x:dim() > 4 then
@@ -586,6 +612,10 @@ function F.interpolate(x, ...)
   end
   if mode == "linear" and nd ~= 1 then fail(fname, ("Got %dD input, but linear mode needs 3D input"):format(x:dim())) end
   if mode == "bilinear" and nd ~= 2 then fail(fname, ("Got %dD input, but bilinear mode needs 4D input"):format(x:dim())) end
+  if mode == "bicubic" and nd ~= 2 then
+    fail(fname, ("Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: nearest | linear | " ..
+      "bilinear | bicubic | trilinear | area | nearest-exact (got bicubic)"):format(x:dim()))
+  end
   local size, sf = a.size, a.scale_factor
   if size ~= nil and sf ~= nil then fail(fname, "only one of size or scale_factor should be defined") end
   if size == nil and sf == nil then fail(fname, "either size or scale_factor should be defined") end
@@ -616,11 +646,18 @@ function F.interpolate(x, ...)
         concat({ unpack(shp, 3) }, ", "), concat(out, ", ")))
     end
   end
+  -- area is an adaptive average pool to the output size (as PyTorch's)
+  if mode == "area" then
+    if not is_float(x) then fail(fname, ('"adaptive_avg_pool2d" not implemented for \'%s\''):format(tname(x))) end
+    if nd == 1 then return F.adaptive_avg_pool1d(x, out[1]) end
+    return F.adaptive_avg_pool2d(x, out)
+  end
   if not is_float(x) then
+    if mode == "bicubic" then fail(fname, ('"compute_indices_weights_cubic" not implemented for \'%s\''):format(tname(x))) end
     local k = mode == "nearest" and "upsample_nearest" .. nd .. "d" or (nd == 1 and "upsample_linear1d" or "upsample_bilinear2d")
     fail(fname, ('"%s" not implemented for \'%s\''):format(k .. "_channels_last", tname(x)))
   end
-  local m = mode == "nearest" and 0 or 1
+  local m = mode == "nearest" and 0 or (mode == "bicubic" and 2 or 1)
   align = align and true or false
   if nd == 1 then
     return T._interp(x:unsqueeze(3), 1, out[1], m, align, -1, scales[1]):squeeze(3)
@@ -784,6 +821,43 @@ end
 ---------------------------------------------------------------------------
 local EBAG_ARGS = { "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
   "include_last_offset", "padding_idx" }
+-- padding_idx, 1-based (negative counts from the end, -1 the last row), as
+-- a positive row number or nil
+local function ebag_padding_idx(fname, p, num)
+  if p == nil then return nil end
+  if mtype(p) ~= "integer" then fail(fname, "padding_idx must be an integer, got " .. typename(p)) end
+  if p == 0 or p > num or p < -num then
+    fail(fname, ("padding_idx must be within the number of embeddings, -%d through %d (1-based, not 0), but got %d"):format(
+      num, num, p))
+  end
+  return p < 0 and num + 1 + p or p
+end
+-- max_norm: the looked-up rows whose norm exceeds it are scaled, in place
+-- and outside autograd, to max_norm / (norm + 1e-7) (embedding_renorm_)
+local function ebag_renorm(weight, flat, max_norm, norm_type)
+  if flat:numel() == 0 then return end
+  T.no_grad(function()
+    local u = T.unique(flat)
+    local rows = weight:index_select(1, u)
+    local norms = T.norm(rows, norm_type, 2, true)
+    local scale = T.where(T.gt(norms, max_norm), max_norm / (norms + 1e-7), T.ones_like(norms))
+    weight:index_copy_(1, u, rows * scale)
+  end)
+end
+-- sum / mean / max of rows over dim d, skipping the entries whose keep is false
+local function ebag_reduce(rows, keep, mode, d)
+  if keep == nil then
+    if mode == "sum" then return rows:sum(d) end
+    if mode == "mean" then return rows:mean(d) end
+    return (rows:max(d))
+  end
+  local k = keep:to(rows.dtype)
+  if mode == "sum" then return (rows * k):sum(d) end
+  local cnt = k:sum(d)
+  if mode == "mean" then return (rows * k):sum(d) / T.clamp(cnt, 1) end
+  local m = (T.where(keep, rows, -math.huge):max(d))
+  return T.where(T.gt(cnt, 0), m, 0)
+end
 function F.embedding_bag(input, weight, ...)
   local fname = "embedding_bag"
   local a = args_of(EBAG_ARGS, ...)
@@ -831,15 +905,23 @@ function F.embedding_bag(input, weight, ...)
       fail(fname, ("index %d is out of bounds for the embedding of %d rows (indices are 1-based)"):format(lo < 1 and lo or hi, num))
     end
   end
+  local pad = ebag_padding_idx(fname, a.padding_idx, num)
+  if a.max_norm ~= nil then
+    if type(a.max_norm) ~= "number" then fail(fname, "max_norm must be a number, got " .. typename(a.max_norm)) end
+    local nt = a.norm_type == nil and 2 or a.norm_type
+    if type(nt) ~= "number" then fail(fname, "norm_type must be a number, got " .. typename(nt)) end
+    ebag_renorm(weight, flat, a.max_norm, nt)
+  end
   local rows = weight:index_select(1, flat)
   if psw ~= nil then rows = rows * psw:reshape(-1):unsqueeze(2):to(rows.dtype) end
+  -- entries equal to padding_idx leave their bag: they add nothing to a sum
+  -- or a max and are not counted by a mean (an all-padding bag is zeros)
+  local keep = pad and T.ne(flat, pad):unsqueeze(2) or nil
   if input:dim() == 2 then
     local B, L = input:size(1), input:size(2)
     rows = rows:reshape(B, L, D)
     if L == 0 then return T.zeros({ B, D }, { dtype = weight.dtype }) end
-    if mode == "sum" then return rows:sum(2) end
-    if mode == "mean" then return rows:mean(2) end
-    return (rows:max(2))
+    return ebag_reduce(rows, keep and keep:reshape(B, L, 1), mode, 2)
   end
   -- 1-D input with offsets: bag b holds positions offsets[b] .. offsets[b+1]-1 (1-based)
   local offs = offsets:to(T.int64)
@@ -858,12 +940,7 @@ function F.embedding_bag(input, weight, ...)
     local len = e - s + 1
     local r
     if len == 0 then r = T.zeros({ D }, { dtype = weight.dtype })
-    else
-      local bag = rows:narrow(1, s, len)
-      if mode == "sum" then r = bag:sum(1)
-      elseif mode == "mean" then r = bag:mean(1)
-      else r = (bag:max(1)) end
-    end
+    else r = ebag_reduce(rows:narrow(1, s, len), keep and keep:narrow(1, s, len), mode, 1) end
     out_rows[b] = r
   end
   if nb == 0 then return T.zeros({ 0, D }, { dtype = weight.dtype }) end
@@ -1176,14 +1253,15 @@ adaptive_module("AdaptiveMaxPool2d", F.adaptive_max_pool2d, true)
 local Upsample = Module:extend("Upsample")
 nn.Upsample = Upsample
 function Upsample:init(...)
-  local a = args_of({ "size", "scale_factor", "mode", "align_corners" }, ...)
+  local a = args_of({ "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }, ...)
   self.size, self.scale_factor = a.size, a.scale_factor
   self.mode = a.mode or "nearest"
   self.align_corners = a.align_corners
+  self.recompute_scale_factor = a.recompute_scale_factor
 end
 function Upsample:forward(x)
   return F.interpolate(x, { size = self.size, scale_factor = self.scale_factor, mode = self.mode,
-    align_corners = self.align_corners })
+    align_corners = self.align_corners, recompute_scale_factor = self.recompute_scale_factor })
 end
 function Upsample:extra_repr()
   local s
@@ -1250,26 +1328,54 @@ local EmbeddingBag = Module:extend("EmbeddingBag")
 nn.EmbeddingBag = EmbeddingBag
 function EmbeddingBag:init(num_embeddings, embedding_dim, ...)
   local a = args_of({ "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
-    "padding_idx" }, ...)
+    "padding_idx", "dtype" }, ...)
   pos_int("EmbeddingBag", "num_embeddings", num_embeddings)
   pos_int("EmbeddingBag", "embedding_dim", embedding_dim)
   local mode = a.mode or "mean"
   if mode ~= "sum" and mode ~= "mean" and mode ~= "max" then mfail("EmbeddingBag", "mode has to be one of sum, mean or max") end
-  if a.max_norm ~= nil then mfail("EmbeddingBag", "max_norm is not supported by ltensor") end
+  if a.max_norm ~= nil and type(a.max_norm) ~= "number" then
+    mfail("EmbeddingBag", "max_norm must be a number, got " .. typename(a.max_norm))
+  end
+  if a.norm_type ~= nil and type(a.norm_type) ~= "number" then
+    mfail("EmbeddingBag", "norm_type must be a number, got " .. typename(a.norm_type))
+  end
+  if a.scale_grad_by_freq or a.sparse then mfail("EmbeddingBag", "scale_grad_by_freq and sparse gradients are not supported") end
+  local pad = a.padding_idx
+  if pad ~= nil then
+    -- 1-based: 1..num, or -num..-1 from the end
+    if mtype(pad) ~= "integer" then mfail("EmbeddingBag", "padding_idx must be an integer, got " .. typename(pad)) end
+    if pad == 0 or pad > num_embeddings or pad < -num_embeddings then
+      mfail("EmbeddingBag", "padding_idx must be within num_embeddings (1-based: 1.." .. num_embeddings .. " or negative)")
+    end
+    if pad < 0 then pad = num_embeddings + 1 + pad end
+  end
   self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+  self.max_norm, self.norm_type, self.padding_idx = a.max_norm, a.norm_type or 2, pad
   self.include_last_offset = a.include_last_offset and true or false
   local w = a._weight
-  if w == nil then
+  if w ~= nil then
+    if not is_t(w) or w:dim() ~= 2 or w:size(1) ~= num_embeddings or w:size(2) ~= embedding_dim then
+      mfail("EmbeddingBag", "Shape of weight does not match num_embeddings and embedding_dim")
+    end
+  else
     w = T.randn({ num_embeddings, embedding_dim }, a.dtype and { dtype = a.dtype } or nil)
+    if pad then w[pad]:fill_(0) end
   end
   self.weight = nn.Parameter(w)
 end
 function EmbeddingBag:forward(input, offsets, per_sample_weights)
   return F.embedding_bag(input, self.weight, { offsets = offsets, mode = self.mode, per_sample_weights = per_sample_weights,
-    include_last_offset = self.include_last_offset })
+    include_last_offset = self.include_last_offset, max_norm = self.max_norm, norm_type = self.norm_type,
+    padding_idx = self.padding_idx })
 end
 function EmbeddingBag:extra_repr()
-  return ("%d, %d, mode=%s"):format(self.num_embeddings, self.embedding_dim, self.mode)
+  local s = ("%d, %d"):format(self.num_embeddings, self.embedding_dim)
+  if self.max_norm ~= nil then s = s .. ", max_norm=" .. pyval(self.max_norm) end
+  if self.norm_type ~= 2 then s = s .. ", norm_type=" .. pyval(self.norm_type) end
+  s = s .. ", mode=" .. self.mode
+  if self.padding_idx ~= nil then s = s .. ", padding_idx=" .. self.padding_idx end
+  return s
 end
+
 
 return F

@@ -104,11 +104,10 @@ local fused_fn = autograd.Function {
     local Tn, B, I = x.shape[1], x.shape[2], x.shape[3]
     local GH = w_ih.shape[1]
     local x2 = x:reshape({ Tn * B, I })
-    local xp = T.matmul(x2, w_ih:t())
     -- the biases that add to the projection, summed first: one pass over xp
     local bias = b_ih
     if mode ~= "GRU" and b_hh then bias = bias and bias + b_hh or b_hh end
-    if bias then xp:add_(bias) end
+    local xp = T._rnn_mm(x2, w_ih:t(), bias and bias:contiguous() or nil)
     xp = xp:reshape({ Tn, B, GH })
     local mid = MODE_ID[mode]
     -- the per-step workspace is kept only when a backward can follow
@@ -152,8 +151,8 @@ local fused_fn = autograd.Function {
     local need = ctx.needs_input_grad
     local dG = dxp:reshape({ Tn * B, GH })
     local dx, dwih, dwhh, dbih, dbhh
-    if need[1] then dx = T.matmul(dG, w_ih):reshape({ Tn, B, x2.shape[2] }) end
-    if need[4] then dwih = T.matmul(dG:t(), x2) end
+    if need[1] then dx = T._rnn_mm(dG, w_ih):reshape({ Tn, B, x2.shape[2] }) end
+    if need[4] then dwih = T._rnn_mm(dG:t(), x2) end
     if need[6] then dbih = T.sum(dG, 1) end
     -- the hidden state entering each step: h0 then y shifted by one step
     local hprev
@@ -168,10 +167,10 @@ local fused_fn = autograd.Function {
     end
     if mode == "GRU" then
       local dHH = dhh:reshape({ Tn * B, GH })
-      if need[5] then dwhh = T.matmul(dHH:t(), hprev) end
+      if need[5] then dwhh = T._rnn_mm(dHH:t(), hprev) end
       if need[7] then dbhh = T.sum(dHH, 1) end
     else
-      if need[5] then dwhh = T.matmul(dG:t(), hprev) end
+      if need[5] then dwhh = T._rnn_mm(dG:t(), hprev) end
       if need[7] then dbhh = dbih or T.sum(dG, 1) end
     end
     return dx, dh0, dc0, dwih, dwhh, dbih, dbhh
@@ -300,8 +299,148 @@ function RNNBase:_weights(layer, dir)
     self["weight_hr" .. sfx]
 end
 
+-- one layer and direction over a packed batch (data (N, I), batch sizes
+-- bs): the steps are cut into runs of constant batch size, each run one
+-- fused call; forward, a run's final states of the sequences that end there
+-- are kept; reverse, the runs go from the last and the sequences that
+-- start join with their initial states
+local function run_layer_packed(mode, data, bs, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, w_hr)
+  local runs, t, off = {}, 1, 1
+  while t <= #bs do
+    local b, n = bs[t], 0
+    while t + n <= #bs and bs[t + n] == b do n = n + 1 end
+    runs[#runs + 1] = { off = off, n = n, b = b }
+    off, t = off + n * b, t + n
+  end
+  if #runs == 0 then   -- an empty batch
+    return T.zeros({ 0, h0:size(2) }, { dtype = data.dtype }), h0, c0
+  end
+  local outs, ends_h, ends_c = {}, {}, {}
+  local I = data:size(2)
+  local function x_of(r) return data:narrow(1, r.off, r.n * r.b):reshape({ r.n, r.b, I }) end
+  if not reverse then
+    local h, c = h0, c0
+    for k, r in ipairs(runs) do
+      if h:size(1) > r.b then   -- the sequences beyond r.b ended with the previous run
+        ends_h[#ends_h + 1] = h:narrow(1, r.b + 1, h:size(1) - r.b)
+        if c then ends_c[#ends_c + 1] = c:narrow(1, r.b + 1, c:size(1) - r.b) end
+        h = h:narrow(1, 1, r.b)
+        if c then c = c:narrow(1, 1, r.b) end
+      end
+      local y
+      y, h, c = run_layer(mode, x_of(r), h, c, w_ih, w_hh, b_ih, b_hh, false, w_hr)
+      outs[k] = y:reshape({ r.n * r.b, y:size(3) })
+    end
+    ends_h[#ends_h + 1] = h
+    if c then ends_c[#ends_c + 1] = c end
+    -- the pieces run from the longest-lived sequences' end backwards
+    local hs, cs = {}, {}
+    for i = #ends_h, 1, -1 do hs[#hs + 1] = ends_h[i] end
+    for i = #ends_c, 1, -1 do cs[#cs + 1] = ends_c[i] end
+    return T.cat(outs, 1), T.cat(hs, 1), c0 and T.cat(cs, 1) or nil
+  end
+  local h, c
+  for k = #runs, 1, -1 do
+    local r = runs[k]
+    local have = h and h:size(1) or 0
+    if have < r.b then   -- sequences r.b - have start here, from their initial states
+      local hn = h0:narrow(1, have + 1, r.b - have)
+      h = h and T.cat({ h, hn }, 1) or hn
+      if c0 then
+        local cn = c0:narrow(1, have + 1, r.b - have)
+        c = c and T.cat({ c, cn }, 1) or cn
+      end
+    end
+    local y
+    y, h, c = run_layer(mode, x_of(r), h, c, w_ih, w_hh, b_ih, b_hh, true, w_hr)
+    outs[k] = y:reshape({ r.n * r.b, y:size(3) })
+  end
+  return T.cat(outs, 1), h, c
+end
+
+-- RNN/LSTM/GRU over a PackedSequence: output packed alike; h_n (and c_n)
+-- for each sequence at its own last step, in the caller's order
+function RNNBase:_forward_packed(input, hx)
+  local cname = self._classname
+  local is_lstm = self.mode == "LSTM"
+  local data, bs = input.data, input.batch_sizes:totable()
+  if data:dim() ~= 2 then fail(cname, "packed input data must be 2-D, got " .. data:dim() .. "-D") end
+  if not data.dtype.is_floating_point then fail(cname, "expected a floating point input, got " .. data.dtype.name) end
+  if data:size(2) ~= self.input_size then
+    fail(cname, ("input.size(-1) must be equal to input_size. Expected %d, got %d"):format(self.input_size, data:size(2)))
+  end
+  if self.weight_ih_l0.dtype ~= data.dtype then
+    fail(cname, "input dtype " .. data.dtype.name .. " does not match the parameters' dtype " ..
+      self.weight_ih_l0.dtype.name .. " (convert the module with :to(dtype))")
+  end
+  local B = #bs > 0 and bs[1] or 0
+  local D = self.bidirectional and 2 or 1
+  local L, H = self.num_layers, self.hidden_size
+  local Hout = (self.proj_size or 0) > 0 and self.proj_size or H
+  local h0, c0
+  local sorted = input.sorted_indices
+  if hx ~= nil then
+    if is_lstm then
+      if type(hx) ~= "table" or is_t(hx) or not is_t(hx[1]) or not is_t(hx[2]) then
+        fail(cname, "bad argument #2 'hx' ({h0, c0} expected, got " .. typename(hx) .. ")")
+      end
+      h0, c0 = hx[1], hx[2]
+    else
+      if not is_t(hx) then fail(cname, "bad argument #2 'hx' (Tensor expected, got " .. typename(hx) .. ")") end
+      h0 = hx
+    end
+    local function check_h(t, what, HH)
+      local s = t.shape
+      if #s ~= 3 or s[1] ~= L * D or s[2] ~= B or s[3] ~= HH then
+        fail(cname, "Expected " .. what .. " size " .. shape_str({ L * D, B, HH }) .. ", got " .. shape_str(s))
+      end
+      if t.dtype ~= data.dtype then
+        fail(cname, "expected the hidden state to have dtype " .. data.dtype.name .. ", got " .. t.dtype.name)
+      end
+    end
+    check_h(h0, is_lstm and "hidden[0]" or "hidden", Hout)
+    if c0 then check_h(c0, "hidden[1]", H) end
+    -- the caller's order -> the packed (sorted) order
+    if sorted then
+      h0 = h0:index_select(2, sorted)
+      if c0 then c0 = c0:index_select(2, sorted) end
+    end
+  else
+    h0 = T.zeros({ L * D, B, Hout }, { dtype = data.dtype })
+    if is_lstm then c0 = T.zeros({ L * D, B, H }, { dtype = data.dtype }) end
+  end
+  local hn, cn = {}, {}
+  local layer_in = data:contiguous()
+  for layer = 0, L - 1 do
+    local dir_out = {}
+    for dir = 0, D - 1 do
+      local idx = layer * D + dir + 1
+      local w_ih, w_hh, b_ih, b_hh, w_hr = self:_weights(layer, dir)
+      local y, h, c = run_layer_packed(self.mode, layer_in, bs, h0:select(1, idx), c0 and c0:select(1, idx) or nil,
+        w_ih, w_hh, b_ih, b_hh, dir == 1, w_hr)
+      dir_out[dir + 1] = y
+      hn[idx], cn[idx] = h, c
+    end
+    layer_in = D == 2 and T.cat(dir_out, 2) or dir_out[1]
+    if self.dropout > 0 and self.training and layer < L - 1 then
+      layer_in = F.dropout(layer_in, self.dropout, true)
+    end
+    layer_in = layer_in:contiguous()
+  end
+  local h_n = T.stack(hn, 1)
+  local c_n = is_lstm and T.stack(cn, 1) or nil
+  if input.unsorted_indices then
+    h_n = h_n:index_select(2, input.unsorted_indices)
+    if c_n then c_n = c_n:index_select(2, input.unsorted_indices) end
+  end
+  local out = input:_with_data(layer_in)
+  if is_lstm then return out, { h_n, c_n } end
+  return out, h_n
+end
+
 function RNNBase:forward(input, hx)
   local cname = self._classname
+  if nn.utils.rnn.is_packed(input) then return self:_forward_packed(input, hx) end
   if not is_t(input) then fail(cname, "bad argument #1 'input' (Tensor expected, got " .. typename(input) .. ")") end
   local is_lstm = self.mode == "LSTM"
   local nd = input:dim()
