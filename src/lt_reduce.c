@@ -231,11 +231,6 @@ static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, 
    segments, in T for CFLUSH rows at a time, then in double. */
 #define LANES 16
 #define BLOCK 512
-#if defined(__GNUC__)
-#define LT_UNUSED __attribute__((unused))   /* the lane softmax of float32 when vectors exist */
-#else
-#define LT_UNUSED
-#endif
 /* GCC fully unrolls a constant 16-lane loop early and then fails to
    if-convert the unrolled selects (scalar compares and cmovs); kept as a
    loop it is vectorised.  Sums vectorise either way and keep the unroll. */
@@ -244,7 +239,7 @@ static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, 
 #else
 #define LANE_LOOP
 #endif
-#define CW 256
+#define CW 1024
 #define CFLUSH 64
 
 /* sticky NaN: a NaN candidate always wins, nothing beats a NaN */
@@ -327,6 +322,70 @@ static inline double exp_f64(double x) { return exp(x); }
     return tot;                                                               \
   }
 
+/* softmax / log_softmax of one contiguous row on vectors (VT of T, VM its
+   mask type, EXPV the vector exp for arguments <= 0, SEXP the scalar one);
+   0 (nothing written) when the row's max is not finite: NaN, +inf and all
+   -inf rows take the generic path.  Sums of exps in T lanes per BLOCK,
+   blocks added in double. */
+#define VEC_SOFTMAX(NAME, V, T, VT, VM, EXPV, SEXP, MAXRUN, ATTR)                \
+  ATTR static int NAME(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+    const int64_t vw = (int64_t)(sizeof(VT) / sizeof(T));                     \
+    T mx = MAXRUN(x, n);                                                      \
+    if (!isfinite(mx)) return 0;                                              \
+    VT vm = vsplat_##V(mx);                                                   \
+    double tot = 0;                                                           \
+    int64_t i = 0;                                                            \
+    while (n - i >= 2 * vw) {                                                 \
+      int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
+      VT a0 = {0}, a1 = {0};                                                  \
+      if (is_log) {                                                           \
+        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
+          a0 += EXPV(vld_##V(x + i) - vm);                                    \
+          a1 += EXPV(vld_##V(x + i + vw) - vm);                               \
+        }                                                                     \
+      } else {                                                                \
+        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
+          VT e0 = EXPV(vld_##V(x + i) - vm);                                  \
+          VT e1 = EXPV(vld_##V(x + i + vw) - vm);                             \
+          vst_##V(y + i, e0); vst_##V(y + i + vw, e1);                        \
+          a0 += e0; a1 += e1;                                                 \
+        }                                                                     \
+      }                                                                       \
+      VT s = a0 + a1;                                                         \
+      for (int64_t l = 0; l < vw; l++) tot += (double)s[l];                   \
+    }                                                                         \
+    if (i < n && n >= vw) {   /* the rest: whole vectors, then one that      \
+                                 overlaps the done part, its overlap masked */ \
+      VT r = {0}, li;                                                         \
+      for (int64_t l = 0; l < vw; l++) li[l] = (T)l;                          \
+      for (; i + vw <= n; i += vw) {                                          \
+        VT e = EXPV(vld_##V(x + i) - vm);                                     \
+        if (!is_log) vst_##V(y + i, e);                                       \
+        r += e;                                                               \
+      }                                                                       \
+      if (i < n) {                                                            \
+        VT e = EXPV(vld_##V(x + n - vw) - vm);                                \
+        if (!is_log) vst_##V(y + n - vw, e);                                  \
+        r += vsel_##V(li >= (T)(vw - (n - i)), e, vsplat_##V(0));             \
+      }                                                                       \
+      for (int64_t l = 0; l < vw; l++) tot += (double)r[l];                   \
+      i = n;                                                                  \
+    }                                                                         \
+    for (; i < n; i++) {                                                      \
+      T e = SEXP(x[i] - mx);                                                  \
+      if (!is_log) y[i] = e;                                                  \
+      tot += (double)e;                                                       \
+    }                                                                         \
+    if (is_log) {                                                             \
+      T ls = (T)log(tot);                                                     \
+      for (i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                        \
+    } else {                                                                  \
+      T inv = (T)(1.0 / tot);                                                 \
+      for (i = 0; i < n; i++) y[i] *= inv;                                    \
+    }                                                                         \
+    return 1;                                                                 \
+  }
+
 #define VEC_KERNELS(V, ATTR, BYTES)                                            \
   typedef float vf32_##V __attribute__((vector_size(BYTES)));                 \
   typedef int32_t vm32_##V __attribute__((vector_size(BYTES)));               \
@@ -336,6 +395,8 @@ static inline double exp_f64(double x) { return exp(x); }
   ATTR static inline vf64_##V vld_##V##f64(const double *p) { vf64_##V v; memcpy(&v, p, sizeof v); return v; } \
   ATTR static inline void vst_##V##f32(float *p, vf32_##V v) { memcpy(p, &v, sizeof v); } \
   ATTR static inline vf32_##V vsplat_##V##f32(float x) { vf32_##V v = {0}; return v + x; } \
+  ATTR static inline vf64_##V vsplat_##V##f64(double x) { vf64_##V v = {0}; return v + x; } \
+  ATTR static inline void vst_##V##f64(double *p, vf64_##V v) { memcpy(p, &v, sizeof v); } \
   ATTR static inline vf32_##V vsel_##V##f32(vm32_##V m, vf32_##V a, vf32_##V b) { \
     return (vf32_##V)(((vm32_##V)a & m) | ((vm32_##V)b & ~m)); }              \
   ATTR static inline vf64_##V vsel_##V##f64(vm64_##V m, vf64_##V a, vf64_##V b) { \
@@ -346,77 +407,49 @@ static inline double exp_f64(double x) { return exp(x); }
   VEC_EXT(min_run_##V##f32, V##f32, float, vf32_##V, <, BETTER_MIN, ATTR)     \
   VEC_EXT(max_run_##V##f64, V##f64, double, vf64_##V, >, BETTER_MAX, ATTR)    \
   VEC_EXT(min_run_##V##f64, V##f64, double, vf64_##V, <, BETTER_MIN, ATTR)    \
-  /* exp_f32 on a vector, the same operations lane by lane */                 \
+  /* exp on vectors, the same operations lane by lane as exp_f32/exp_f64 */ \
   LT_EXPF_NONPOS_V(vexp_##V, vf32_##V, vm32_##V, vsplat_##V##f32, vsel_##V##f32, ATTR) \
-  /* softmax of one contiguous float32 row (see softmax_row_f32) */          \
-  ATTR static int softmax_row_##V(const float *restrict x, float *restrict y, int64_t n, int is_log) { \
-    const int64_t vw = (int64_t)(sizeof(vf32_##V) / sizeof(float));          \
-    float mx = max_run_##V##f32(x, n);                                        \
-    if (!isfinite(mx)) return 0;                                              \
-    vf32_##V vm = vsplat_##V##f32(mx);                                        \
-    double tot = 0;                                                           \
-    int64_t i = 0;                                                            \
-    while (n - i >= 2 * vw) {                                                 \
-      int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
-      vf32_##V a0 = {0}, a1 = {0};                                            \
-      if (is_log) {                                                           \
-        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
-          a0 += vexp_##V(vld_##V##f32(x + i) - vm);                           \
-          a1 += vexp_##V(vld_##V##f32(x + i + vw) - vm);                      \
-        }                                                                     \
-      } else {                                                                \
-        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
-          vf32_##V e0 = vexp_##V(vld_##V##f32(x + i) - vm);                   \
-          vf32_##V e1 = vexp_##V(vld_##V##f32(x + i + vw) - vm);              \
-          vst_##V##f32(y + i, e0); vst_##V##f32(y + i + vw, e1);              \
-          a0 += e0; a1 += e1;                                                 \
-        }                                                                     \
-      }                                                                       \
-      vf32_##V s = a0 + a1;                                                   \
-      for (int64_t l = 0; l < vw; l++) tot += (double)s[l];                   \
-    }                                                                         \
-    for (; i < n; i++) {                                                      \
-      float e = exp_f32(x[i] - mx);                                           \
-      if (!is_log) y[i] = e;                                                  \
-      tot += (double)e;                                                       \
-    }                                                                         \
-    if (is_log) {                                                             \
-      float ls = (float)log(tot);                                             \
-      for (i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                        \
-    } else {                                                                  \
-      float inv = (float)(1.0 / tot);                                         \
-      for (i = 0; i < n; i++) y[i] *= inv;                                    \
-    }                                                                         \
-    return 1;                                                                 \
-  }
+  LT_EXP_NONPOS_V(vexpd_##V, vf64_##V, vm64_##V, vsplat_##V##f64, vsel_##V##f64, ATTR) \
+  VEC_SOFTMAX(softmax_row_##V##f32, V##f32, float, vf32_##V, vm32_##V, vexp_##V, exp_f32, max_run_##V##f32, ATTR) \
+  VEC_SOFTMAX(softmax_row_##V##f64, V##f64, double, vf64_##V, vm64_##V, vexpd_##V, exp_f64, max_run_##V##f64, ATTR)
 
 VEC_KERNELS(b, , 16)
 #ifdef LT_VEC_AVX2
 VEC_KERNELS(x, __attribute__((target("avx2,fma"))), 32)
-/* __builtin_cpu_supports reads what libgcc/compiler-rt detected at load */
+/* __builtin_cpu_supports reads what libgcc/compiler-rt detected at load.
+   (An AVX-512 clone of these was slower here: rows of ~100 are too short
+   for 16 lanes, and the sums and extremes are memory-bound.) */
 #define HAVE_AVX2() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+#define VPICK(NAME, S) (HAVE_AVX2() ? NAME##_x##S : NAME##_b##S)
 #else
 #define HAVE_AVX2() 0
+#define VPICK(NAME, S) NAME##_b##S
 #define sum_run_xf32 sum_run_bf32
 #define sum_run_xf64 sum_run_bf64
 #define max_run_xf32 max_run_bf32
 #define min_run_xf32 min_run_bf32
 #define max_run_xf64 max_run_bf64
 #define min_run_xf64 min_run_bf64
-#define softmax_row_x softmax_row_b
+#define softmax_row_xf32 softmax_row_bf32
+#define softmax_row_xf64 softmax_row_bf64
 #endif
-static double sum_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? sum_run_xf32(x, n) : sum_run_bf32(x, n); }
-static double sum_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? sum_run_xf64(x, n) : sum_run_bf64(x, n); }
-static float max_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? max_run_xf32(x, n) : max_run_bf32(x, n); }
-static float min_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? min_run_xf32(x, n) : min_run_bf32(x, n); }
-static double max_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? max_run_xf64(x, n) : max_run_bf64(x, n); }
-static double min_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? min_run_xf64(x, n) : min_run_bf64(x, n); }
+static double sum_run_f32(const float *x, int64_t n) { return VPICK(sum_run, f32)(x, n); }
+static double sum_run_f64(const double *x, int64_t n) { return VPICK(sum_run, f64)(x, n); }
+static float max_run_f32(const float *x, int64_t n) { return VPICK(max_run, f32)(x, n); }
+static float min_run_f32(const float *x, int64_t n) { return VPICK(min_run, f32)(x, n); }
+static double max_run_f64(const double *x, int64_t n) { return VPICK(max_run, f64)(x, n); }
+static double min_run_f64(const double *x, int64_t n) { return VPICK(min_run, f64)(x, n); }
 static int softmax_row_vec_f32(const float *x, float *y, int64_t n, int is_log) {
-  return HAVE_AVX2() ? softmax_row_x(x, y, n, is_log) : softmax_row_b(x, y, n, is_log);
+  return VPICK(softmax_row, f32)(x, y, n, is_log);
+}
+static int softmax_row_vec_f64(const double *x, double *y, int64_t n, int is_log) {
+  return VPICK(softmax_row, f64)(x, y, n, is_log);
 }
 #define SOFTMAX_ROW_F32 softmax_row_vec_f32
+#define SOFTMAX_ROW_F64 softmax_row_vec_f64
 #else
 #define SOFTMAX_ROW_F32 softmax_row_bf32
+#define SOFTMAX_ROW_F64 softmax_row_bf64
 #endif
 
 #ifndef LT_VEC
@@ -438,17 +471,11 @@ static int softmax_row_vec_f32(const float *x, float *y, int64_t n, int is_log) 
   }                                                                           \
   EXT_RUN(max_run_##S, T, BETTER_MAX)                                         \
   EXT_RUN(min_run_##S, T, BETTER_MIN)
-LANE_KERNELS(f32, float)
-LANE_KERNELS(f64, double)
-#define max_run_bf32 max_run_f32
-#define max_run_bf64 max_run_f64
-#endif
-
-#define FAST_KERNELS(S, T, EXP, V, ATTR)                                                \
+#define LANE_SOFTMAX(S, T, EXP)                                                \
   /* softmax of one contiguous row; 0 (nothing written) when its max is not  \
      finite: NaN, +inf and all -inf rows take the generic path */            \
-  LT_UNUSED ATTR static int softmax_row_##V##S(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
-    T mx = max_run_##V##S(x, n);                                                 \
+  static int softmax_row_b##S(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+    T mx = max_run_##S(x, n);                                                 \
     if (!isfinite(mx)) return 0;                                              \
     double tot = 0;                                                           \
     for (int64_t b = 0; b < n; b += BLOCK) {                                  \
@@ -483,7 +510,16 @@ LANE_KERNELS(f64, double)
       for (int64_t i = 0; i < n; i++) y[i] *= inv;                            \
     }                                                                         \
     return 1;                                                                 \
-  }                                                                           \
+  }
+LANE_KERNELS(f32, float)
+LANE_KERNELS(f64, double)
+LANE_SOFTMAX(f32, float, exp_f32)
+LANE_SOFTMAX(f64, double, exp_f64)
+#define max_run_bf32 max_run_f32
+#define max_run_bf64 max_run_f64
+#endif
+
+#define FAST_KERNELS(S, T, EXP, V, ATTR)                                                \
   /* softmax of w adjacent columns (n rows, row strides rs, ws); bad[i] set  \
      where column i's max is not finite (its outputs are then garbage) */     \
   ATTR static void softmax_cols_##V##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
@@ -632,17 +668,48 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
     ridx[d] = 0;
   }
 }
-/* offsets of column block u (outer position over all kept dims but the
-   last, then block of CW columns) */
-static void cols_at(const plan *p, int64_t u, int64_t nblk, int64_t *o0, int64_t *o1, int64_t *j) {
-  int64_t ob = u / nblk;
-  *j = (u % nblk) * CW;
-  *o0 = *j; *o1 = *j;
+/* ---- column blocks ----------------------------------------------------------
+   When the reduced (or scanned) dims are strided but the kept innermost dim
+   is unit-stride, blocks of up to CW adjacent outputs are worked at once
+   from contiguous row segments.  Unit u is (outer position over the kept
+   dims but the last, block u % nblk of bw columns); blocks are as wide as
+   CW allows (whole rows stream through the prefetchers) and narrowed only
+   so that every thread of the pool gets one. */
+typedef struct colrun {
+  const plan *p;
+  const lt_tensor *in;
+  const struct acc *proto;   /* softmax, cumsum: the op's settings */
+  struct fastv *f;           /* value reductions */
+  int kind;                  /* COL_VALUE, COL_SOFTMAX, COL_CUMSUM */
+  int64_t width, bw, nblk;
+} colrun;
+enum { COL_VALUE, COL_SOFTMAX, COL_CUMSUM };
+
+/* element offsets of unit u in the input (o0) and output (o1), its width */
+static void cols_at(const colrun *r, int64_t u, int64_t *o0, int64_t *o1, int64_t *w) {
+  const plan *p = r->p;
+  int64_t ob = u / r->nblk, j = (u % r->nblk) * r->bw;
+  *w = r->width - j < r->bw ? r->width - j : r->bw;
+  *o0 = j; *o1 = j;
   for (int d = p->nout_d - 2; d >= 0; d--) {
     int64_t k = ob % p->oshape[d];
     ob /= p->oshape[d];
     *o0 += k * p->ostr0[d]; *o1 += k * p->ostr1[d];
   }
+}
+
+static void cols_part(void *v, int64_t s, int64_t e, int t);
+static void run_cols(colrun *r, lt_pool *pool, int64_t grain) {
+  const plan *p = r->p;
+  r->width = p->oshape[p->nout_d - 1];
+  int64_t outer = p->nout / r->width, vec = (r->width + 15) / 16;
+  int parts = lt_parallel_parts(pool, p->nout * p->nred, grain, outer * vec);
+  int64_t nblk = (r->width + CW - 1) / CW;
+  if (outer * nblk < parts) nblk = (parts + outer - 1) / outer;
+  r->bw = ((r->width + nblk - 1) / nblk + 15) / 16 * 16;
+  r->nblk = (r->width + r->bw - 1) / r->bw;
+  int64_t units = outer * r->nblk;
+  lt_parallel_run(pool, parts < units ? parts : (int)units, units, cols_part, r);
 }
 
 /* Rows are taken four at a time and combined before touching the block
@@ -721,20 +788,6 @@ FV_COLS(f32, float, x, __attribute__((target("avx2,fma"))))
 FV_COLS(f64, double, x, __attribute__((target("avx2,fma"))))
 #endif
 
-typedef struct fvc { fastv *f; int64_t nblk, width; } fvc;
-static void fv_cols_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  fvc *c = v;
-  fastv *f = c->f;
-  for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, j;
-    cols_at(f->p, u, c->nblk, &o0, &o1, &j);
-    int64_t w = c->width - j < CW ? c->width - j : CW;
-    if (f->f32) PICK(fv_cols, f32)(f, (const float *)f->in + o0, (float *)f->out + o1, w);
-    else PICK(fv_cols, f64)(f, (const double *)f->in + o0, (double *)f->out + o1, w);
-  }
-}
-
 static int columns_apply(const plan *p, const lt_tensor *in);
 static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool);
 
@@ -762,11 +815,8 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
     return 1;
   }
   if (columns_apply(p, in)) {
-    int lo = p->nout_d - 1;
-    fvc c = {&f, 0, p->oshape[lo]};
-    c.nblk = (c.width + CW - 1) / CW;
-    int64_t units = p->nout / c.width * c.nblk;
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, units), units, fv_cols_part, &c);
+    colrun r = {p, in, NULL, &f, COL_VALUE, 0, 0, 0};
+    run_cols(&r, pool, VEC_GRAIN);
     return 1;
   }
   return 0;
@@ -1336,33 +1386,8 @@ static void sm_fast_row(void *vc, const char *x, int64_t o) {
   int64_t n = c->p->nred;
   int ok = c->odt == LTENSOR_FLOAT32
          ? SOFTMAX_ROW_F32((const float *)x, (float *)c->out + o, n, c->mode)
-         : PICK(softmax_row, f64)((const double *)x, (double *)c->out + o, n, c->mode);
+         : SOFTMAX_ROW_F64((const double *)x, (double *)c->out + o, n, c->mode);
   if (!ok) row_softmax(c, x, o);
-}
-
-typedef struct colpar { const plan *p; const lt_tensor *in; const acc *proto; int64_t nblk, width; } colpar;
-static void sm_cols_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  colpar *cp = v;
-  acc c = *cp->proto;
-  const plan *p = cp->p;
-  int f32 = c.odt == LTENSOR_FLOAT32;
-  int64_t isz = f32 ? 4 : 8;
-  const char *ibase = lt_data(cp->in);
-  unsigned char bad[CW];
-  for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, j;
-    cols_at(p, u, cp->nblk, &o0, &o1, &j);
-    int64_t w = cp->width - j < CW ? cp->width - j : CW;
-    if (f32)
-      PICK(softmax_cols, f32)((const float *)ibase + o0, p->istr0[0], (float *)c.out + o1, p->istr1[0],
-                       p->ishape[0], w, c.mode, bad);
-    else
-      PICK(softmax_cols, f64)((const double *)ibase + o0, p->istr0[0], (double *)c.out + o1, p->istr1[0],
-                       p->ishape[0], w, c.mode, bad);
-    for (int64_t i = 0; i < w; i++)
-      if (bad[i]) row_softmax(&c, ibase + (o0 + i) * isz, o1 + i);
-  }
 }
 
 /* rows case: the dim is unit-stride in input and output */
@@ -1376,17 +1401,13 @@ static int dim_is_cols(const plan *p, const lt_tensor *in) {
 
 static int fast_softmax(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool) {
   if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
-  int64_t work = p->nout * p->nred;
   if (dim_is_row(p)) {
     run_rows_acc(p, in, sm_fast_row, c, pool);
     return 1;
   }
   if (dim_is_cols(p, in)) {
-    int lo = p->nout_d - 1;
-    colpar cp = {p, in, c, 0, p->oshape[lo]};
-    cp.nblk = (cp.width + CW - 1) / CW;
-    int64_t units = p->nout / cp.width * cp.nblk;
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, LT_GRAIN, units), units, sm_cols_part, &cp);
+    colrun r = {p, in, c, NULL, COL_SOFTMAX, 0, 0, 0};
+    run_cols(&r, pool, LT_GRAIN);
     return 1;
   }
   return 0;
@@ -1394,7 +1415,7 @@ static int fast_softmax(acc *c, const plan *p, const lt_tensor *in, lt_pool *poo
 
 static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
   (void)t;
-  colpar *cp = v;
+  colrun *cp = v;
   const plan *p = cp->p;
   const acc *c = cp->proto;
   int f32 = c->odt == LTENSOR_FLOAT32;
@@ -1415,38 +1436,51 @@ static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
     else PICK(cumsum_rows, f64)((const double *const *)x, (double *const *)y, k, n);
   }
 }
-static void cs_cols_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  colpar *cp = v;
-  const plan *p = cp->p;
-  const acc *c = cp->proto;
-  const char *ibase = lt_data(cp->in);
-  for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, j;
-    cols_at(p, u, cp->nblk, &o0, &o1, &j);
-    int64_t w = cp->width - j < CW ? cp->width - j : CW;
-    if (c->odt == LTENSOR_FLOAT32)
-      PICK(cumsum_cols, f32)((const float *)ibase + o0, p->istr0[0], (float *)c->out + o1, p->istr1[0], p->ishape[0], w);
-    else
-      PICK(cumsum_cols, f64)((const double *)ibase + o0, p->istr0[0], (double *)c->out + o1, p->istr1[0], p->ishape[0], w);
-  }
-}
 static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool) {
   if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
   int64_t work = p->nout * p->nred;
-  colpar cp = {p, in, c, 0, 0};
+  colrun r = {p, in, c, NULL, COL_CUMSUM, 0, 0, 0};
   if (dim_is_row(p)) {
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, p->nout), p->nout, cs_rows_part, &cp);
+    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, p->nout), p->nout, cs_rows_part, &r);
     return 1;
   }
   if (dim_is_cols(p, in)) {
-    cp.width = p->oshape[p->nout_d - 1];
-    cp.nblk = (cp.width + CW - 1) / CW;
-    int64_t units = p->nout / cp.width * cp.nblk;
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, units), units, cs_cols_part, &cp);
+    run_cols(&r, pool, VEC_GRAIN);
     return 1;
   }
   return 0;
+}
+
+/* the one column-block runner: value reductions, softmax, cumsum */
+static void cols_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  colrun *r = v;
+  const plan *p = r->p;
+  const char *ibase = lt_data(r->in);
+  acc c = {0};
+  if (r->proto) c = *r->proto;   /* softmax's fallback rows keep running state in it */
+  int f32 = r->in->dtype == LTENSOR_FLOAT32;
+  int64_t isz = f32 ? 4 : 8, rs = p->istr0[0], ws = p->istr1[0], n = p->ishape[0];
+  unsigned char bad[CW];
+  for (int64_t u = s; u < e; u++) {
+    int64_t o0, o1, w;
+    cols_at(r, u, &o0, &o1, &w);
+    switch (r->kind) {
+    case COL_VALUE:
+      if (f32) PICK(fv_cols, f32)(r->f, (const float *)ibase + o0, (float *)r->f->out + o1, w);
+      else PICK(fv_cols, f64)(r->f, (const double *)ibase + o0, (double *)r->f->out + o1, w);
+      break;
+    case COL_SOFTMAX:
+      if (f32) PICK(softmax_cols, f32)((const float *)ibase + o0, rs, (float *)c.out + o1, ws, n, w, c.mode, bad);
+      else PICK(softmax_cols, f64)((const double *)ibase + o0, rs, (double *)c.out + o1, ws, n, w, c.mode, bad);
+      for (int64_t i = 0; i < w; i++)
+        if (bad[i]) row_softmax(&c, ibase + (o0 + i) * isz, o1 + i);
+      break;
+    default:
+      if (f32) PICK(cumsum_cols, f32)((const float *)ibase + o0, rs, (float *)c.out + o1, ws, n, w);
+      else PICK(cumsum_cols, f64)((const double *)ibase + o0, rs, (double *)c.out + o1, ws, n, w);
+    }
+  }
 }
 
 void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log, lt_pool *pool) {

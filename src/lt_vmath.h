@@ -115,6 +115,35 @@ static inline __attribute__((always_inline)) float lt_expf_nonpos(float x) {
     return q * (VF)k;                                                           \
   }
 
+/* e^x for x <= 0 on GCC vector types of double (VD, VL int64 of the same
+   size): lt_exp's reduction and Taylor polynomial with one exponent scale
+   (n in [-1022, 0]); x below -708 (and NaN: callers discard non-finite
+   rows) gives 0 instead of the denormal. */
+#define LT_EXP_NONPOS_V(NAME, VD, VL, SPLAT, SEL, ATTR)                          \
+  ATTR static inline VD NAME(VD x0) {                                           \
+    VD x = SEL(x0 >= SPLAT(-708.0), x0, SPLAT(-708.0));                         \
+    VD t = x * 1.4426950408889634 + 6755399441055744.0;                         \
+    VD n = t - 6755399441055744.0;                                              \
+    VL ni = (VL)t - (VL)SPLAT(6755399441055744.0);                              \
+    VD r = x - n * 6.93147180369123816490e-01;                                  \
+    r = r - n * 1.90821492927058770002e-10;                                     \
+    VD p = SPLAT(1.0 / 6227020800.0);                                           \
+    p = p * r + 1.0 / 479001600.0;                                              \
+    p = p * r + 1.0 / 39916800.0;                                               \
+    p = p * r + 1.0 / 3628800.0;                                                \
+    p = p * r + 1.0 / 362880.0;                                                 \
+    p = p * r + 1.0 / 40320.0;                                                  \
+    p = p * r + 1.0 / 5040.0;                                                   \
+    p = p * r + 1.0 / 720.0;                                                    \
+    p = p * r + 1.0 / 120.0;                                                    \
+    p = p * r + 1.0 / 24.0;                                                     \
+    p = p * r + 1.0 / 6.0;                                                      \
+    p = p * r + 0.5;                                                            \
+    p = p * (r * r) + r + 1.0;                                                  \
+    p = p * (VD)((ni + 1023) << 52);                                            \
+    return SEL(x0 >= SPLAT(-708.0), p, SPLAT(0.0));                             \
+  }
+
 /* Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2
    + f^3 P(f) with f = m - 1, plus e ln2 in two parts. */
 static inline float lt_logf(float x) {
