@@ -84,7 +84,7 @@ static void reduced_out_strides(const lt_tensor *in, uint32_t mask, int64_t *str
 
 /* The plan of a reduction over the dims in mask, into a contiguous output. */
 static void reduce_plan(plan *p, const lt_tensor *in, uint32_t mask) {
-  int64_t s1[LT_MAX_DIMS];
+  int64_t s1[LT_MAX_DIMS] = {0};
   reduced_out_strides(in, mask, s1);
   plan_init(p, in, s1, mask);
 }
@@ -204,6 +204,17 @@ static ltensor_dtype cls_dtype(int cls) {
   default: return LTENSOR_INT64;
   }
 }
+
+/* The common start of every op: an accumulator over plan p reading in and
+   writing out (NULL: none), computing in class cls (CLS_U is folded into
+   CLS_I where the op wraps like int64) with cls's buffer dtype. */
+static void acc_start(acc *c, const plan *p, const lt_tensor *in, lt_tensor *out, int cls, int mode) {
+  memset(c, 0, sizeof *c);
+  c->p = p; c->idt = in->dtype; c->mode = mode; c->cls = cls;
+  c->bdt = cls_dtype(cls);
+  if (out) acc_out(c, out);
+}
+static int wrap_cls(ltensor_dtype d) { int k = cls_of(d); return k == CLS_U ? CLS_I : k; }
 
 /* ---- threaded generic rows ------------------------------------------------ */
 typedef struct rows_par { const plan *p; const lt_tensor *in; row_fn fn; const acc *proto; } rows_par;
@@ -712,52 +723,45 @@ static void run_cols(colrun *r, lt_pool *pool, int64_t grain) {
   lt_parallel_run(pool, parts < units ? parts : (int)units, units, cols_part, r);
 }
 
+/* max or min of the rows into y (w columns), one running value per column
+   (this form vectorises) */
+#define COLS_EXT(NAME, T, BETTER, ATTR)                                        \
+  ATTR static void NAME(const plan *p, const T *x, T *restrict y, int64_t w) { \
+    int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred, k;                 \
+    const T *r0, *r1, *r2, *r3;                                               \
+    for (int64_t i = 0; i < w; i++) y[i] = x[i];                              \
+    red_next(p, ridx, &off);                                                  \
+    for (k = 1; k + 4 <= n; k += 4) {                                         \
+      r0 = x + off; red_next(p, ridx, &off);                                  \
+      r1 = x + off; red_next(p, ridx, &off);                                  \
+      r2 = x + off; red_next(p, ridx, &off);                                  \
+      r3 = x + off; red_next(p, ridx, &off);                                  \
+      for (int64_t i = 0; i < w; i++) {                                       \
+        T m = y[i], v;                                                        \
+        v = r0[i]; m = BETTER(v, m) ? v : m;                                  \
+        v = r1[i]; m = BETTER(v, m) ? v : m;                                  \
+        v = r2[i]; m = BETTER(v, m) ? v : m;                                  \
+        v = r3[i]; m = BETTER(v, m) ? v : m;                                  \
+        y[i] = m;                                                             \
+      }                                                                       \
+    }                                                                         \
+    for (; k < n; k++) {                                                      \
+      r0 = x + off;                                                           \
+      for (int64_t i = 0; i < w; i++) { T v = r0[i]; y[i] = BETTER(v, y[i]) ? v : y[i]; } \
+      red_next(p, ridx, &off);                                                \
+    }                                                                         \
+  }
 /* Rows are taken four at a time and combined before touching the block
    accumulators: a quarter of the accumulator loads and stores. */
 #define FV_COLS(S, T, V, ATTR)                                                 \
+  COLS_EXT(cols_max_##V##S, T, BETTER_MAX, ATTR)                              \
+  COLS_EXT(cols_min_##V##S, T, BETTER_MIN, ATTR)                              \
   ATTR static void fv_cols_##V##S(const fastv *f, const T *x, T *y, int64_t w) { \
     const plan *p = f->p;                                                     \
+    if (f->op == FV_MAX) { cols_max_##V##S(p, x, y, w); return; }             \
+    if (f->op == FV_MIN) { cols_min_##V##S(p, x, y, w); return; }             \
     int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred, k = 0;             \
     const T *r0, *r1, *r2, *r3;                                               \
-    if (f->op == FV_MAX || f->op == FV_MIN) {                                 \
-      T am[CW];                                                               \
-      for (int64_t i = 0; i < w; i++) am[i] = x[i];                           \
-      red_next(p, ridx, &off);                                                \
-      for (k = 1; k + 4 <= n; k += 4) {                                       \
-        r0 = x + off; red_next(p, ridx, &off);                                \
-        r1 = x + off; red_next(p, ridx, &off);                                \
-        r2 = x + off; red_next(p, ridx, &off);                                \
-        r3 = x + off; red_next(p, ridx, &off);                                \
-        if (f->op == FV_MAX)                                                  \
-          for (int64_t i = 0; i < w; i++) {                                   \
-            T m = am[i], v;   /* one running value: this form vectorises */   \
-            v = r0[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            v = r1[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            v = r2[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            v = r3[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            am[i] = m;                                                        \
-          }                                                                   \
-        else                                                                  \
-          for (int64_t i = 0; i < w; i++) {                                   \
-            T m = am[i], v;   /* one running value: this form vectorises */   \
-            v = r0[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            v = r1[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            v = r2[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            v = r3[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            am[i] = m;                                                        \
-          }                                                                   \
-      }                                                                       \
-      for (; k < n; k++) {                                                    \
-        r0 = x + off;                                                         \
-        if (f->op == FV_MAX)                                                  \
-          for (int64_t i = 0; i < w; i++) { T v = r0[i]; am[i] = BETTER_MAX(v, am[i]) ? v : am[i]; } \
-        else                                                                  \
-          for (int64_t i = 0; i < w; i++) { T v = r0[i]; am[i] = BETTER_MIN(v, am[i]) ? v : am[i]; } \
-        red_next(p, ridx, &off);                                              \
-      }                                                                       \
-      for (int64_t i = 0; i < w; i++) y[i] = am[i];                           \
-      return;                                                                 \
-    }                                                                         \
     T af[CW];                                                                 \
     double ad[CW];                                                            \
     for (int64_t i = 0; i < w; i++) { af[i] = 0; ad[i] = 0; }                 \
@@ -789,7 +793,7 @@ FV_COLS(f64, double, x, __attribute__((target("avx2,fma"))))
 #endif
 
 static int columns_apply(const plan *p, const lt_tensor *in);
-static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool);
+static int fast_dim(struct acc *c, const plan *p, const lt_tensor *in, int kind, lt_pool *pool);
 
 /* Returns 0 when the layout or dtypes have no fast path. */
 static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op, lt_pool *pool) {
@@ -845,13 +849,19 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
 SUM_FLOAT(sum_f64, double)
 SUM_FLOAT(sum_f32, float)
 
-static void sum_i64(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const int64_t *x = b;
-  uint64_t s = c->i;   /* unsigned: overflow wraps instead of being UB */
-  for (int64_t i = 0; i < n; i++) s += (uint64_t)x[i];
-  c->i = s;
-}
+/* sum/product of a chunk into the accumulator (integers in uint64: wraps) */
+#define FOLD_FN(NAME, T, S, FIELD, OP)                                         \
+  static void NAME(void *vc, const void *b, int64_t n, int64_t pos) {         \
+    (void)pos;                                                                \
+    acc *c = vc; const T *x = b;                                              \
+    S s = c->FIELD;                                                           \
+    for (int64_t i = 0; i < n; i++) s OP (S)x[i];                             \
+    c->FIELD = s;                                                             \
+  }
+FOLD_FN(sum_i64, int64_t, uint64_t, i, +=)
+FOLD_FN(prod_f64, double, double, f, *=)
+FOLD_FN(prod_i64, int64_t, uint64_t, i, *=)
+FOLD_FN(prod_c128, lt_cdouble, lt_cdouble, c, *=)
 static void sum_c128(void *vc, const void *b, int64_t n, int64_t pos) {
   (void)pos;
   acc *c = vc; const lt_cdouble *x = b;
@@ -859,28 +869,6 @@ static void sum_c128(void *vc, const void *b, int64_t n, int64_t pos) {
   for (int64_t i = 0; i < n; i++) { re += creal(x[i]); im += cimag(x[i]); }
   c->c += re + im * I;
 }
-static void prod_f64(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const double *x = b;
-  double s = c->f;
-  for (int64_t i = 0; i < n; i++) s *= x[i];
-  c->f = s;
-}
-static void prod_i64(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const int64_t *x = b;
-  uint64_t s = c->i;
-  for (int64_t i = 0; i < n; i++) s *= (uint64_t)x[i];
-  c->i = s;
-}
-static void prod_c128(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const lt_cdouble *x = b;
-  lt_cdouble s = c->c;
-  for (int64_t i = 0; i < n; i++) s *= x[i];
-  c->c = s;
-}
-
 static void row_sumprod(void *vc, const char *in, int64_t o) {
   acc *c = vc;
   char *dst = c->out + o * c->osz;
@@ -995,13 +983,9 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
    (sum(int, dtype=float) converts each element first, as PyTorch does). */
 static void reduce_sumprod(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mode, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = mode;
-  c.cls = cls_of(out->dtype);
-  if (c.cls == CLS_U) c.cls = CLS_I;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, wrap_cls(out->dtype), mode);
   if (mode != 2 && fast_value(out, in, &p, mode == 1 ? FV_MEAN : FV_SUM, pool)) return;
   if (columns_apply(&p, in)) { sumprod_columns(&p, in, &c); return; }
   if (c.cls == CLS_F && in->dtype == LTENSOR_FLOAT32 && mode != 2) c.bdt = LTENSOR_FLOAT32;
@@ -1066,11 +1050,9 @@ void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint
   plan p;
   reduce_plan(&p, in, mask);
   if (vals && !idx && fast_value(vals, in, &p, is_max ? FV_MAX : FV_MIN, pool)) return;
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_max;
-  c.cls = cls_of(in->dtype);
-  c.bdt = in->dtype == LTENSOR_FLOAT32 ? LTENSOR_FLOAT32 : cls_dtype(c.cls);
-  if (vals) { acc_out(&c, vals); }
+  acc c;
+  acc_start(&c, &p, in, vals, cls_of(in->dtype), is_max);
+  if (in->dtype == LTENSOR_FLOAT32) c.bdt = LTENSOR_FLOAT32;
   if (idx) c.out2 = lt_data(idx);
   run_rows_acc(&p, in, row_minmax, &c, pool);
 }
@@ -1093,10 +1075,9 @@ static void row_allany(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_all;
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, CLS_I, is_all);
   run_rows_acc(&p, in, row_allany, &c, pool);
 }
 
@@ -1143,12 +1124,10 @@ static void row_var(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.flag = take_sqrt; c.corr = correction;
-  c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, lt_is_complex(in->dtype) ? CLS_C : CLS_F, 0);
+  c.flag = take_sqrt; c.corr = correction;
   run_rows_acc(&p, in, row_var, &c, pool);
 }
 
@@ -1197,14 +1176,12 @@ static void row_norm(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double pv, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.param = pv;
-  c.mode = pv == 0 ? NORM_0 : pv == 1 ? NORM_1 : pv == 2 ? NORM_2 : pv == INFINITY ? NORM_INF
-         : pv == -INFINITY ? NORM_NINF : NORM_P;
-  c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, lt_is_complex(in->dtype) ? CLS_C : CLS_F,
+            pv == 0 ? NORM_0 : pv == 1 ? NORM_1 : pv == 2 ? NORM_2 : pv == INFINITY ? NORM_INF
+            : pv == -INFINITY ? NORM_NINF : NORM_P);
+  c.param = pv;
   run_rows_acc(&p, in, row_norm, &c, pool);
 }
 
@@ -1231,10 +1208,9 @@ static void row_logsumexp(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, CLS_F, 0);
   run_rows_acc(&p, in, row_logsumexp, &c, pool);
 }
 
@@ -1259,36 +1235,20 @@ static void walk_dim(acc *c, const char *in, int64_t o, scan_fn fn, int store) {
   }
 }
 
-static void cumsum_f(acc *c, void *b, int64_t n) {
-  double *x = b, s = c->f;
-  for (int64_t i = 0; i < n; i++) x[i] = s += x[i];
-  c->f = s;
-}
-static void cumprod_f(acc *c, void *b, int64_t n) {
-  double *x = b, s = c->f;
-  for (int64_t i = 0; i < n; i++) x[i] = s *= x[i];
-  c->f = s;
-}
-static void cumsum_i(acc *c, void *b, int64_t n) {
-  int64_t *x = b; uint64_t s = c->i;
-  for (int64_t i = 0; i < n; i++) { s += (uint64_t)x[i]; x[i] = (int64_t)s; }
-  c->i = s;
-}
-static void cumprod_i(acc *c, void *b, int64_t n) {
-  int64_t *x = b; uint64_t s = c->i;
-  for (int64_t i = 0; i < n; i++) { s *= (uint64_t)x[i]; x[i] = (int64_t)s; }
-  c->i = s;
-}
-static void cumsum_c(acc *c, void *b, int64_t n) {
-  lt_cdouble *x = b, s = c->c;
-  for (int64_t i = 0; i < n; i++) x[i] = s += x[i];
-  c->c = s;
-}
-static void cumprod_c(acc *c, void *b, int64_t n) {
-  lt_cdouble *x = b, s = c->c;
-  for (int64_t i = 0; i < n; i++) x[i] = s *= x[i];
-  c->c = s;
-}
+/* running sum/product of a chunk in place (S: the accumulator type, for
+   integers uint64 so that overflow wraps instead of being UB) */
+#define SCAN_FN(NAME, T, S, FIELD, OP)                                         \
+  static void NAME(acc *c, void *b, int64_t n) {                              \
+    T *x = b; S s = c->FIELD;                                                 \
+    for (int64_t i = 0; i < n; i++) { s OP (S)x[i]; x[i] = (T)s; }            \
+    c->FIELD = s;                                                             \
+  }
+SCAN_FN(cumsum_f, double, double, f, +=)
+SCAN_FN(cumprod_f, double, double, f, *=)
+SCAN_FN(cumsum_i, int64_t, uint64_t, i, +=)
+SCAN_FN(cumprod_i, int64_t, uint64_t, i, *=)
+SCAN_FN(cumsum_c, lt_cdouble, lt_cdouble, c, +=)
+SCAN_FN(cumprod_c, lt_cdouble, lt_cdouble, c, *=)
 
 static void row_scan(void *vc, const char *in, int64_t o) {
   acc *c = vc;
@@ -1335,14 +1295,10 @@ static void one_dim_plan(plan *p, const lt_tensor *out, const lt_tensor *in, int
 
 void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod, lt_pool *pool) {
   plan p;
+  acc c;
   one_dim_plan(&p, out, in, dim);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_prod;
-  c.cls = cls_of(out->dtype);
-  if (c.cls == CLS_U) c.cls = CLS_I;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
-  if (!is_prod && fast_cumsum(&c, &p, in, pool)) return;
+  acc_start(&c, &p, in, out, wrap_cls(out->dtype), is_prod);
+  if (!is_prod && fast_dim(&c, &p, in, COL_CUMSUM, pool)) return;
   if (columns_apply(&p, in)) { c.mode = is_prod ? 2 : 0; scan_columns(&p, in, &c); return; }
   run_rows_acc(&p, in, row_scan, &c, pool);
 }
@@ -1399,20 +1355,6 @@ static int dim_is_cols(const plan *p, const lt_tensor *in) {
   return p->nred_d == 1 && columns_apply(p, in);
 }
 
-static int fast_softmax(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool) {
-  if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
-  if (dim_is_row(p)) {
-    run_rows_acc(p, in, sm_fast_row, c, pool);
-    return 1;
-  }
-  if (dim_is_cols(p, in)) {
-    colrun r = {p, in, c, NULL, COL_SOFTMAX, 0, 0, 0};
-    run_cols(&r, pool, LT_GRAIN);
-    return 1;
-  }
-  return 0;
-}
-
 static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
   (void)t;
   colrun *cp = v;
@@ -1436,16 +1378,20 @@ static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
     else PICK(cumsum_rows, f64)((const double *const *)x, (double *const *)y, k, n);
   }
 }
-static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool) {
+/* softmax / log_softmax (kind COL_SOFTMAX) and cumsum (COL_CUMSUM) over
+   one dim, float32/float64 in and out: unit-stride rows or column blocks;
+   0 when the layout or dtypes have no fast path. */
+static int fast_dim(acc *c, const plan *p, const lt_tensor *in, int kind, lt_pool *pool) {
   if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
-  int64_t work = p->nout * p->nred;
-  colrun r = {p, in, c, NULL, COL_CUMSUM, 0, 0, 0};
+  colrun r = {p, in, c, NULL, kind, 0, 0, 0};
+  int64_t grain = kind == COL_SOFTMAX ? LT_GRAIN : VEC_GRAIN;
   if (dim_is_row(p)) {
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, p->nout), p->nout, cs_rows_part, &r);
+    if (kind == COL_SOFTMAX) run_rows_acc(p, in, sm_fast_row, c, pool);
+    else lt_parallel_run(pool, lt_parallel_parts(pool, p->nout * p->nred, grain, p->nout), p->nout, cs_rows_part, &r);
     return 1;
   }
   if (dim_is_cols(p, in)) {
-    run_cols(&r, pool, VEC_GRAIN);
+    run_cols(&r, pool, grain);
     return 1;
   }
   return 0;
@@ -1485,11 +1431,10 @@ static void cols_part(void *v, int64_t s, int64_t e, int t) {
 
 void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log, lt_pool *pool) {
   plan p;
+  acc c;
   one_dim_plan(&p, out, in, dim);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_log; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
-  acc_out(&c, out);
-  if (fast_softmax(&c, &p, in, pool)) return;
+  acc_start(&c, &p, in, out, CLS_F, is_log);
+  if (fast_dim(&c, &p, in, COL_SOFTMAX, pool)) return;
   run_rows_acc(&p, in, row_softmax, &c, pool);
 }
 
