@@ -149,20 +149,29 @@ LT_FOR_FLOATS(K_UF, erf)
    lanes per instruction, the same operations lane by lane as the AVX2+FMA
    clone (so the same results). */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define LT_AVX512_TARGET __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl,avx512bw")))
+/* 2: AVX-512 (F, DQ, VL, BW), 1: AVX2+FMA, 0: the baseline */
+static int isa_level(void) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+    return 2;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+/* NAME picks NAME_avx512 / NAME_avx2 / NAME_base per call (runs shorter
+   than one 512-bit unroll stay on AVX2) */
+#define K_DISPATCH3(NAME)                                                                   \
+  static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                     \
+    int isa = isa_level();                                                                  \
+    if (isa == 2 && n < 32) isa = 1;                                                        \
+    if (isa == 2) NAME##_avx512(d, s, n, vctx);                                              \
+    else if (isa == 1) NAME##_avx2(d, s, n, vctx);                                           \
+    else NAME##_base(d, s, n, vctx);                                                         \
+  }
 #define K_UFV3(op, E, T, S)                                                                 \
   LT_LOOP1_A(k_##op##_##E##_base, , T, T, FOP_##op(T, S, x))                                \
   LT_LOOP1_A(k_##op##_##E##_avx2, __attribute__((target("avx2,fma"))), T, T, FOP_##op(T, S, x)) \
-  LT_LOOP1_A(k_##op##_##E##_avx512, __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl,avx512bw"))), \
-             T, T, FOP_##op(T, S, x))                                                       \
-  static void k_##op##_##E(char **d, const int64_t *s, int64_t n, void *vctx) {             \
-    if (n >= 32 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && \
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))             \
-      k_##op##_##E##_avx512(d, s, n, vctx);                                                 \
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                 \
-      k_##op##_##E##_avx2(d, s, n, vctx);                                                   \
-    else                                                                                    \
-      k_##op##_##E##_base(d, s, n, vctx);                                                   \
-  }
+  LT_LOOP1_A(k_##op##_##E##_avx512, LT_AVX512_TARGET, T, T, FOP_##op(T, S, x))              \
+  K_DISPATCH3(k_##op##_##E)
 #else
 #define K_UFV3 K_UFV
 #endif
@@ -199,21 +208,13 @@ K_UFV3(gelu, FLOAT64, double, ) LT_FOR_FLOATS(K_UFV3, gelu_tanh)
       for (int64_t i = 0; i < n; i++, po += s[0], pa += s[1]) *(float *)po = lt_geluf(*(const float *)pa); \
     }                                                                                       \
   }
-K_GELU32(b, , 16)
+K_GELU32(base, , 16)
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-K_GELU32(x, __attribute__((target("avx2,fma"))), 32)
-K_GELU32(z, __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl,avx512bw"))), 64)
-static void k_gelu_FLOAT32(char **d, const int64_t *s, int64_t n, void *vctx) {
-  if (n >= 32 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    k_gelu_FLOAT32_z(d, s, n, vctx);
-  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    k_gelu_FLOAT32_x(d, s, n, vctx);
-  else
-    k_gelu_FLOAT32_b(d, s, n, vctx);
-}
+K_GELU32(avx2, __attribute__((target("avx2,fma"))), 32)
+K_GELU32(avx512, LT_AVX512_TARGET, 64)
+K_DISPATCH3(k_gelu_FLOAT32)
 #else
-#define k_gelu_FLOAT32 k_gelu_FLOAT32_b
+#define k_gelu_FLOAT32 k_gelu_FLOAT32_base
 #endif
 
 /* float32 sin/cos: the polynomial is accurate for |x| <= 8192 only, so a
@@ -249,14 +250,10 @@ static void k_gelu_FLOAT32(char **d, const int64_t *s, int64_t n, void *vctx) {
   }
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define K_SINCOS32_V(NAME, IS_COS, LIBM)                                                \
-  K_SINCOS32(NAME##_generic, , IS_COS, LIBM)                                            \
+  K_SINCOS32(NAME##_base, , IS_COS, LIBM)                                               \
   K_SINCOS32(NAME##_avx2, __attribute__((target("avx2,fma"))), IS_COS, LIBM)           \
-  static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                 \
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                 \
-      NAME##_avx2(d, s, n, vctx);                                                        \
-    else                                                                                 \
-      NAME##_generic(d, s, n, vctx);                                                     \
-  }
+  K_SINCOS32(NAME##_avx512, LT_AVX512_TARGET, IS_COS, LIBM)                             \
+  K_DISPATCH3(NAME)
 #else
 #define K_SINCOS32_V(NAME, IS_COS, LIBM) K_SINCOS32(NAME, , IS_COS, LIBM)
 #endif

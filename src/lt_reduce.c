@@ -925,12 +925,30 @@ static int columns_apply(const plan *p, const lt_tensor *in) {
          p->istr0[li] != 1 && p->oshape[lo] >= 8 && in->ndim > 0;
 }
 
+/* The generic column walks (any dtype): element sizes, the casts into and
+   out of the compute dtype, the combining step. */
+typedef struct colgen {
+  int64_t isz, bsz, cap;
+  lt_cast_fn load, save;
+  cols_fn add;
+} colgen;
+static colgen colgen_of(const acc *c) {
+  colgen g;
+  g.isz = (int64_t)lt_itemsize(c->idt);
+  g.bsz = (int64_t)lt_itemsize(c->bdt);
+  g.cap = CHUNK_BYTES / g.bsz;
+  g.load = lt_cast_kernel(c->idt, c->bdt);
+  g.save = lt_cast_kernel(c->bdt, c->odt);
+  g.add = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
+  return g;
+}
+
 static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
-  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
+  colgen g = colgen_of(c);
+  int64_t isz = g.isz, bsz = g.bsz, cap = g.cap;
+  lt_cast_fn load = g.load, save = g.save;
+  cols_fn add = g.add;
   _Alignas(16) char buf[CHUNK_BYTES], accum[CHUNK_BYTES];
-  int64_t cap = CHUNK_BYTES / bsz;
-  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
-  cols_fn add = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
   const char *ibase = lt_data(in);
   int lo = p->nout_d - 1, ni = p->nred_d;
   int64_t width = p->oshape[lo];
@@ -1262,11 +1280,8 @@ static void row_scan(void *vc, const char *in, int64_t o) {
 /* Scan along a strided dim while the unit-stride dim is kept: carry a
    block of running values across contiguous row segments (as for sums). */
 static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
-  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
+  colgen g = colgen_of(c);
   _Alignas(16) char buf[CHUNK_BYTES], carry[CHUNK_BYTES];
-  int64_t cap = CHUNK_BYTES / bsz;
-  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
-  cols_fn op = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
   const char *ibase = lt_data(in);
   int lo = p->nout_d - 1;
   int64_t width = p->oshape[lo], run = p->ishape[0], rs = p->istr0[0], ws = p->istr1[0];
@@ -1274,13 +1289,13 @@ static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
   for (;;) {
     int64_t o0 = 0, o1 = 0;
     for (int d = 0; d < lo; d++) { o0 += oidx[d] * p->ostr0[d]; o1 += oidx[d] * p->ostr1[d]; }
-    for (int64_t j = 0; j < width; j += cap) {
-      int64_t w = width - j < cap ? width - j : cap;
+    for (int64_t j = 0; j < width; j += g.cap) {
+      int64_t w = width - j < g.cap ? width - j : g.cap;
       for (int64_t k = 0; k < run; k++) {
-        const char *src = ibase + (o0 + j + k * rs) * isz;
-        if (k == 0) load(src, isz, carry, bsz, w);
-        else { load(src, isz, buf, bsz, w); op(c, carry, buf, w); }
-        save(carry, bsz, c->out + (o1 + j + k * ws) * c->osz, c->osz, w);
+        const char *src = ibase + (o0 + j + k * rs) * g.isz;
+        if (k == 0) g.load(src, g.isz, carry, g.bsz, w);
+        else { g.load(src, g.isz, buf, g.bsz, w); g.add(c, carry, buf, w); }
+        g.save(carry, g.bsz, c->out + (o1 + j + k * ws) * c->osz, c->osz, w);
       }
     }
     int d = lo - 1;
