@@ -218,33 +218,24 @@ static int minmax_entry(lua_State *L, const char *reduce_name, const char *eleme
 static int l_max(lua_State *L) { return minmax_entry(L, "_max", "maximum"); }
 static int l_min(lua_State *L) { return minmax_entry(L, "_min", "minimum"); }
 
-static int amaxmin(lua_State *L, const char *fname, int is_max) {
+/* amax/amin (values; a list of dims allowed) and argmax/argmin (indices;
+   one dim or none, no Bool kernel in PyTorch 1.13) */
+static int extreme(lua_State *L, const char *fname, int is_max, int want_idx) {
   lt_tensor *t = ltl_check(L, 1);
   rargs ra;
-  parse_rargs(L, fname, t, 2, &ra, 1);
+  parse_rargs(L, fname, t, 2, &ra, !want_idx);
   check_real(L, fname, t);
+  if (want_idx) check_not_bool(L, fname, t);
   check_nonempty(L, fname, t, &ra);
-  lt_tensor *vals = push_reduced(L, t, &ra, t->dtype);
-  lt_reduce_minmax(vals, NULL, t, ra.mask, is_max, ltl_settings_of(L)->pool);
+  if (want_idx && !ra.have_dim) ra.keepdim = 0;   /* over the flattened tensor: a 0-dim result (1.13) */
+  lt_tensor *out = push_reduced(L, t, &ra, want_idx ? LTENSOR_INT64 : t->dtype);
+  lt_reduce_minmax(want_idx ? NULL : out, want_idx ? out : NULL, t, ra.mask, is_max, ltl_settings_of(L)->pool);
   return 1;
 }
-static int l_amax(lua_State *L) { return amaxmin(L, "amax", 1); }
-static int l_amin(lua_State *L) { return amaxmin(L, "amin", 0); }
-
-static int argmaxmin(lua_State *L, const char *fname, int is_max) {
-  lt_tensor *t = ltl_check(L, 1);
-  rargs ra;
-  parse_rargs(L, fname, t, 2, &ra, 0);
-  check_real(L, fname, t);
-  check_not_bool(L, fname, t);
-  check_nonempty(L, fname, t, &ra);
-  if (!ra.have_dim) ra.keepdim = 0;   /* over the flattened tensor: a 0-dim result (1.13) */
-  lt_tensor *idx = push_reduced(L, t, &ra, LTENSOR_INT64);
-  lt_reduce_minmax(NULL, idx, t, ra.mask, is_max, ltl_settings_of(L)->pool);
-  return 1;
-}
-static int l_argmax(lua_State *L) { return argmaxmin(L, "argmax", 1); }
-static int l_argmin(lua_State *L) { return argmaxmin(L, "argmin", 0); }
+static int l_amax(lua_State *L) { return extreme(L, "amax", 1, 0); }
+static int l_amin(lua_State *L) { return extreme(L, "amin", 0, 0); }
+static int l_argmax(lua_State *L) { return extreme(L, "argmax", 1, 1); }
+static int l_argmin(lua_State *L) { return extreme(L, "argmin", 0, 1); }
 
 /* ---- all / any ------------------------------------------------------------- */
 static int allany(lua_State *L, const char *fname, int is_all) {
