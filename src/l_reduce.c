@@ -401,12 +401,15 @@ static int sort_common(lua_State *L, const char *fname, lt_tensor *t, int dim, i
   lt_tensor *vals = want_vals ? ltl_push_new(L, t->dtype, t->ndim, shape) : NULL;
   lt_tensor *idx = want_idx ? ltl_push_new(L, LTENSOR_INT64, t->ndim, shape) : NULL;
   /* scratch rows: owned by the GC like any tensor, popped afterwards */
-  int64_t sn = n > 0 ? n : 1;
+  lt_pool *pool = ltl_settings_of(L)->pool;
+  int parts = lt_numel(t) > 0 ? lt_sort_parts(t, dim, pool) : 1;
+  int64_t sn = (n > 0 ? n : 1) * parts;   /* one scratch row per part */
   lt_tensor *keys = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
   lt_tensor *perm = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
   lt_tensor *tmp = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
   if (lt_numel(t) > 0)
-    lt_sort(vals, idx, t, dim, desc, k, lt_data(keys), (int64_t *)lt_data(perm), (int64_t *)lt_data(tmp));
+    lt_sort(vals, idx, t, dim, desc, k, lt_data(keys), (int64_t *)lt_data(perm), (int64_t *)lt_data(tmp),
+            parts, pool);
   lua_pop(L, 3);
   return lua_gettop(L) - base;
 }

@@ -1508,8 +1508,25 @@ static void row_sort(void *vc, const char *in, int64_t o) {
   }
 }
 
+/* merge sort costs about n log2 n compares of a few ns: one unit each */
+int lt_sort_parts(const lt_tensor *in, int dim, lt_pool *pool) {
+  int64_t n = in->ndim ? in->shape[dim] : 1, rows = n ? lt_numel(in) / n : 0, lg = 1;
+  while ((INT64_C(1) << lg) < n && lg < 62) lg++;
+  return lt_parallel_parts(pool, rows * n * lg, LT_GRAIN, rows);
+}
+
+typedef struct sort_par { const sort_ctx *proto; const lt_tensor *in; int64_t n; } sort_par;
+static void sort_part(void *v, int64_t b, int64_t e, int t) {
+  sort_par *sp = v;
+  sort_ctx s = *sp->proto;   /* each part sorts in its own scratch */
+  s.keys = (char *)s.keys + (size_t)t * (size_t)sp->n * 8;
+  s.perm += (size_t)t * (size_t)sp->n;
+  s.tmp += (size_t)t * (size_t)sp->n;
+  run_rows_part(s.c.p, sp->in, row_sort, &s, b, e);
+}
+
 void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int descending, int64_t k,
-             void *keys, int64_t *perm, int64_t *tmp) {
+             void *keys, int64_t *perm, int64_t *tmp, int parts, lt_pool *pool) {
   if (k == 0) return;
   plan p;
   const lt_tensor *shape_of = vals ? vals : idx;
@@ -1522,5 +1539,6 @@ void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int 
   s.keys = keys; s.perm = perm; s.tmp = tmp; s.k = k; s.desc = descending;
   if (vals) { s.vals = lt_data(vals); s.vsz = (int64_t)lt_itemsize(vals->dtype); s.vdt = vals->dtype; }
   if (idx) s.idx = (int64_t *)lt_data(idx);
-  run_rows(&p, in, row_sort, &s);
+  sort_par sp = {&s, in, p.nred};
+  lt_parallel_run(pool, parts, p.nout, sort_part, &sp);
 }
