@@ -136,6 +136,23 @@ static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
 #define MAX_THREADS 16          /* partial results of one long run (fv_piece) */
 #define VEC_GRAIN (8 * (int64_t)LT_GRAIN)
 
+/* Independent output units (rows, column blocks) on `parts` threads, cut
+   into up to 4 chunks per thread claimed dynamically (lt_pool_run): a
+   worker the scheduler starts late on a busy machine finds fewer chunks
+   left, instead of the caller waiting for its fixed half.  Each output is
+   computed inside one chunk, so results do not depend on the cut.  fn's
+   part argument is the chunk number: not for per-part scratch. */
+typedef struct split { lt_range_fn fn; void *ctx; int64_t n, k; } split;
+static void split_chunk(void *v, int64_t c) {
+  split *r = v;
+  r->fn(r->ctx, r->n * c / r->k, r->n * (c + 1) / r->k, (int)c);
+}
+static void run_split(lt_pool *pool, int parts, int64_t n, lt_range_fn fn, void *ctx) {
+  if (parts <= 1 || n <= 1) { fn(ctx, 0, n, 0); return; }
+  split r = {fn, ctx, n, 4 * (int64_t)parts < n ? 4 * (int64_t)parts : n};
+  lt_pool_run(pool, parts, r.k, split_chunk, &r);
+}
+
 /* fn(ctx, n elements of the compute dtype, flat position of the first) */
 typedef void (*chunk_fn)(void *ctx, const void *buf, int64_t n, int64_t pos);
 static void each_chunk(const plan *p, const char *in, ltensor_dtype dt, ltensor_dtype bdt,
@@ -228,7 +245,7 @@ static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, 
   int nt = lt_parallel_parts(pool, p->nout * (p->nred ? p->nred : 1), LT_GRAIN, p->nout);
   if (nt <= 1) { run_rows(p, in, fn, c); return; }
   rows_par r = {p, in, fn, c};
-  lt_parallel_run(pool, nt, p->nout, rows_part, &r);
+  run_split(pool, nt, p->nout, rows_part, &r);
 }
 
 /* ---- fast paths: float32/float64 in and out, unit-stride runs ---------------
@@ -739,7 +756,7 @@ static void run_cols(colrun *r, lt_pool *pool, int64_t grain) {
   r->bw = ((r->width + nblk - 1) / nblk + 15) / 16 * 16;
   r->nblk = (r->width + r->bw - 1) / r->bw;
   int64_t units = outer * r->nblk;
-  lt_parallel_run(pool, parts < units ? parts : (int)units, units, cols_part, r);
+  run_split(pool, parts < units ? parts : (int)units, units, cols_part, r);
 }
 
 /* max or min of the rows into y (w columns), one running value per column
@@ -834,7 +851,7 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
       fv_store(&f, 0, v);
       return 1;
     }
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, rows), rows, fv_rows_part, &f);
+    run_split(pool, lt_parallel_parts(pool, work, VEC_GRAIN, rows), rows, fv_rows_part, &f);
     return 1;
   }
   if (columns_apply(p, in)) {
@@ -1421,7 +1438,7 @@ static int fast_dim(acc *c, const plan *p, const lt_tensor *in, int kind, lt_poo
   int64_t grain = kind == COL_SOFTMAX ? LT_GRAIN : VEC_GRAIN;
   if (dim_is_row(p)) {
     if (kind == COL_SOFTMAX) run_rows_acc(p, in, sm_fast_row, c, pool);
-    else lt_parallel_run(pool, lt_parallel_parts(pool, p->nout * p->nred, grain, p->nout), p->nout, cs_rows_part, &r);
+    else run_split(pool, lt_parallel_parts(pool, p->nout * p->nred, grain, p->nout), p->nout, cs_rows_part, &r);
     return 1;
   }
   if (dim_is_cols(p, in)) {
