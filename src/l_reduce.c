@@ -151,14 +151,19 @@ static ltensor_dtype opt_dtype(lua_State *L, const rargs *ra, ltensor_dtype def)
 }
 
 /* ---- sum / mean / prod ---------------------------------------------------- */
-static int l_sum(lua_State *L) {
+/* sum (a list of dims allowed) and prod (one dim): bool and integers give
+   int64 unless opts.dtype says otherwise */
+static int sumprod(lua_State *L, const char *fname, int is_prod) {
   lt_tensor *t = ltl_check(L, 1);
   rargs ra;
-  parse_rargs(L, "sum", t, 2, &ra, 1);
+  parse_rargs(L, fname, t, 2, &ra, !is_prod);
   lt_tensor *out = push_reduced(L, t, &ra, opt_dtype(L, &ra, integral_to_long(t->dtype)));
-  lt_reduce_sum(out, t, ra.mask, 0, ltl_settings_of(L)->pool);
+  if (is_prod) lt_reduce_prod(out, t, ra.mask, ltl_settings_of(L)->pool);
+  else lt_reduce_sum(out, t, ra.mask, 0, ltl_settings_of(L)->pool);
   return 1;
 }
+static int l_sum(lua_State *L) { return sumprod(L, "sum", 0); }
+static int l_prod(lua_State *L) { return sumprod(L, "prod", 1); }
 
 static int l_mean(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
@@ -170,15 +175,6 @@ static int l_mean(lua_State *L) {
              dt == t->dtype ? "Input" : "Optional", torch_name(dt));
   lt_tensor *out = push_reduced(L, t, &ra, dt);
   lt_reduce_sum(out, t, ra.mask, 1, ltl_settings_of(L)->pool);
-  return 1;
-}
-
-static int l_prod(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  rargs ra;
-  parse_rargs(L, "prod", t, 2, &ra, 0);
-  lt_tensor *out = push_reduced(L, t, &ra, opt_dtype(L, &ra, integral_to_long(t->dtype)));
-  lt_reduce_prod(out, t, ra.mask, ltl_settings_of(L)->pool);
   return 1;
 }
 
@@ -438,20 +434,15 @@ static int sort_args(lua_State *L, const char *fname, lt_tensor *t, int *desc) {
   return dim;
 }
 
-static int l_sort(lua_State *L) {
+/* sort (values and indices) and argsort (indices) of the whole dim */
+static int sort_all(lua_State *L, const char *fname, int want_vals) {
   lt_tensor *t = ltl_check(L, 1);
   int desc;
-  int dim = sort_args(L, "sort", t, &desc);
-  int64_t n = t->ndim ? t->shape[dim] : 1;
-  return sort_common(L, "sort", t, dim, desc, n, 1, 1);
+  int dim = sort_args(L, fname, t, &desc);
+  return sort_common(L, fname, t, dim, desc, t->ndim ? t->shape[dim] : 1, want_vals, 1);
 }
-static int l_argsort(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int desc;
-  int dim = sort_args(L, "argsort", t, &desc);
-  int64_t n = t->ndim ? t->shape[dim] : 1;
-  return sort_common(L, "argsort", t, dim, desc, n, 0, 1);
-}
+static int l_sort(lua_State *L) { return sort_all(L, "sort", 1); }
+static int l_argsort(lua_State *L) { return sort_all(L, "argsort", 0); }
 
 /* (t, k [, dim=-1] [, largest=true] [, sorted=true]): the result is always sorted */
 static int l_topk(lua_State *L) {
