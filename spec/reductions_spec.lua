@@ -721,4 +721,73 @@ describe("vector and threaded kernels", function()
       assert.is_true(err <= 1e-5 * (1 + a:abs():max():item()), ("result %d differs by %g"):format(k, err))
     end
   end)
+  it("match the two-pass formula on float64 rows of every tail length", function()
+    -- the vector rows end with a masked, overlapping vector: lengths 1..37
+    -- cover every remainder of 2, 4 and 8 lanes
+    T.manual_seed(7)
+    for n = 1, 37 do
+      local x = T.randn(3, n, { dtype = T.float64 }) * 30
+      local e = (x - x:amax(2, true)):exp()
+      local want = e / e:sum(2, true)
+      local lwant = (x - x:amax(2, true)) - e:sum(2, true):log()
+      local got, lgot = x:softmax(2), x:log_softmax(2)
+      assert.is_true(((got - want):abs() / want:clamp(1e-300)):max():item() < 1e-13, "softmax n=" .. n)
+      assert.is_true((lgot - lwant):abs():max():item() < 1e-12, "log_softmax n=" .. n)
+      local xf = x:float()
+      local gf, lf = xf:softmax(2):double(), xf:log_softmax(2):double()
+      local ef = (xf:double() - xf:double():amax(2, true)):exp()
+      local wf = ef / ef:sum(2, true)
+      assert.is_true((gf - wf):abs():max():item() < 1e-6, "float32 softmax n=" .. n)
+      assert.is_true((lf - ((xf:double() - xf:double():amax(2, true)) - ef:sum(2, true):log())):abs():max():item() < 1e-4,
+        "float32 log_softmax n=" .. n)
+    end
+    -- a lane far below the max underflows to exactly 0 (float64: below e^-708)
+    local z = T.tensor({ { 0, -1000, -800, -1 } }, { dtype = T.float64 }):softmax(2):totable()[1]
+    assert.are.equal(0.0, z[2]); assert.are.equal(0.0, z[3])
+    assert.is_true(math.abs(z[4] - math.exp(-1) / (1 + math.exp(-1))) < 1e-15)
+  end)
+
+  it("reduce column blocks narrower than a row and wider than one block", function()
+    -- widths around the block size (1024) and the 16-column rounding
+    for _, w in ipairs({ 8, 17, 1000, 1024, 1025, 2100 }) do
+      local x = T.rand(37, w, { dtype = T.float64 }) - 0.5
+      local rows = x:t():contiguous()
+      local s, m, a, b = x:sum(1), x:mean(1), x:amax(1), x:amin(1)
+      for j = 1, w, math.max(1, math.floor(w / 7)) do
+        local col = rows[j]
+        assert.is_true(math.abs(s[j]:item() - col:sum():item()) < 1e-12, "sum w=" .. w)
+        assert.is_true(math.abs(m[j]:item() - col:mean():item()) < 1e-12, "mean w=" .. w)
+        assert.are.equal(col:max():item(), a[j]:item())
+        assert.are.equal(col:min():item(), b[j]:item())
+      end
+      local xn = x:clone()
+      xn[{ 5, w }] = 0 / 0
+      assert.is_true(xn:amax(1)[w]:item() ~= xn:amax(1)[w]:item(), "NaN propagates, w=" .. w)
+      assert.is_true(xn:amin(1)[w]:item() ~= xn:amin(1)[w]:item(), "NaN propagates, w=" .. w)
+    end
+  end)
+
+  it("sort, kthvalue, median and mode the same with several threads", function()
+    local n0 = T.get_num_threads()
+    T.manual_seed(3)
+    local x = T.randint(0, 40, { 600, 300 }):double()
+    local function run()
+      local sv, si = x:sort(2, true)
+      local tv, ti = x:topk(5, 1)
+      local kv, ki = x:kthvalue(7, 2)
+      local dv, di = x:median(2)
+      local mv, mi = x:mode(2)
+      return { sv, si, tv, ti, kv, ki, dv, di, mv, mi, x:argsort(1) }
+    end
+    T.set_num_threads(1)
+    local one = run()
+    T.set_num_threads(4)
+    local ok, many = pcall(run)
+    T.set_num_threads(n0)
+    assert.is_true(ok, tostring(many))
+    for k = 1, #one do assert.is_true(T.equal(one[k], many[k]), "result " .. k) end
+    -- stable: equal keys keep their order
+    local sv, si = T.tensor({ 2, 1, 2, 1, 2 }):sort()
+    assert.are.same({ 2, 4, 1, 3, 5 }, si:totable())
+  end)
 end)

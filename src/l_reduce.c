@@ -151,14 +151,19 @@ static ltensor_dtype opt_dtype(lua_State *L, const rargs *ra, ltensor_dtype def)
 }
 
 /* ---- sum / mean / prod ---------------------------------------------------- */
-static int l_sum(lua_State *L) {
+/* sum (a list of dims allowed) and prod (one dim): bool and integers give
+   int64 unless opts.dtype says otherwise */
+static int sumprod(lua_State *L, const char *fname, int is_prod) {
   lt_tensor *t = ltl_check(L, 1);
   rargs ra;
-  parse_rargs(L, "sum", t, 2, &ra, 1);
+  parse_rargs(L, fname, t, 2, &ra, !is_prod);
   lt_tensor *out = push_reduced(L, t, &ra, opt_dtype(L, &ra, integral_to_long(t->dtype)));
-  lt_reduce_sum(out, t, ra.mask, 0, ltl_settings_of(L)->pool);
+  if (is_prod) lt_reduce_prod(out, t, ra.mask, ltl_settings_of(L)->pool);
+  else lt_reduce_sum(out, t, ra.mask, 0, ltl_settings_of(L)->pool);
   return 1;
 }
+static int l_sum(lua_State *L) { return sumprod(L, "sum", 0); }
+static int l_prod(lua_State *L) { return sumprod(L, "prod", 1); }
 
 static int l_mean(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
@@ -170,15 +175,6 @@ static int l_mean(lua_State *L) {
              dt == t->dtype ? "Input" : "Optional", torch_name(dt));
   lt_tensor *out = push_reduced(L, t, &ra, dt);
   lt_reduce_sum(out, t, ra.mask, 1, ltl_settings_of(L)->pool);
-  return 1;
-}
-
-static int l_prod(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  rargs ra;
-  parse_rargs(L, "prod", t, 2, &ra, 0);
-  lt_tensor *out = push_reduced(L, t, &ra, opt_dtype(L, &ra, integral_to_long(t->dtype)));
-  lt_reduce_prod(out, t, ra.mask, ltl_settings_of(L)->pool);
   return 1;
 }
 
@@ -218,33 +214,24 @@ static int minmax_entry(lua_State *L, const char *reduce_name, const char *eleme
 static int l_max(lua_State *L) { return minmax_entry(L, "_max", "maximum"); }
 static int l_min(lua_State *L) { return minmax_entry(L, "_min", "minimum"); }
 
-static int amaxmin(lua_State *L, const char *fname, int is_max) {
+/* amax/amin (values; a list of dims allowed) and argmax/argmin (indices;
+   one dim or none, no Bool kernel in PyTorch 1.13) */
+static int extreme(lua_State *L, const char *fname, int is_max, int want_idx) {
   lt_tensor *t = ltl_check(L, 1);
   rargs ra;
-  parse_rargs(L, fname, t, 2, &ra, 1);
+  parse_rargs(L, fname, t, 2, &ra, !want_idx);
   check_real(L, fname, t);
+  if (want_idx) check_not_bool(L, fname, t);
   check_nonempty(L, fname, t, &ra);
-  lt_tensor *vals = push_reduced(L, t, &ra, t->dtype);
-  lt_reduce_minmax(vals, NULL, t, ra.mask, is_max, ltl_settings_of(L)->pool);
+  if (want_idx && !ra.have_dim) ra.keepdim = 0;   /* over the flattened tensor: a 0-dim result (1.13) */
+  lt_tensor *out = push_reduced(L, t, &ra, want_idx ? LTENSOR_INT64 : t->dtype);
+  lt_reduce_minmax(want_idx ? NULL : out, want_idx ? out : NULL, t, ra.mask, is_max, ltl_settings_of(L)->pool);
   return 1;
 }
-static int l_amax(lua_State *L) { return amaxmin(L, "amax", 1); }
-static int l_amin(lua_State *L) { return amaxmin(L, "amin", 0); }
-
-static int argmaxmin(lua_State *L, const char *fname, int is_max) {
-  lt_tensor *t = ltl_check(L, 1);
-  rargs ra;
-  parse_rargs(L, fname, t, 2, &ra, 0);
-  check_real(L, fname, t);
-  check_not_bool(L, fname, t);
-  check_nonempty(L, fname, t, &ra);
-  if (!ra.have_dim) ra.keepdim = 0;   /* over the flattened tensor: a 0-dim result (1.13) */
-  lt_tensor *idx = push_reduced(L, t, &ra, LTENSOR_INT64);
-  lt_reduce_minmax(NULL, idx, t, ra.mask, is_max, ltl_settings_of(L)->pool);
-  return 1;
-}
-static int l_argmax(lua_State *L) { return argmaxmin(L, "argmax", 1); }
-static int l_argmin(lua_State *L) { return argmaxmin(L, "argmin", 0); }
+static int l_amax(lua_State *L) { return extreme(L, "amax", 1, 0); }
+static int l_amin(lua_State *L) { return extreme(L, "amin", 0, 0); }
+static int l_argmax(lua_State *L) { return extreme(L, "argmax", 1, 1); }
+static int l_argmin(lua_State *L) { return extreme(L, "argmin", 0, 1); }
 
 /* ---- all / any ------------------------------------------------------------- */
 static int allany(lua_State *L, const char *fname, int is_all) {
@@ -419,12 +406,15 @@ static int sort_common(lua_State *L, const char *fname, lt_tensor *t, int dim, i
   lt_tensor *vals = want_vals ? ltl_push_new(L, t->dtype, t->ndim, shape) : NULL;
   lt_tensor *idx = want_idx ? ltl_push_new(L, LTENSOR_INT64, t->ndim, shape) : NULL;
   /* scratch rows: owned by the GC like any tensor, popped afterwards */
-  int64_t sn = n > 0 ? n : 1;
+  lt_pool *pool = ltl_settings_of(L)->pool;
+  int parts = lt_numel(t) > 0 ? lt_sort_parts(t, dim, pool) : 1;
+  int64_t sn = (n > 0 ? n : 1) * parts;   /* one scratch row per part */
   lt_tensor *keys = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
   lt_tensor *perm = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
   lt_tensor *tmp = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
   if (lt_numel(t) > 0)
-    lt_sort(vals, idx, t, dim, desc, k, lt_data(keys), (int64_t *)lt_data(perm), (int64_t *)lt_data(tmp));
+    lt_sort(vals, idx, t, dim, desc, k, lt_data(keys), (int64_t *)lt_data(perm), (int64_t *)lt_data(tmp),
+            parts, pool);
   lua_pop(L, 3);
   return lua_gettop(L) - base;
 }
@@ -455,20 +445,15 @@ static int sort_args(lua_State *L, const char *fname, lt_tensor *t, int *desc) {
   return dim;
 }
 
-static int l_sort(lua_State *L) {
+/* sort (values and indices) and argsort (indices) of the whole dim */
+static int sort_all(lua_State *L, const char *fname, int want_vals) {
   lt_tensor *t = ltl_check(L, 1);
   int desc;
-  int dim = sort_args(L, "sort", t, &desc);
-  int64_t n = t->ndim ? t->shape[dim] : 1;
-  return sort_common(L, "sort", t, dim, desc, n, 1, 1);
+  int dim = sort_args(L, fname, t, &desc);
+  return sort_common(L, fname, t, dim, desc, t->ndim ? t->shape[dim] : 1, want_vals, 1);
 }
-static int l_argsort(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int desc;
-  int dim = sort_args(L, "argsort", t, &desc);
-  int64_t n = t->ndim ? t->shape[dim] : 1;
-  return sort_common(L, "argsort", t, dim, desc, n, 0, 1);
-}
+static int l_sort(lua_State *L) { return sort_all(L, "sort", 1); }
+static int l_argsort(lua_State *L) { return sort_all(L, "argsort", 0); }
 
 /* (t, k [, dim=-1] [, largest=true] [, sorted=true]): the result is always sorted */
 static int l_topk(lua_State *L) {

@@ -202,43 +202,59 @@ static int cmp_i(const void *a, const void *b) {
   if (x->v > y->v) return 1;
   return (x->i > y->i) - (x->i < y->i);
 }
-#define MODE_LOOP(ptype, cmp, same)                                            \
-  do {                                                                         \
-    ptype *p = (ptype *)lt_data(scratch);                                      \
-    for (int64_t r = 0; r < rows; r++) {                                       \
-      for (int64_t j = 0; j < n; j++) { p[j].v = src[r * n + j]; p[j].i = j; } \
-      qsort(p, (size_t)n, sizeof(ptype), cmp);                                 \
-      int64_t best = 0, bestf = 0, f = 0;                                      \
-      for (int64_t j = 0; j < n; j++) {                                        \
-        f++;                                                                   \
-        if (j == n - 1 || !(same(p[j].v, p[j + 1].v))) {                       \
-          if (f > bestf) { bestf = f; best = p[j].i; }                         \
-          f = 0;                                                               \
-        }                                                                      \
-      }                                                                        \
-      dst[r] = best + 1;                                                       \
-    }                                                                          \
-  } while (0)
 #define SAME_F(a, b) ((a) == (b) || (isnan(a) && isnan(b)))
 #define SAME_I(a, b) ((a) == (b))
+/* one row: sort (value, index) pairs, the longest run's first index */
+#define MODE_ROW(NAME, ptype, ctype, cmp, same)                                \
+  static int64_t NAME(const void *row, int64_t n, void *scratch, int64_t k) { \
+    (void)k;                                                                   \
+    const ctype *src = row;                                                    \
+    ptype *p = scratch;                                                        \
+    for (int64_t j = 0; j < n; j++) { p[j].v = src[j]; p[j].i = j; }           \
+    qsort(p, (size_t)n, sizeof(ptype), cmp);                                   \
+    int64_t best = 0, bestf = 0, f = 0;                                        \
+    for (int64_t j = 0; j < n; j++) {                                          \
+      f++;                                                                     \
+      if (j == n - 1 || !(same(p[j].v, p[j + 1].v))) {                         \
+        if (f > bestf) { bestf = f; best = p[j].i; }                           \
+        f = 0;                                                                 \
+      }                                                                        \
+    }                                                                          \
+    return best;                                                               \
+  }
+MODE_ROW(mode_row_f, pair_f, double, cmp_f, SAME_F)
+MODE_ROW(mode_row_i, pair_i, int64_t, cmp_i, SAME_I)
+
+/* Rows of an f64 or int64 [rows, n] matrix, each reduced to one 1-based
+   index by fn in its own scratch of n pairs, split over the state's pool. */
+typedef int64_t (*row_pick)(const void *row, int64_t n, void *scratch, int64_t k);
+typedef struct rowjob {
+  row_pick fn; const char *src; int64_t *dst, n, k0; const int64_t *ks; char *scratch;
+} rowjob;
+static void rowjob_part(void *v, int64_t b, int64_t e, int t) {
+  rowjob *j = v;
+  void *scratch = j->scratch + (size_t)t * (size_t)j->n * sizeof(pair_f);
+  for (int64_t r = b; r < e; r++)
+    j->dst[r] = j->fn(j->src + (size_t)r * (size_t)j->n * 8, j->n, scratch, j->ks ? j->ks[r] : j->k0) + 1;
+}
+/* pushes the scratch (one row of pairs per part) and runs: cost is the
+   work units of one row */
+static void run_rowjob(lua_State *L, rowjob *j, int64_t rows, int64_t cost) {
+  lt_pool *pool = ltl_settings_of(L)->pool;
+  int parts = lt_parallel_parts(pool, rows * cost, LT_GRAIN, rows);
+  int64_t sn = 2 * (j->n > 0 ? j->n : 1) * parts;   /* pairs are two int64 */
+  j->scratch = lt_data(ltl_push_new(L, LTENSOR_INT64, 1, &sn));
+  if (rows > 0 && j->n > 0) lt_parallel_run(pool, parts, rows, rowjob_part, j);
+  lua_pop(L, 1);
+}
 static int l_mode_rows(lua_State *L) {
   lt_tensor *x = ltl_check(L, 1);
   need_rows(L, x, "mode", 2);
-  int64_t rows = x->shape[0], n = x->shape[1];
+  int64_t rows = x->shape[0], n = x->shape[1], lg = 1;
   lt_tensor *out = ltl_push_new(L, LTENSOR_INT64, 1, &rows);
-  int64_t sn = 2 * (n > 0 ? n : 1);
-  lt_tensor *scratch = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
-  int64_t *dst = (int64_t *)lt_data(out);
-  if (n > 0) {
-    if (is_f64(x)) {
-      const double *src = (const double *)lt_data(x);
-      MODE_LOOP(pair_f, cmp_f, SAME_F);
-    } else {
-      const int64_t *src = (const int64_t *)lt_data(x);
-      MODE_LOOP(pair_i, cmp_i, SAME_I);
-    }
-  }
-  lua_pop(L, 1);
+  while ((INT64_C(1) << lg) < n && lg < 62) lg++;
+  rowjob j = {is_f64(x) ? mode_row_f : mode_row_i, lt_data(x), (int64_t *)lt_data(out), n, 0, NULL, NULL};
+  run_rowjob(L, &j, rows, n * lg * 4);
   return 1;
 }
 
@@ -279,19 +295,20 @@ static inline int less_pi(const pair_i *a, const pair_i *b) {
 SELECT_IMPL(select_f, pair_f, less_pf)
 SELECT_IMPL(select_i, pair_i, less_pi)
 
+/* one row: quickselect the k-th (1-based) pair, its index */
+#define KTH_ROW(NAME, ptype, ctype, sel)                                        \
+  static int64_t NAME(const void *row, int64_t n, void *scratch, int64_t k) {  \
+    const ctype *src = row;                                                     \
+    ptype *p = scratch;                                                         \
+    for (int64_t j = 0; j < n; j++) { p[j].v = src[j]; p[j].i = j; }            \
+    sel(p, n, k - 1);                                                           \
+    return p[k - 1].i;                                                          \
+  }
+KTH_ROW(kth_row_f, pair_f, double, select_f)
+KTH_ROW(kth_row_i, pair_i, int64_t, select_i)
+
 /* _kth_rows(x [rows, n], k): k a 1-based integer for every row or an int64
    tensor [rows] of them -> int64 [rows], the 1-based original index */
-#define KTH_LOOP(ptype, ctype, sel)                                             \
-  do {                                                                          \
-    ptype *p = (ptype *)lt_data(scratch);                                       \
-    const ctype *src = (const ctype *)lt_data(x);                               \
-    for (int64_t r = 0; r < rows; r++) {                                        \
-      int64_t k = ks ? ks[r] : k0;                                              \
-      for (int64_t j = 0; j < n; j++) { p[j].v = src[r * n + j]; p[j].i = j; }  \
-      sel(p, n, k - 1);                                                         \
-      dst[r] = p[k - 1].i + 1;                                                  \
-    }                                                                           \
-  } while (0)
 static int l_kth_rows(lua_State *L) {
   lt_tensor *x = ltl_check(L, 1);
   need_rows(L, x, "kthvalue", 2);
@@ -311,14 +328,8 @@ static int l_kth_rows(lua_State *L) {
     if (k < 1 || k > n) return ltl_error(L, "kthvalue", "selected number k out of range");
   }
   lt_tensor *out = ltl_push_new(L, LTENSOR_INT64, 1, &rows);
-  int64_t sn = 2 * (n > 0 ? n : 1);
-  lt_tensor *scratch = ltl_push_new(L, LTENSOR_INT64, 1, &sn);
-  int64_t *dst = (int64_t *)lt_data(out);
-  if (rows > 0 && n > 0) {
-    if (is_f64(x)) KTH_LOOP(pair_f, double, select_f);
-    else KTH_LOOP(pair_i, int64_t, select_i);
-  }
-  lua_pop(L, 1);
+  rowjob j = {is_f64(x) ? kth_row_f : kth_row_i, lt_data(x), (int64_t *)lt_data(out), n, k0, ks, NULL};
+  run_rowjob(L, &j, rows, n * 8);
   return 1;
 }
 

@@ -1,5 +1,6 @@
 /* lt_k_unary.c -- unary elementwise kernels, one per op and compute dtype,
    instantiated from the lists in lt_k_loops.h. */
+#include <string.h>
 #include "lt_k_loops.h"
 
 #define K_U(op, E, T, ...) LT_LOOP1(k_##op##_##E, T, T, UOP_##op(T, x))
@@ -142,9 +143,79 @@ LT_FOR_FLOATS(K_UF, erf)
    separately rounded arithmetic unless the whole build targets FMA. */
 #include "lt_vmath.h"
 #define K_UFV(op, E, T, S) LT_LOOP1_V(k_##op##_##E, T, T, FOP_##op(T, S, x))
+/* The polynomial kernels (exp, log, tanh, sigmoid, silu, gelu) are
+   compute-bound: where the CPU has AVX-512 (and the OS saves its state,
+   which __builtin_cpu_supports checks), a third clone runs 16 float32
+   lanes per instruction, the same operations lane by lane as the AVX2+FMA
+   clone (so the same results). */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define LT_AVX512_TARGET __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl,avx512bw")))
+/* 2: AVX-512 (F, DQ, VL, BW), 1: AVX2+FMA, 0: the baseline */
+static int isa_level(void) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+    return 2;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+/* NAME picks NAME_avx512 / NAME_avx2 / NAME_base per call (runs shorter
+   than one 512-bit unroll stay on AVX2) */
+#define K_DISPATCH3(NAME)                                                                   \
+  static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                     \
+    int isa = isa_level();                                                                  \
+    if (isa == 2 && n < 32) isa = 1;                                                        \
+    if (isa == 2) NAME##_avx512(d, s, n, vctx);                                              \
+    else if (isa == 1) NAME##_avx2(d, s, n, vctx);                                           \
+    else NAME##_base(d, s, n, vctx);                                                         \
+  }
+#define K_UFV3(op, E, T, S)                                                                 \
+  LT_LOOP1_A(k_##op##_##E##_base, , T, T, FOP_##op(T, S, x))                                \
+  LT_LOOP1_A(k_##op##_##E##_avx2, __attribute__((target("avx2,fma"))), T, T, FOP_##op(T, S, x)) \
+  LT_LOOP1_A(k_##op##_##E##_avx512, LT_AVX512_TARGET, T, T, FOP_##op(T, S, x))              \
+  K_DISPATCH3(k_##op##_##E)
+#else
+#define K_UFV3 K_UFV
+#endif
 #define FCV_OPS(op) LT_FOR_FLOATS(K_UFV, op) LT_FOR_CPLX(K_UC, op)
-FCV_OPS(sqrt) FCV_OPS(rsqrt) FCV_OPS(exp) FCV_OPS(log) FCV_OPS(tanh) FCV_OPS(sigmoid) FCV_OPS(silu)
-LT_FOR_FLOATS(K_UFV, gelu) LT_FOR_FLOATS(K_UFV, gelu_tanh)
+#define FCV3_OPS(op) LT_FOR_FLOATS(K_UFV3, op) LT_FOR_CPLX(K_UC, op)
+FCV_OPS(sqrt) FCV_OPS(rsqrt) FCV3_OPS(exp) FCV3_OPS(log) FCV3_OPS(tanh) FCV3_OPS(sigmoid) FCV3_OPS(silu)
+K_UFV3(gelu, FLOAT64, double, ) LT_FOR_FLOATS(K_UFV3, gelu_tanh)
+
+/* float32 exact gelu: contiguous runs through LT_GELUF_V on explicit
+   vectors (16 bytes baseline, 32 with AVX2+FMA, 64 with AVX-512), the rest
+   and the tails through the scalar lt_geluf. */
+#define K_GELU32(V, ATTR, BYTES)                                                            \
+  typedef float vf_##V __attribute__((vector_size(BYTES)));                                 \
+  typedef int32_t vm_##V __attribute__((vector_size(BYTES)));                               \
+  ATTR static inline vf_##V splat_##V(float x) { vf_##V v = {0}; return v + x; }             \
+  ATTR static inline vf_##V sel_##V(vm_##V m, vf_##V a, vf_##V b) {                          \
+    return (vf_##V)(((vm_##V)a & m) | ((vm_##V)b & ~m)); }                                  \
+  LT_GELUF_V(gelu_##V, vf_##V, vm_##V, splat_##V, sel_##V, ATTR)                             \
+  ATTR static void k_gelu_FLOAT32_##V(char **d, const int64_t *s, int64_t n, void *vctx) {   \
+    (void)vctx;                                                                             \
+    const int64_t w = (int64_t)(sizeof(vf_##V) / sizeof(float));                            \
+    if (s[0] == 4 && s[1] == 4) {                                                           \
+      float *o = (float *)d[0]; const float *a = (const float *)d[1];                       \
+      int64_t i = 0;                                                                        \
+      for (; i + w <= n; i += w) {                                                          \
+        vf_##V x;                                                                           \
+        memcpy(&x, a + i, sizeof x);                                                        \
+        x = gelu_##V(x);                                                                    \
+        memcpy(o + i, &x, sizeof x);                                                        \
+      }                                                                                     \
+      for (; i < n; i++) o[i] = lt_geluf(a[i]);                                             \
+    } else {                                                                                \
+      char *po = d[0]; const char *pa = d[1];                                               \
+      for (int64_t i = 0; i < n; i++, po += s[0], pa += s[1]) *(float *)po = lt_geluf(*(const float *)pa); \
+    }                                                                                       \
+  }
+K_GELU32(base, , 16)
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+K_GELU32(avx2, __attribute__((target("avx2,fma"))), 32)
+K_GELU32(avx512, LT_AVX512_TARGET, 64)
+K_DISPATCH3(k_gelu_FLOAT32)
+#else
+#define k_gelu_FLOAT32 k_gelu_FLOAT32_base
+#endif
 
 /* float32 sin/cos: the polynomial is accurate for |x| <= 8192 only, so a
    contiguous run goes in blocks: a block whose elements are all in range
@@ -179,14 +250,10 @@ LT_FOR_FLOATS(K_UFV, gelu) LT_FOR_FLOATS(K_UFV, gelu_tanh)
   }
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define K_SINCOS32_V(NAME, IS_COS, LIBM)                                                \
-  K_SINCOS32(NAME##_generic, , IS_COS, LIBM)                                            \
+  K_SINCOS32(NAME##_base, , IS_COS, LIBM)                                               \
   K_SINCOS32(NAME##_avx2, __attribute__((target("avx2,fma"))), IS_COS, LIBM)           \
-  static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                 \
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                 \
-      NAME##_avx2(d, s, n, vctx);                                                        \
-    else                                                                                 \
-      NAME##_generic(d, s, n, vctx);                                                     \
-  }
+  K_SINCOS32(NAME##_avx512, LT_AVX512_TARGET, IS_COS, LIBM)                             \
+  K_DISPATCH3(NAME)
 #else
 #define K_SINCOS32_V(NAME, IS_COS, LIBM) K_SINCOS32(NAME, , IS_COS, LIBM)
 #endif

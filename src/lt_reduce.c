@@ -84,7 +84,7 @@ static void reduced_out_strides(const lt_tensor *in, uint32_t mask, int64_t *str
 
 /* The plan of a reduction over the dims in mask, into a contiguous output. */
 static void reduce_plan(plan *p, const lt_tensor *in, uint32_t mask) {
-  int64_t s1[LT_MAX_DIMS];
+  int64_t s1[LT_MAX_DIMS] = {0};
   reduced_out_strides(in, mask, s1);
   plan_init(p, in, s1, mask);
 }
@@ -135,6 +135,23 @@ static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
    vectorised sum/max/cumsum passes about an eighth of one (VEC_GRAIN). */
 #define MAX_THREADS 16          /* partial results of one long run (fv_piece) */
 #define VEC_GRAIN (8 * (int64_t)LT_GRAIN)
+
+/* Independent output units (rows, column blocks) on `parts` threads, cut
+   into up to 4 chunks per thread claimed dynamically (lt_pool_run): a
+   worker the scheduler starts late on a busy machine finds fewer chunks
+   left, instead of the caller waiting for its fixed half.  Each output is
+   computed inside one chunk, so results do not depend on the cut.  fn's
+   part argument is the chunk number: not for per-part scratch. */
+typedef struct split { lt_range_fn fn; void *ctx; int64_t n, k; } split;
+static void split_chunk(void *v, int64_t c) {
+  split *r = v;
+  r->fn(r->ctx, r->n * c / r->k, r->n * (c + 1) / r->k, (int)c);
+}
+static void run_split(lt_pool *pool, int parts, int64_t n, lt_range_fn fn, void *ctx) {
+  if (parts <= 1 || n <= 1) { fn(ctx, 0, n, 0); return; }
+  split r = {fn, ctx, n, 4 * (int64_t)parts < n ? 4 * (int64_t)parts : n};
+  lt_pool_run(pool, parts, r.k, split_chunk, &r);
+}
 
 /* fn(ctx, n elements of the compute dtype, flat position of the first) */
 typedef void (*chunk_fn)(void *ctx, const void *buf, int64_t n, int64_t pos);
@@ -205,6 +222,17 @@ static ltensor_dtype cls_dtype(int cls) {
   }
 }
 
+/* The common start of every op: an accumulator over plan p reading in and
+   writing out (NULL: none), computing in class cls (CLS_U is folded into
+   CLS_I where the op wraps like int64) with cls's buffer dtype. */
+static void acc_start(acc *c, const plan *p, const lt_tensor *in, lt_tensor *out, int cls, int mode) {
+  memset(c, 0, sizeof *c);
+  c->p = p; c->idt = in->dtype; c->mode = mode; c->cls = cls;
+  c->bdt = cls_dtype(cls);
+  if (out) acc_out(c, out);
+}
+static int wrap_cls(ltensor_dtype d) { int k = cls_of(d); return k == CLS_U ? CLS_I : k; }
+
 /* ---- threaded generic rows ------------------------------------------------ */
 typedef struct rows_par { const plan *p; const lt_tensor *in; row_fn fn; const acc *proto; } rows_par;
 static void rows_part(void *v, int64_t s, int64_t e, int t) {
@@ -217,7 +245,7 @@ static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, 
   int nt = lt_parallel_parts(pool, p->nout * (p->nred ? p->nred : 1), LT_GRAIN, p->nout);
   if (nt <= 1) { run_rows(p, in, fn, c); return; }
   rows_par r = {p, in, fn, c};
-  lt_parallel_run(pool, nt, p->nout, rows_part, &r);
+  run_split(pool, nt, p->nout, rows_part, &r);
 }
 
 /* ---- fast paths: float32/float64 in and out, unit-stride runs ---------------
@@ -231,11 +259,6 @@ static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, 
    segments, in T for CFLUSH rows at a time, then in double. */
 #define LANES 16
 #define BLOCK 512
-#if defined(__GNUC__)
-#define LT_UNUSED __attribute__((unused))   /* the lane softmax of float32 when vectors exist */
-#else
-#define LT_UNUSED
-#endif
 /* GCC fully unrolls a constant 16-lane loop early and then fails to
    if-convert the unrolled selects (scalar compares and cmovs); kept as a
    loop it is vectorised.  Sums vectorise either way and keep the unroll. */
@@ -244,7 +267,7 @@ static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, 
 #else
 #define LANE_LOOP
 #endif
-#define CW 256
+#define CW 1024
 #define CFLUSH 64
 
 /* sticky NaN: a NaN candidate always wins, nothing beats a NaN */
@@ -286,20 +309,39 @@ static inline double exp_f64(double x) { return exp(x); }
 
 #define VEC_STEP(V, a, v, CMP) do { __typeof__((v) != (v)) m_ = ((v) CMP (a)) | ((v) != (v)); \
     (a) = vsel_##V(m_, (v), (a)); } while (0)
-#define VEC_EXT(NAME, V, T, VT, CMP, BETTER, ATTR)                             \
+/* The main loop's step: on x86 the max/min instruction (which drops a NaN
+   operand) with NaNs tracked apart in an unordered mask, half the
+   operations of the select form; elsewhere the select form. */
+#if defined(__SSE2__) || defined(__x86_64__)
+#define VX_max_bf32 __builtin_ia32_maxps
+#define VX_min_bf32 __builtin_ia32_minps
+#define VX_max_bf64 __builtin_ia32_maxpd
+#define VX_min_bf64 __builtin_ia32_minpd
+#define VX_max_xf32 __builtin_ia32_maxps256
+#define VX_min_xf32 __builtin_ia32_minps256
+#define VX_max_xf64 __builtin_ia32_maxpd256
+#define VX_min_xf64 __builtin_ia32_minpd256
+#define VEC_STEP_NAN(V, MM, a, v, CMP, nan) do { (a) = VX_##MM##_##V((v), (a)); (nan) |= (v) != (v); } while (0)
+#else
+#define VEC_STEP_NAN(V, MM, a, v, CMP, nan) VEC_STEP(V, a, v, CMP)
+#endif
+#define VEC_EXT(NAME, V, T, VT, CMP, MM, BETTER, ATTR)                         \
   ATTR static T NAME(const T *x, int64_t n) {                                 \
     const int64_t vw = (int64_t)(sizeof(VT) / sizeof(T));                     \
     int64_t i = 0;                                                            \
     T r = x[0];                                                               \
     if (n >= 4 * vw) {                                                        \
       VT a0 = vld_##V(x), a1 = vld_##V(x + vw), a2 = vld_##V(x + 2 * vw), a3 = vld_##V(x + 3 * vw); \
+      __typeof__(a0 != a0) nan = (a0 != a0) | (a1 != a1) | (a2 != a2) | (a3 != a3); \
       for (i = 4 * vw; i + 4 * vw <= n; i += 4 * vw) {                        \
         VT v0 = vld_##V(x + i), v1 = vld_##V(x + i + vw);                     \
         VT v2 = vld_##V(x + i + 2 * vw), v3 = vld_##V(x + i + 3 * vw);        \
-        VEC_STEP(V, a0, v0, CMP); VEC_STEP(V, a1, v1, CMP);                   \
-        VEC_STEP(V, a2, v2, CMP); VEC_STEP(V, a3, v3, CMP);                   \
+        VEC_STEP_NAN(V, MM, a0, v0, CMP, nan); VEC_STEP_NAN(V, MM, a1, v1, CMP, nan); \
+        VEC_STEP_NAN(V, MM, a2, v2, CMP, nan); VEC_STEP_NAN(V, MM, a3, v3, CMP, nan); \
       }                                                                       \
       VEC_STEP(V, a0, a1, CMP); VEC_STEP(V, a2, a3, CMP); VEC_STEP(V, a0, a2, CMP); \
+      for (int64_t l = 0; l < vw; l++)                                        \
+        if (nan[l]) return (T)NAN;                                            \
       r = a0[0];                                                              \
       for (int64_t l = 1; l < vw; l++) r = BETTER(a0[l], r) ? a0[l] : r;      \
     }                                                                         \
@@ -327,6 +369,70 @@ static inline double exp_f64(double x) { return exp(x); }
     return tot;                                                               \
   }
 
+/* softmax / log_softmax of one contiguous row on vectors (VT of T, VM its
+   mask type, EXPV the vector exp for arguments <= 0, SEXP the scalar one);
+   0 (nothing written) when the row's max is not finite: NaN, +inf and all
+   -inf rows take the generic path.  Sums of exps in T lanes per BLOCK,
+   blocks added in double. */
+#define VEC_SOFTMAX(NAME, V, T, VT, VM, EXPV, SEXP, MAXRUN, ATTR)                \
+  ATTR static int NAME(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+    const int64_t vw = (int64_t)(sizeof(VT) / sizeof(T));                     \
+    T mx = MAXRUN(x, n);                                                      \
+    if (!isfinite(mx)) return 0;                                              \
+    VT vm = vsplat_##V(mx);                                                   \
+    double tot = 0;                                                           \
+    int64_t i = 0;                                                            \
+    while (n - i >= 2 * vw) {                                                 \
+      int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
+      VT a0 = {0}, a1 = {0};                                                  \
+      if (is_log) {                                                           \
+        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
+          a0 += EXPV(vld_##V(x + i) - vm);                                    \
+          a1 += EXPV(vld_##V(x + i + vw) - vm);                               \
+        }                                                                     \
+      } else {                                                                \
+        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
+          VT e0 = EXPV(vld_##V(x + i) - vm);                                  \
+          VT e1 = EXPV(vld_##V(x + i + vw) - vm);                             \
+          vst_##V(y + i, e0); vst_##V(y + i + vw, e1);                        \
+          a0 += e0; a1 += e1;                                                 \
+        }                                                                     \
+      }                                                                       \
+      VT s = a0 + a1;                                                         \
+      for (int64_t l = 0; l < vw; l++) tot += (double)s[l];                   \
+    }                                                                         \
+    if (i < n && n >= vw) {   /* the rest: whole vectors, then one that      \
+                                 overlaps the done part, its overlap masked */ \
+      VT r = {0}, li;                                                         \
+      for (int64_t l = 0; l < vw; l++) li[l] = (T)l;                          \
+      for (; i + vw <= n; i += vw) {                                          \
+        VT e = EXPV(vld_##V(x + i) - vm);                                     \
+        if (!is_log) vst_##V(y + i, e);                                       \
+        r += e;                                                               \
+      }                                                                       \
+      if (i < n) {                                                            \
+        VT e = EXPV(vld_##V(x + n - vw) - vm);                                \
+        if (!is_log) vst_##V(y + n - vw, e);                                  \
+        r += vsel_##V(li >= (T)(vw - (n - i)), e, vsplat_##V(0));             \
+      }                                                                       \
+      for (int64_t l = 0; l < vw; l++) tot += (double)r[l];                   \
+      i = n;                                                                  \
+    }                                                                         \
+    for (; i < n; i++) {                                                      \
+      T e = SEXP(x[i] - mx);                                                  \
+      if (!is_log) y[i] = e;                                                  \
+      tot += (double)e;                                                       \
+    }                                                                         \
+    if (is_log) {                                                             \
+      T ls = (T)log(tot);                                                     \
+      for (i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                        \
+    } else {                                                                  \
+      T inv = (T)(1.0 / tot);                                                 \
+      for (i = 0; i < n; i++) y[i] *= inv;                                    \
+    }                                                                         \
+    return 1;                                                                 \
+  }
+
 #define VEC_KERNELS(V, ATTR, BYTES)                                            \
   typedef float vf32_##V __attribute__((vector_size(BYTES)));                 \
   typedef int32_t vm32_##V __attribute__((vector_size(BYTES)));               \
@@ -336,87 +442,61 @@ static inline double exp_f64(double x) { return exp(x); }
   ATTR static inline vf64_##V vld_##V##f64(const double *p) { vf64_##V v; memcpy(&v, p, sizeof v); return v; } \
   ATTR static inline void vst_##V##f32(float *p, vf32_##V v) { memcpy(p, &v, sizeof v); } \
   ATTR static inline vf32_##V vsplat_##V##f32(float x) { vf32_##V v = {0}; return v + x; } \
+  ATTR static inline vf64_##V vsplat_##V##f64(double x) { vf64_##V v = {0}; return v + x; } \
+  ATTR static inline void vst_##V##f64(double *p, vf64_##V v) { memcpy(p, &v, sizeof v); } \
   ATTR static inline vf32_##V vsel_##V##f32(vm32_##V m, vf32_##V a, vf32_##V b) { \
     return (vf32_##V)(((vm32_##V)a & m) | ((vm32_##V)b & ~m)); }              \
   ATTR static inline vf64_##V vsel_##V##f64(vm64_##V m, vf64_##V a, vf64_##V b) { \
     return (vf64_##V)(((vm64_##V)a & m) | ((vm64_##V)b & ~m)); }             \
   VEC_SUM(sum_run_##V##f32, V##f32, float, vf32_##V, ATTR)                    \
   VEC_SUM(sum_run_##V##f64, V##f64, double, vf64_##V, ATTR)                   \
-  VEC_EXT(max_run_##V##f32, V##f32, float, vf32_##V, >, BETTER_MAX, ATTR)     \
-  VEC_EXT(min_run_##V##f32, V##f32, float, vf32_##V, <, BETTER_MIN, ATTR)     \
-  VEC_EXT(max_run_##V##f64, V##f64, double, vf64_##V, >, BETTER_MAX, ATTR)    \
-  VEC_EXT(min_run_##V##f64, V##f64, double, vf64_##V, <, BETTER_MIN, ATTR)    \
-  /* exp_f32 on a vector, the same operations lane by lane */                 \
+  VEC_EXT(max_run_##V##f32, V##f32, float, vf32_##V, >, max, BETTER_MAX, ATTR)     \
+  VEC_EXT(min_run_##V##f32, V##f32, float, vf32_##V, <, min, BETTER_MIN, ATTR)     \
+  VEC_EXT(max_run_##V##f64, V##f64, double, vf64_##V, >, max, BETTER_MAX, ATTR)    \
+  VEC_EXT(min_run_##V##f64, V##f64, double, vf64_##V, <, min, BETTER_MIN, ATTR)    \
+  /* exp on vectors, the same operations lane by lane as exp_f32/exp_f64 */ \
   LT_EXPF_NONPOS_V(vexp_##V, vf32_##V, vm32_##V, vsplat_##V##f32, vsel_##V##f32, ATTR) \
-  /* softmax of one contiguous float32 row (see softmax_row_f32) */          \
-  ATTR static int softmax_row_##V(const float *restrict x, float *restrict y, int64_t n, int is_log) { \
-    const int64_t vw = (int64_t)(sizeof(vf32_##V) / sizeof(float));          \
-    float mx = max_run_##V##f32(x, n);                                        \
-    if (!isfinite(mx)) return 0;                                              \
-    vf32_##V vm = vsplat_##V##f32(mx);                                        \
-    double tot = 0;                                                           \
-    int64_t i = 0;                                                            \
-    while (n - i >= 2 * vw) {                                                 \
-      int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
-      vf32_##V a0 = {0}, a1 = {0};                                            \
-      if (is_log) {                                                           \
-        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
-          a0 += vexp_##V(vld_##V##f32(x + i) - vm);                           \
-          a1 += vexp_##V(vld_##V##f32(x + i + vw) - vm);                      \
-        }                                                                     \
-      } else {                                                                \
-        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
-          vf32_##V e0 = vexp_##V(vld_##V##f32(x + i) - vm);                   \
-          vf32_##V e1 = vexp_##V(vld_##V##f32(x + i + vw) - vm);              \
-          vst_##V##f32(y + i, e0); vst_##V##f32(y + i + vw, e1);              \
-          a0 += e0; a1 += e1;                                                 \
-        }                                                                     \
-      }                                                                       \
-      vf32_##V s = a0 + a1;                                                   \
-      for (int64_t l = 0; l < vw; l++) tot += (double)s[l];                   \
-    }                                                                         \
-    for (; i < n; i++) {                                                      \
-      float e = exp_f32(x[i] - mx);                                           \
-      if (!is_log) y[i] = e;                                                  \
-      tot += (double)e;                                                       \
-    }                                                                         \
-    if (is_log) {                                                             \
-      float ls = (float)log(tot);                                             \
-      for (i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                        \
-    } else {                                                                  \
-      float inv = (float)(1.0 / tot);                                         \
-      for (i = 0; i < n; i++) y[i] *= inv;                                    \
-    }                                                                         \
-    return 1;                                                                 \
-  }
+  LT_EXP_NONPOS_V(vexpd_##V, vf64_##V, vm64_##V, vsplat_##V##f64, vsel_##V##f64, ATTR) \
+  VEC_SOFTMAX(softmax_row_##V##f32, V##f32, float, vf32_##V, vm32_##V, vexp_##V, exp_f32, max_run_##V##f32, ATTR) \
+  VEC_SOFTMAX(softmax_row_##V##f64, V##f64, double, vf64_##V, vm64_##V, vexpd_##V, exp_f64, max_run_##V##f64, ATTR)
 
 VEC_KERNELS(b, , 16)
 #ifdef LT_VEC_AVX2
 VEC_KERNELS(x, __attribute__((target("avx2,fma"))), 32)
-/* __builtin_cpu_supports reads what libgcc/compiler-rt detected at load */
+/* __builtin_cpu_supports reads what libgcc/compiler-rt detected at load.
+   (An AVX-512 clone of these was slower here: rows of ~100 are too short
+   for 16 lanes, and the sums and extremes are memory-bound.) */
 #define HAVE_AVX2() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+#define VPICK(NAME, S) (HAVE_AVX2() ? NAME##_x##S : NAME##_b##S)
 #else
 #define HAVE_AVX2() 0
+#define VPICK(NAME, S) NAME##_b##S
 #define sum_run_xf32 sum_run_bf32
 #define sum_run_xf64 sum_run_bf64
 #define max_run_xf32 max_run_bf32
 #define min_run_xf32 min_run_bf32
 #define max_run_xf64 max_run_bf64
 #define min_run_xf64 min_run_bf64
-#define softmax_row_x softmax_row_b
+#define softmax_row_xf32 softmax_row_bf32
+#define softmax_row_xf64 softmax_row_bf64
 #endif
-static double sum_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? sum_run_xf32(x, n) : sum_run_bf32(x, n); }
-static double sum_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? sum_run_xf64(x, n) : sum_run_bf64(x, n); }
-static float max_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? max_run_xf32(x, n) : max_run_bf32(x, n); }
-static float min_run_f32(const float *x, int64_t n) { return HAVE_AVX2() ? min_run_xf32(x, n) : min_run_bf32(x, n); }
-static double max_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? max_run_xf64(x, n) : max_run_bf64(x, n); }
-static double min_run_f64(const double *x, int64_t n) { return HAVE_AVX2() ? min_run_xf64(x, n) : min_run_bf64(x, n); }
+static double sum_run_f32(const float *x, int64_t n) { return VPICK(sum_run, f32)(x, n); }
+static double sum_run_f64(const double *x, int64_t n) { return VPICK(sum_run, f64)(x, n); }
+static float max_run_f32(const float *x, int64_t n) { return VPICK(max_run, f32)(x, n); }
+static float min_run_f32(const float *x, int64_t n) { return VPICK(min_run, f32)(x, n); }
+static double max_run_f64(const double *x, int64_t n) { return VPICK(max_run, f64)(x, n); }
+static double min_run_f64(const double *x, int64_t n) { return VPICK(min_run, f64)(x, n); }
 static int softmax_row_vec_f32(const float *x, float *y, int64_t n, int is_log) {
-  return HAVE_AVX2() ? softmax_row_x(x, y, n, is_log) : softmax_row_b(x, y, n, is_log);
+  return VPICK(softmax_row, f32)(x, y, n, is_log);
+}
+static int softmax_row_vec_f64(const double *x, double *y, int64_t n, int is_log) {
+  return VPICK(softmax_row, f64)(x, y, n, is_log);
 }
 #define SOFTMAX_ROW_F32 softmax_row_vec_f32
+#define SOFTMAX_ROW_F64 softmax_row_vec_f64
 #else
 #define SOFTMAX_ROW_F32 softmax_row_bf32
+#define SOFTMAX_ROW_F64 softmax_row_bf64
 #endif
 
 #ifndef LT_VEC
@@ -438,17 +518,11 @@ static int softmax_row_vec_f32(const float *x, float *y, int64_t n, int is_log) 
   }                                                                           \
   EXT_RUN(max_run_##S, T, BETTER_MAX)                                         \
   EXT_RUN(min_run_##S, T, BETTER_MIN)
-LANE_KERNELS(f32, float)
-LANE_KERNELS(f64, double)
-#define max_run_bf32 max_run_f32
-#define max_run_bf64 max_run_f64
-#endif
-
-#define FAST_KERNELS(S, T, EXP, V, ATTR)                                                \
+#define LANE_SOFTMAX(S, T, EXP)                                                \
   /* softmax of one contiguous row; 0 (nothing written) when its max is not  \
      finite: NaN, +inf and all -inf rows take the generic path */            \
-  LT_UNUSED ATTR static int softmax_row_##V##S(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
-    T mx = max_run_##V##S(x, n);                                                 \
+  static int softmax_row_b##S(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+    T mx = max_run_##S(x, n);                                                 \
     if (!isfinite(mx)) return 0;                                              \
     double tot = 0;                                                           \
     for (int64_t b = 0; b < n; b += BLOCK) {                                  \
@@ -483,7 +557,16 @@ LANE_KERNELS(f64, double)
       for (int64_t i = 0; i < n; i++) y[i] *= inv;                            \
     }                                                                         \
     return 1;                                                                 \
-  }                                                                           \
+  }
+LANE_KERNELS(f32, float)
+LANE_KERNELS(f64, double)
+LANE_SOFTMAX(f32, float, exp_f32)
+LANE_SOFTMAX(f64, double, exp_f64)
+#define max_run_bf32 max_run_f32
+#define max_run_bf64 max_run_f64
+#endif
+
+#define FAST_KERNELS(S, T, EXP, V, ATTR)                                                \
   /* softmax of w adjacent columns (n rows, row strides rs, ws); bad[i] set  \
      where column i's max is not finite (its outputs are then garbage) */     \
   ATTR static void softmax_cols_##V##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
@@ -632,12 +715,29 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
     ridx[d] = 0;
   }
 }
-/* offsets of column block u (outer position over all kept dims but the
-   last, then block of CW columns) */
-static void cols_at(const plan *p, int64_t u, int64_t nblk, int64_t *o0, int64_t *o1, int64_t *j) {
-  int64_t ob = u / nblk;
-  *j = (u % nblk) * CW;
-  *o0 = *j; *o1 = *j;
+/* ---- column blocks ----------------------------------------------------------
+   When the reduced (or scanned) dims are strided but the kept innermost dim
+   is unit-stride, blocks of up to CW adjacent outputs are worked at once
+   from contiguous row segments.  Unit u is (outer position over the kept
+   dims but the last, block u % nblk of bw columns); blocks are as wide as
+   CW allows (whole rows stream through the prefetchers) and narrowed only
+   so that every thread of the pool gets one. */
+typedef struct colrun {
+  const plan *p;
+  const lt_tensor *in;
+  const struct acc *proto;   /* softmax, cumsum: the op's settings */
+  struct fastv *f;           /* value reductions */
+  int kind;                  /* COL_VALUE, COL_SOFTMAX, COL_CUMSUM */
+  int64_t width, bw, nblk;
+} colrun;
+enum { COL_VALUE, COL_SOFTMAX, COL_CUMSUM };
+
+/* element offsets of unit u in the input (o0) and output (o1), its width */
+static void cols_at(const colrun *r, int64_t u, int64_t *o0, int64_t *o1, int64_t *w) {
+  const plan *p = r->p;
+  int64_t ob = u / r->nblk, j = (u % r->nblk) * r->bw;
+  *w = r->width - j < r->bw ? r->width - j : r->bw;
+  *o0 = j; *o1 = j;
   for (int d = p->nout_d - 2; d >= 0; d--) {
     int64_t k = ob % p->oshape[d];
     ob /= p->oshape[d];
@@ -645,52 +745,59 @@ static void cols_at(const plan *p, int64_t u, int64_t nblk, int64_t *o0, int64_t
   }
 }
 
+static void cols_part(void *v, int64_t s, int64_t e, int t);
+static void run_cols(colrun *r, lt_pool *pool, int64_t grain) {
+  const plan *p = r->p;
+  r->width = p->oshape[p->nout_d - 1];
+  int64_t outer = p->nout / r->width, vec = (r->width + 15) / 16;
+  int parts = lt_parallel_parts(pool, p->nout * p->nred, grain, outer * vec);
+  int64_t nblk = (r->width + CW - 1) / CW;
+  if (outer * nblk < parts) nblk = (parts + outer - 1) / outer;
+  r->bw = ((r->width + nblk - 1) / nblk + 15) / 16 * 16;
+  r->nblk = (r->width + r->bw - 1) / r->bw;
+  int64_t units = outer * r->nblk;
+  run_split(pool, parts < units ? parts : (int)units, units, cols_part, r);
+}
+
+/* max or min of the rows into y (w columns), one running value per column
+   (this form vectorises) */
+#define COLS_EXT(NAME, T, BETTER, ATTR)                                        \
+  ATTR static void NAME(const plan *p, const T *x, T *restrict y, int64_t w) { \
+    int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred, k;                 \
+    const T *r0, *r1, *r2, *r3;                                               \
+    for (int64_t i = 0; i < w; i++) y[i] = x[i];                              \
+    red_next(p, ridx, &off);                                                  \
+    for (k = 1; k + 4 <= n; k += 4) {                                         \
+      r0 = x + off; red_next(p, ridx, &off);                                  \
+      r1 = x + off; red_next(p, ridx, &off);                                  \
+      r2 = x + off; red_next(p, ridx, &off);                                  \
+      r3 = x + off; red_next(p, ridx, &off);                                  \
+      for (int64_t i = 0; i < w; i++) {                                       \
+        T m = y[i], v;                                                        \
+        v = r0[i]; m = BETTER(v, m) ? v : m;                                  \
+        v = r1[i]; m = BETTER(v, m) ? v : m;                                  \
+        v = r2[i]; m = BETTER(v, m) ? v : m;                                  \
+        v = r3[i]; m = BETTER(v, m) ? v : m;                                  \
+        y[i] = m;                                                             \
+      }                                                                       \
+    }                                                                         \
+    for (; k < n; k++) {                                                      \
+      r0 = x + off;                                                           \
+      for (int64_t i = 0; i < w; i++) { T v = r0[i]; y[i] = BETTER(v, y[i]) ? v : y[i]; } \
+      red_next(p, ridx, &off);                                                \
+    }                                                                         \
+  }
 /* Rows are taken four at a time and combined before touching the block
    accumulators: a quarter of the accumulator loads and stores. */
 #define FV_COLS(S, T, V, ATTR)                                                 \
+  COLS_EXT(cols_max_##V##S, T, BETTER_MAX, ATTR)                              \
+  COLS_EXT(cols_min_##V##S, T, BETTER_MIN, ATTR)                              \
   ATTR static void fv_cols_##V##S(const fastv *f, const T *x, T *y, int64_t w) { \
     const plan *p = f->p;                                                     \
+    if (f->op == FV_MAX) { cols_max_##V##S(p, x, y, w); return; }             \
+    if (f->op == FV_MIN) { cols_min_##V##S(p, x, y, w); return; }             \
     int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred, k = 0;             \
     const T *r0, *r1, *r2, *r3;                                               \
-    if (f->op == FV_MAX || f->op == FV_MIN) {                                 \
-      T am[CW];                                                               \
-      for (int64_t i = 0; i < w; i++) am[i] = x[i];                           \
-      red_next(p, ridx, &off);                                                \
-      for (k = 1; k + 4 <= n; k += 4) {                                       \
-        r0 = x + off; red_next(p, ridx, &off);                                \
-        r1 = x + off; red_next(p, ridx, &off);                                \
-        r2 = x + off; red_next(p, ridx, &off);                                \
-        r3 = x + off; red_next(p, ridx, &off);                                \
-        if (f->op == FV_MAX)                                                  \
-          for (int64_t i = 0; i < w; i++) {                                   \
-            T m = am[i], v;   /* one running value: this form vectorises */   \
-            v = r0[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            v = r1[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            v = r2[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            v = r3[i]; m = BETTER_MAX(v, m) ? v : m;                          \
-            am[i] = m;                                                        \
-          }                                                                   \
-        else                                                                  \
-          for (int64_t i = 0; i < w; i++) {                                   \
-            T m = am[i], v;   /* one running value: this form vectorises */   \
-            v = r0[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            v = r1[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            v = r2[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            v = r3[i]; m = BETTER_MIN(v, m) ? v : m;                          \
-            am[i] = m;                                                        \
-          }                                                                   \
-      }                                                                       \
-      for (; k < n; k++) {                                                    \
-        r0 = x + off;                                                         \
-        if (f->op == FV_MAX)                                                  \
-          for (int64_t i = 0; i < w; i++) { T v = r0[i]; am[i] = BETTER_MAX(v, am[i]) ? v : am[i]; } \
-        else                                                                  \
-          for (int64_t i = 0; i < w; i++) { T v = r0[i]; am[i] = BETTER_MIN(v, am[i]) ? v : am[i]; } \
-        red_next(p, ridx, &off);                                              \
-      }                                                                       \
-      for (int64_t i = 0; i < w; i++) y[i] = am[i];                           \
-      return;                                                                 \
-    }                                                                         \
     T af[CW];                                                                 \
     double ad[CW];                                                            \
     for (int64_t i = 0; i < w; i++) { af[i] = 0; ad[i] = 0; }                 \
@@ -721,22 +828,8 @@ FV_COLS(f32, float, x, __attribute__((target("avx2,fma"))))
 FV_COLS(f64, double, x, __attribute__((target("avx2,fma"))))
 #endif
 
-typedef struct fvc { fastv *f; int64_t nblk, width; } fvc;
-static void fv_cols_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  fvc *c = v;
-  fastv *f = c->f;
-  for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, j;
-    cols_at(f->p, u, c->nblk, &o0, &o1, &j);
-    int64_t w = c->width - j < CW ? c->width - j : CW;
-    if (f->f32) PICK(fv_cols, f32)(f, (const float *)f->in + o0, (float *)f->out + o1, w);
-    else PICK(fv_cols, f64)(f, (const double *)f->in + o0, (double *)f->out + o1, w);
-  }
-}
-
 static int columns_apply(const plan *p, const lt_tensor *in);
-static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool);
+static int fast_dim(struct acc *c, const plan *p, const lt_tensor *in, int kind, lt_pool *pool);
 
 /* Returns 0 when the layout or dtypes have no fast path. */
 static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op, lt_pool *pool) {
@@ -758,15 +851,12 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
       fv_store(&f, 0, v);
       return 1;
     }
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, rows), rows, fv_rows_part, &f);
+    run_split(pool, lt_parallel_parts(pool, work, VEC_GRAIN, rows), rows, fv_rows_part, &f);
     return 1;
   }
   if (columns_apply(p, in)) {
-    int lo = p->nout_d - 1;
-    fvc c = {&f, 0, p->oshape[lo]};
-    c.nblk = (c.width + CW - 1) / CW;
-    int64_t units = p->nout / c.width * c.nblk;
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, units), units, fv_cols_part, &c);
+    colrun r = {p, in, NULL, &f, COL_VALUE, 0, 0, 0};
+    run_cols(&r, pool, VEC_GRAIN);
     return 1;
   }
   return 0;
@@ -795,13 +885,19 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
 SUM_FLOAT(sum_f64, double)
 SUM_FLOAT(sum_f32, float)
 
-static void sum_i64(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const int64_t *x = b;
-  uint64_t s = c->i;   /* unsigned: overflow wraps instead of being UB */
-  for (int64_t i = 0; i < n; i++) s += (uint64_t)x[i];
-  c->i = s;
-}
+/* sum/product of a chunk into the accumulator (integers in uint64: wraps) */
+#define FOLD_FN(NAME, T, S, FIELD, OP)                                         \
+  static void NAME(void *vc, const void *b, int64_t n, int64_t pos) {         \
+    (void)pos;                                                                \
+    acc *c = vc; const T *x = b;                                              \
+    S s = c->FIELD;                                                           \
+    for (int64_t i = 0; i < n; i++) s OP (S)x[i];                             \
+    c->FIELD = s;                                                             \
+  }
+FOLD_FN(sum_i64, int64_t, uint64_t, i, +=)
+FOLD_FN(prod_f64, double, double, f, *=)
+FOLD_FN(prod_i64, int64_t, uint64_t, i, *=)
+FOLD_FN(prod_c128, lt_cdouble, lt_cdouble, c, *=)
 static void sum_c128(void *vc, const void *b, int64_t n, int64_t pos) {
   (void)pos;
   acc *c = vc; const lt_cdouble *x = b;
@@ -809,28 +905,6 @@ static void sum_c128(void *vc, const void *b, int64_t n, int64_t pos) {
   for (int64_t i = 0; i < n; i++) { re += creal(x[i]); im += cimag(x[i]); }
   c->c += re + im * I;
 }
-static void prod_f64(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const double *x = b;
-  double s = c->f;
-  for (int64_t i = 0; i < n; i++) s *= x[i];
-  c->f = s;
-}
-static void prod_i64(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const int64_t *x = b;
-  uint64_t s = c->i;
-  for (int64_t i = 0; i < n; i++) s *= (uint64_t)x[i];
-  c->i = s;
-}
-static void prod_c128(void *vc, const void *b, int64_t n, int64_t pos) {
-  (void)pos;
-  acc *c = vc; const lt_cdouble *x = b;
-  lt_cdouble s = c->c;
-  for (int64_t i = 0; i < n; i++) s *= x[i];
-  c->c = s;
-}
-
 static void row_sumprod(void *vc, const char *in, int64_t o) {
   acc *c = vc;
   char *dst = c->out + o * c->osz;
@@ -887,12 +961,30 @@ static int columns_apply(const plan *p, const lt_tensor *in) {
          p->istr0[li] != 1 && p->oshape[lo] >= 8 && in->ndim > 0;
 }
 
+/* The generic column walks (any dtype): element sizes, the casts into and
+   out of the compute dtype, the combining step. */
+typedef struct colgen {
+  int64_t isz, bsz, cap;
+  lt_cast_fn load, save;
+  cols_fn add;
+} colgen;
+static colgen colgen_of(const acc *c) {
+  colgen g;
+  g.isz = (int64_t)lt_itemsize(c->idt);
+  g.bsz = (int64_t)lt_itemsize(c->bdt);
+  g.cap = CHUNK_BYTES / g.bsz;
+  g.load = lt_cast_kernel(c->idt, c->bdt);
+  g.save = lt_cast_kernel(c->bdt, c->odt);
+  g.add = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
+  return g;
+}
+
 static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
-  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
+  colgen g = colgen_of(c);
+  int64_t isz = g.isz, bsz = g.bsz, cap = g.cap;
+  lt_cast_fn load = g.load, save = g.save;
+  cols_fn add = g.add;
   _Alignas(16) char buf[CHUNK_BYTES], accum[CHUNK_BYTES];
-  int64_t cap = CHUNK_BYTES / bsz;
-  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
-  cols_fn add = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
   const char *ibase = lt_data(in);
   int lo = p->nout_d - 1, ni = p->nred_d;
   int64_t width = p->oshape[lo];
@@ -945,13 +1037,9 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
    (sum(int, dtype=float) converts each element first, as PyTorch does). */
 static void reduce_sumprod(lt_tensor *out, const lt_tensor *in, uint32_t mask, int mode, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = mode;
-  c.cls = cls_of(out->dtype);
-  if (c.cls == CLS_U) c.cls = CLS_I;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, wrap_cls(out->dtype), mode);
   if (mode != 2 && fast_value(out, in, &p, mode == 1 ? FV_MEAN : FV_SUM, pool)) return;
   if (columns_apply(&p, in)) { sumprod_columns(&p, in, &c); return; }
   if (c.cls == CLS_F && in->dtype == LTENSOR_FLOAT32 && mode != 2) c.bdt = LTENSOR_FLOAT32;
@@ -1016,11 +1104,9 @@ void lt_reduce_minmax(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, uint
   plan p;
   reduce_plan(&p, in, mask);
   if (vals && !idx && fast_value(vals, in, &p, is_max ? FV_MAX : FV_MIN, pool)) return;
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_max;
-  c.cls = cls_of(in->dtype);
-  c.bdt = in->dtype == LTENSOR_FLOAT32 ? LTENSOR_FLOAT32 : cls_dtype(c.cls);
-  if (vals) { acc_out(&c, vals); }
+  acc c;
+  acc_start(&c, &p, in, vals, cls_of(in->dtype), is_max);
+  if (in->dtype == LTENSOR_FLOAT32) c.bdt = LTENSOR_FLOAT32;
   if (idx) c.out2 = lt_data(idx);
   run_rows_acc(&p, in, row_minmax, &c, pool);
 }
@@ -1043,10 +1129,9 @@ static void row_allany(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_allany(lt_tensor *out, const lt_tensor *in, uint32_t mask, int is_all, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_all;
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, CLS_I, is_all);
   run_rows_acc(&p, in, row_allany, &c, pool);
 }
 
@@ -1093,12 +1178,10 @@ static void row_var(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double correction, int take_sqrt, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.flag = take_sqrt; c.corr = correction;
-  c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, lt_is_complex(in->dtype) ? CLS_C : CLS_F, 0);
+  c.flag = take_sqrt; c.corr = correction;
   run_rows_acc(&p, in, row_var, &c, pool);
 }
 
@@ -1147,14 +1230,12 @@ static void row_norm(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double pv, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.param = pv;
-  c.mode = pv == 0 ? NORM_0 : pv == 1 ? NORM_1 : pv == 2 ? NORM_2 : pv == INFINITY ? NORM_INF
-         : pv == -INFINITY ? NORM_NINF : NORM_P;
-  c.cls = lt_is_complex(in->dtype) ? CLS_C : CLS_F;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, lt_is_complex(in->dtype) ? CLS_C : CLS_F,
+            pv == 0 ? NORM_0 : pv == 1 ? NORM_1 : pv == 2 ? NORM_2 : pv == INFINITY ? NORM_INF
+            : pv == -INFINITY ? NORM_NINF : NORM_P);
+  c.param = pv;
   run_rows_acc(&p, in, row_norm, &c, pool);
 }
 
@@ -1181,10 +1262,9 @@ static void row_logsumexp(void *vc, const char *in, int64_t o) {
 }
 void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask, lt_pool *pool) {
   plan p;
+  acc c;
   reduce_plan(&p, in, mask);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
-  acc_out(&c, out);
+  acc_start(&c, &p, in, out, CLS_F, 0);
   run_rows_acc(&p, in, row_logsumexp, &c, pool);
 }
 
@@ -1209,36 +1289,20 @@ static void walk_dim(acc *c, const char *in, int64_t o, scan_fn fn, int store) {
   }
 }
 
-static void cumsum_f(acc *c, void *b, int64_t n) {
-  double *x = b, s = c->f;
-  for (int64_t i = 0; i < n; i++) x[i] = s += x[i];
-  c->f = s;
-}
-static void cumprod_f(acc *c, void *b, int64_t n) {
-  double *x = b, s = c->f;
-  for (int64_t i = 0; i < n; i++) x[i] = s *= x[i];
-  c->f = s;
-}
-static void cumsum_i(acc *c, void *b, int64_t n) {
-  int64_t *x = b; uint64_t s = c->i;
-  for (int64_t i = 0; i < n; i++) { s += (uint64_t)x[i]; x[i] = (int64_t)s; }
-  c->i = s;
-}
-static void cumprod_i(acc *c, void *b, int64_t n) {
-  int64_t *x = b; uint64_t s = c->i;
-  for (int64_t i = 0; i < n; i++) { s *= (uint64_t)x[i]; x[i] = (int64_t)s; }
-  c->i = s;
-}
-static void cumsum_c(acc *c, void *b, int64_t n) {
-  lt_cdouble *x = b, s = c->c;
-  for (int64_t i = 0; i < n; i++) x[i] = s += x[i];
-  c->c = s;
-}
-static void cumprod_c(acc *c, void *b, int64_t n) {
-  lt_cdouble *x = b, s = c->c;
-  for (int64_t i = 0; i < n; i++) x[i] = s *= x[i];
-  c->c = s;
-}
+/* running sum/product of a chunk in place (S: the accumulator type, for
+   integers uint64 so that overflow wraps instead of being UB) */
+#define SCAN_FN(NAME, T, S, FIELD, OP)                                         \
+  static void NAME(acc *c, void *b, int64_t n) {                              \
+    T *x = b; S s = c->FIELD;                                                 \
+    for (int64_t i = 0; i < n; i++) { s OP (S)x[i]; x[i] = (T)s; }            \
+    c->FIELD = s;                                                             \
+  }
+SCAN_FN(cumsum_f, double, double, f, +=)
+SCAN_FN(cumprod_f, double, double, f, *=)
+SCAN_FN(cumsum_i, int64_t, uint64_t, i, +=)
+SCAN_FN(cumprod_i, int64_t, uint64_t, i, *=)
+SCAN_FN(cumsum_c, lt_cdouble, lt_cdouble, c, +=)
+SCAN_FN(cumprod_c, lt_cdouble, lt_cdouble, c, *=)
 
 static void row_scan(void *vc, const char *in, int64_t o) {
   acc *c = vc;
@@ -1252,11 +1316,8 @@ static void row_scan(void *vc, const char *in, int64_t o) {
 /* Scan along a strided dim while the unit-stride dim is kept: carry a
    block of running values across contiguous row segments (as for sums). */
 static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
-  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
+  colgen g = colgen_of(c);
   _Alignas(16) char buf[CHUNK_BYTES], carry[CHUNK_BYTES];
-  int64_t cap = CHUNK_BYTES / bsz;
-  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
-  cols_fn op = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
   const char *ibase = lt_data(in);
   int lo = p->nout_d - 1;
   int64_t width = p->oshape[lo], run = p->ishape[0], rs = p->istr0[0], ws = p->istr1[0];
@@ -1264,13 +1325,13 @@ static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
   for (;;) {
     int64_t o0 = 0, o1 = 0;
     for (int d = 0; d < lo; d++) { o0 += oidx[d] * p->ostr0[d]; o1 += oidx[d] * p->ostr1[d]; }
-    for (int64_t j = 0; j < width; j += cap) {
-      int64_t w = width - j < cap ? width - j : cap;
+    for (int64_t j = 0; j < width; j += g.cap) {
+      int64_t w = width - j < g.cap ? width - j : g.cap;
       for (int64_t k = 0; k < run; k++) {
-        const char *src = ibase + (o0 + j + k * rs) * isz;
-        if (k == 0) load(src, isz, carry, bsz, w);
-        else { load(src, isz, buf, bsz, w); op(c, carry, buf, w); }
-        save(carry, bsz, c->out + (o1 + j + k * ws) * c->osz, c->osz, w);
+        const char *src = ibase + (o0 + j + k * rs) * g.isz;
+        if (k == 0) g.load(src, g.isz, carry, g.bsz, w);
+        else { g.load(src, g.isz, buf, g.bsz, w); g.add(c, carry, buf, w); }
+        g.save(carry, g.bsz, c->out + (o1 + j + k * ws) * c->osz, c->osz, w);
       }
     }
     int d = lo - 1;
@@ -1285,14 +1346,10 @@ static void one_dim_plan(plan *p, const lt_tensor *out, const lt_tensor *in, int
 
 void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod, lt_pool *pool) {
   plan p;
+  acc c;
   one_dim_plan(&p, out, in, dim);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_prod;
-  c.cls = cls_of(out->dtype);
-  if (c.cls == CLS_U) c.cls = CLS_I;
-  c.bdt = cls_dtype(c.cls);
-  acc_out(&c, out);
-  if (!is_prod && fast_cumsum(&c, &p, in, pool)) return;
+  acc_start(&c, &p, in, out, wrap_cls(out->dtype), is_prod);
+  if (!is_prod && fast_dim(&c, &p, in, COL_CUMSUM, pool)) return;
   if (columns_apply(&p, in)) { c.mode = is_prod ? 2 : 0; scan_columns(&p, in, &c); return; }
   run_rows_acc(&p, in, row_scan, &c, pool);
 }
@@ -1336,33 +1393,8 @@ static void sm_fast_row(void *vc, const char *x, int64_t o) {
   int64_t n = c->p->nred;
   int ok = c->odt == LTENSOR_FLOAT32
          ? SOFTMAX_ROW_F32((const float *)x, (float *)c->out + o, n, c->mode)
-         : PICK(softmax_row, f64)((const double *)x, (double *)c->out + o, n, c->mode);
+         : SOFTMAX_ROW_F64((const double *)x, (double *)c->out + o, n, c->mode);
   if (!ok) row_softmax(c, x, o);
-}
-
-typedef struct colpar { const plan *p; const lt_tensor *in; const acc *proto; int64_t nblk, width; } colpar;
-static void sm_cols_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  colpar *cp = v;
-  acc c = *cp->proto;
-  const plan *p = cp->p;
-  int f32 = c.odt == LTENSOR_FLOAT32;
-  int64_t isz = f32 ? 4 : 8;
-  const char *ibase = lt_data(cp->in);
-  unsigned char bad[CW];
-  for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, j;
-    cols_at(p, u, cp->nblk, &o0, &o1, &j);
-    int64_t w = cp->width - j < CW ? cp->width - j : CW;
-    if (f32)
-      PICK(softmax_cols, f32)((const float *)ibase + o0, p->istr0[0], (float *)c.out + o1, p->istr1[0],
-                       p->ishape[0], w, c.mode, bad);
-    else
-      PICK(softmax_cols, f64)((const double *)ibase + o0, p->istr0[0], (double *)c.out + o1, p->istr1[0],
-                       p->ishape[0], w, c.mode, bad);
-    for (int64_t i = 0; i < w; i++)
-      if (bad[i]) row_softmax(&c, ibase + (o0 + i) * isz, o1 + i);
-  }
 }
 
 /* rows case: the dim is unit-stride in input and output */
@@ -1374,27 +1406,9 @@ static int dim_is_cols(const plan *p, const lt_tensor *in) {
   return p->nred_d == 1 && columns_apply(p, in);
 }
 
-static int fast_softmax(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool) {
-  if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
-  int64_t work = p->nout * p->nred;
-  if (dim_is_row(p)) {
-    run_rows_acc(p, in, sm_fast_row, c, pool);
-    return 1;
-  }
-  if (dim_is_cols(p, in)) {
-    int lo = p->nout_d - 1;
-    colpar cp = {p, in, c, 0, p->oshape[lo]};
-    cp.nblk = (cp.width + CW - 1) / CW;
-    int64_t units = p->nout / cp.width * cp.nblk;
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, LT_GRAIN, units), units, sm_cols_part, &cp);
-    return 1;
-  }
-  return 0;
-}
-
 static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
   (void)t;
-  colpar *cp = v;
+  colrun *cp = v;
   const plan *p = cp->p;
   const acc *c = cp->proto;
   int f32 = c->odt == LTENSOR_FLOAT32;
@@ -1415,47 +1429,63 @@ static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
     else PICK(cumsum_rows, f64)((const double *const *)x, (double *const *)y, k, n);
   }
 }
-static void cs_cols_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  colpar *cp = v;
-  const plan *p = cp->p;
-  const acc *c = cp->proto;
-  const char *ibase = lt_data(cp->in);
-  for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, j;
-    cols_at(p, u, cp->nblk, &o0, &o1, &j);
-    int64_t w = cp->width - j < CW ? cp->width - j : CW;
-    if (c->odt == LTENSOR_FLOAT32)
-      PICK(cumsum_cols, f32)((const float *)ibase + o0, p->istr0[0], (float *)c->out + o1, p->istr1[0], p->ishape[0], w);
-    else
-      PICK(cumsum_cols, f64)((const double *)ibase + o0, p->istr0[0], (double *)c->out + o1, p->istr1[0], p->ishape[0], w);
-  }
-}
-static int fast_cumsum(acc *c, const plan *p, const lt_tensor *in, lt_pool *pool) {
+/* softmax / log_softmax (kind COL_SOFTMAX) and cumsum (COL_CUMSUM) over
+   one dim, float32/float64 in and out: unit-stride rows or column blocks;
+   0 when the layout or dtypes have no fast path. */
+static int fast_dim(acc *c, const plan *p, const lt_tensor *in, int kind, lt_pool *pool) {
   if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
-  int64_t work = p->nout * p->nred;
-  colpar cp = {p, in, c, 0, 0};
+  colrun r = {p, in, c, NULL, kind, 0, 0, 0};
+  int64_t grain = kind == COL_SOFTMAX ? LT_GRAIN : VEC_GRAIN;
   if (dim_is_row(p)) {
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, p->nout), p->nout, cs_rows_part, &cp);
+    if (kind == COL_SOFTMAX) run_rows_acc(p, in, sm_fast_row, c, pool);
+    else run_split(pool, lt_parallel_parts(pool, p->nout * p->nred, grain, p->nout), p->nout, cs_rows_part, &r);
     return 1;
   }
   if (dim_is_cols(p, in)) {
-    cp.width = p->oshape[p->nout_d - 1];
-    cp.nblk = (cp.width + CW - 1) / CW;
-    int64_t units = p->nout / cp.width * cp.nblk;
-    lt_parallel_run(pool, lt_parallel_parts(pool, work, VEC_GRAIN, units), units, cs_cols_part, &cp);
+    run_cols(&r, pool, grain);
     return 1;
   }
   return 0;
 }
 
+/* the one column-block runner: value reductions, softmax, cumsum */
+static void cols_part(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
+  colrun *r = v;
+  const plan *p = r->p;
+  const char *ibase = lt_data(r->in);
+  acc c = {0};
+  if (r->proto) c = *r->proto;   /* softmax's fallback rows keep running state in it */
+  int f32 = r->in->dtype == LTENSOR_FLOAT32;
+  int64_t isz = f32 ? 4 : 8, rs = p->istr0[0], ws = p->istr1[0], n = p->ishape[0];
+  unsigned char bad[CW];
+  for (int64_t u = s; u < e; u++) {
+    int64_t o0, o1, w;
+    cols_at(r, u, &o0, &o1, &w);
+    switch (r->kind) {
+    case COL_VALUE:
+      if (f32) PICK(fv_cols, f32)(r->f, (const float *)ibase + o0, (float *)r->f->out + o1, w);
+      else PICK(fv_cols, f64)(r->f, (const double *)ibase + o0, (double *)r->f->out + o1, w);
+      break;
+    case COL_SOFTMAX:
+      if (f32) PICK(softmax_cols, f32)((const float *)ibase + o0, rs, (float *)c.out + o1, ws, n, w, c.mode, bad);
+      else PICK(softmax_cols, f64)((const double *)ibase + o0, rs, (double *)c.out + o1, ws, n, w, c.mode, bad);
+      for (int64_t i = 0; i < w; i++)
+        if (bad[i]) row_softmax(&c, ibase + (o0 + i) * isz, o1 + i);
+      break;
+    default:
+      if (f32) PICK(cumsum_cols, f32)((const float *)ibase + o0, rs, (float *)c.out + o1, ws, n, w);
+      else PICK(cumsum_cols, f64)((const double *)ibase + o0, rs, (double *)c.out + o1, ws, n, w);
+    }
+  }
+}
+
 void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log, lt_pool *pool) {
   plan p;
+  acc c;
   one_dim_plan(&p, out, in, dim);
-  acc c = {0};
-  c.p = &p; c.idt = in->dtype; c.mode = is_log; c.cls = CLS_F; c.bdt = LTENSOR_FLOAT64;
-  acc_out(&c, out);
-  if (fast_softmax(&c, &p, in, pool)) return;
+  acc_start(&c, &p, in, out, CLS_F, is_log);
+  if (fast_dim(&c, &p, in, COL_SOFTMAX, pool)) return;
   run_rows_acc(&p, in, row_softmax, &c, pool);
 }
 
@@ -1514,8 +1544,25 @@ static void row_sort(void *vc, const char *in, int64_t o) {
   }
 }
 
+/* merge sort costs about n log2 n compares of a few ns: one unit each */
+int lt_sort_parts(const lt_tensor *in, int dim, lt_pool *pool) {
+  int64_t n = in->ndim ? in->shape[dim] : 1, rows = n ? lt_numel(in) / n : 0, lg = 1;
+  while ((INT64_C(1) << lg) < n && lg < 62) lg++;
+  return lt_parallel_parts(pool, rows * n * lg, LT_GRAIN, rows);
+}
+
+typedef struct sort_par { const sort_ctx *proto; const lt_tensor *in; int64_t n; } sort_par;
+static void sort_part(void *v, int64_t b, int64_t e, int t) {
+  sort_par *sp = v;
+  sort_ctx s = *sp->proto;   /* each part sorts in its own scratch */
+  s.keys = (char *)s.keys + (size_t)t * (size_t)sp->n * 8;
+  s.perm += (size_t)t * (size_t)sp->n;
+  s.tmp += (size_t)t * (size_t)sp->n;
+  run_rows_part(s.c.p, sp->in, row_sort, &s, b, e);
+}
+
 void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int descending, int64_t k,
-             void *keys, int64_t *perm, int64_t *tmp) {
+             void *keys, int64_t *perm, int64_t *tmp, int parts, lt_pool *pool) {
   if (k == 0) return;
   plan p;
   const lt_tensor *shape_of = vals ? vals : idx;
@@ -1528,5 +1575,6 @@ void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int 
   s.keys = keys; s.perm = perm; s.tmp = tmp; s.k = k; s.desc = descending;
   if (vals) { s.vals = lt_data(vals); s.vsz = (int64_t)lt_itemsize(vals->dtype); s.vdt = vals->dtype; }
   if (idx) s.idx = (int64_t *)lt_data(idx);
-  run_rows(&p, in, row_sort, &s);
+  sort_par sp = {&s, in, p.nred};
+  lt_parallel_run(pool, parts, p.nout, sort_part, &sp);
 }
