@@ -1,6 +1,7 @@
 /* lt_iter.c -- the elementwise iteration engine (see lt_iter.h). */
 #include <string.h>
 #include "lt_iter.h"
+#include "lt_promote.h"
 
 /* PyTorch's reorder_dimensions: perm[0] is the fastest-moving dim.  An
    insertion sort with an ambiguous comparison: broadcast (stride 0) dims of
@@ -324,3 +325,97 @@ static void fill_with(lt_tensor *dst, ltensor_dtype vt, const void *v) {
 void lt_fill_f64(lt_tensor *dst, double v) { fill_with(dst, LTENSOR_FLOAT64, &v); }
 void lt_fill_i64(lt_tensor *dst, int64_t v) { fill_with(dst, LTENSOR_INT64, &v); }
 void lt_fill_c128(lt_tensor *dst, lt_cdouble v) { fill_with(dst, LTENSOR_COMPLEX128, &v); }
+
+/* ---- the whole build: lt_iter_ew (see lt_iter.h) ---------------------------- */
+
+/* Small same-shape contiguous inputs (0-dim ones broadcast freely: they
+   never change the shape), no casts, a new output: nothing to work out, so
+   the loop runs once over a contiguous result (the 1-element path). */
+static int try_small(lt_iter_config *cfg, lt_loop_fn fn, lt_kctx *ctx, int *status) {
+  if (cfg->out || cfg->kout != cfg->out_dtype || cfg->round_to >= 0) return 0;
+  const lt_tensor *ref = NULL;
+  for (int i = 0; i < cfg->nin; i++) {
+    const lt_tensor *t = cfg->in[i];
+    if (t->dtype != cfg->kin[i]) return 0;
+    if (t->ndim == 0) continue;
+    if (!lt_is_contiguous(t)) return 0;
+    if (!ref) { ref = t; continue; }
+    if (t->ndim != ref->ndim || memcmp(t->shape, ref->shape, sizeof(int64_t) * (size_t)t->ndim) != 0) return 0;
+  }
+  int64_t n = ref ? lt_numel(ref) : 1;
+  if (n >= LT_GRAIN) return 0;
+  lt_tensor *out = cfg->alloc(cfg->alloc_ud, cfg->out_dtype, ref ? ref->ndim : 0, ref ? ref->shape : NULL, NULL);
+  if (!out) { *status = LT_ITER_NOMEM; return 1; }
+  cfg->out = out;
+  char *data[LT_ITER_MAX_OPS];
+  int64_t st[LT_ITER_MAX_OPS];
+  data[0] = lt_data(out);
+  st[0] = (int64_t)lt_itemsize(cfg->kout);
+  for (int i = 0; i < cfg->nin; i++) {
+    data[i + 1] = lt_data(cfg->in[i]);
+    st[i + 1] = cfg->in[i]->ndim == 0 ? 0 : (int64_t)lt_itemsize(cfg->in[i]->dtype);
+  }
+  if (n > 0) fn(data, st, n, ctx);
+  *status = LT_ITER_OK;
+  return 1;
+}
+
+int lt_iter_ew(lt_iter_config *cfg, lt_loop_fn fn, lt_kctx *ctx, lt_iter_err *err) {
+  int nin = cfg->nin, status;
+  atomic_store_explicit(&ctx->err, LT_KERR_NONE, memory_order_relaxed);
+  if (try_small(cfg, fn, ctx, &status)) {
+    if (status == LT_ITER_OK && atomic_load(&ctx->err) == LT_KERR_ZERODIV) return LT_ITER_ZERODIV;
+    return status;
+  }
+  int ndim = 0;
+  int64_t shape[LT_MAX_DIMS];
+  if (lt_broadcast_shape(cfg->in, nin, &ndim, shape, &err->a, &err->b, &err->dim) != 0) return LT_ITER_BROADCAST;
+  lt_tensor *out = cfg->out;
+  int given = out != NULL;
+  if (given) {
+    if (!lt_can_cast(cfg->out_dtype, out->dtype)) {
+      err->from = cfg->out_dtype;
+      err->to = out->dtype;
+      return LT_ITER_OUT_CAST;
+    }
+    int code = lt_iter_check_out(out, ndim, shape);
+    if (code != LT_OUT_OK) {
+      err->ndim = ndim;
+      memcpy(err->shape, shape, sizeof(int64_t) * (size_t)ndim);
+      return code == LT_OUT_SHAPE ? LT_ITER_OUT_SHAPE : LT_ITER_OUT_OVERLAP;
+    }
+    /* an input that is another view of the written storage is read
+       through a copy (the very same view is safe: each element is read
+       before it is written) */
+    for (int i = 0; i < nin; i++) {
+      const lt_tensor *t = cfg->in[i];
+      if (!lt_iter_input_aliases(t, out)) continue;
+      lt_tensor *c = cfg->alloc(cfg->alloc_ud, t->dtype, t->ndim, t->shape, NULL);
+      if (!c) return LT_ITER_NOMEM;
+      lt_copy_into(c, t);
+      cfg->in[i] = c;
+    }
+  } else {
+    /* laid out like the inputs (PyTorch's reorder_dimensions: the first
+       input that orders two dims decides, so a:t() + b is transposed) */
+    int64_t stride[LT_MAX_DIMS];
+    int perm_out = ndim > 1 && nin > 0;
+    if (perm_out) lt_iter_out_strides(cfg->in, nin, ndim, shape, stride);
+    out = cfg->alloc(cfg->alloc_ud, cfg->out_dtype, ndim, shape, perm_out ? stride : NULL);
+    if (!out) return LT_ITER_NOMEM;
+    cfg->out = out;
+  }
+  const lt_tensor *ops[LT_ITER_MAX_OPS];
+  ltensor_dtype kdt[LT_ITER_MAX_OPS];
+  ops[0] = out;
+  kdt[0] = cfg->kout;
+  for (int i = 0; i < nin; i++) { ops[i + 1] = cfg->in[i]; kdt[i + 1] = cfg->kin[i]; }
+  lt_iter it;
+  lt_iter_init(&it, ops, 1, nin, kdt, ndim, shape, cfg->pool);
+  if (cfg->round_to >= 0) lt_iter_round_inputs(&it, (ltensor_dtype)cfg->round_to);
+  /* grain policy (lt_parallel.h): a compute-bound element costs ~2 units */
+  it.grain = ctx->heavy ? LT_GRAIN / 2 : LT_GRAIN;
+  lt_iter_run(&it, fn, ctx);
+  if (given) lt_bump_version(out);
+  return atomic_load(&ctx->err) == LT_KERR_ZERODIV ? LT_ITER_ZERODIV : LT_ITER_OK;
+}
