@@ -387,15 +387,19 @@ void lt_iter_run(lt_iter *it, lt_loop_fn fn, void *ctx) {
   int64_t n = it->numel;
   if (n <= 0) return;
   int64_t grain = it->grain > 0 ? it->grain : LT_GRAIN;
-  /* the common case: one contiguous run, no casts, too small to split */
-  if (it->ndim == 1 && !it->needs_cast && n < 2 * grain) {
+  /* The hand-off to the pool (waking workers, joining them) costs about
+     one grain of work, so it is counted as such: 64k elements (operands
+     in L2) stay on one thread, as PyTorch at its better thread count does
+     there; from 96k on the split pays. */
+  int nt = n > grain ? lt_parallel_parts(it->pool, n - grain, grain, n) : 1;
+  /* the common case: one contiguous run, no casts, not split */
+  if (it->ndim == 1 && !it->needs_cast && nt <= 1) {
     int64_t s[LT_ITER_MAX_OPS];
     for (int k = 0; k < it->nops; k++) s[k] = it->strides[k][0];
     fn(it->data, s, n, ctx);
     return;
   }
   int tiles = wants_tiles(it);
-  int nt = lt_parallel_parts(it->pool, n, grain, n);
   if (nt <= 1) {
     if (tiles) run_tiles(it, 0, it->shape[1], fn, ctx);
     else run_range(it, 0, n, fn, ctx);
