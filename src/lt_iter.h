@@ -1,10 +1,11 @@
 /*
  * lt_iter.h -- TensorIterator for elementwise ops (Lua-free).
  *
- * Building an iteration, in stages (as PyTorch's TensorIterator):
+ * lt_iter_ew does an elementwise op's whole build and run in one call
+ * (below); the stages it goes through, usable alone for custom walks:
  *   1. lt_broadcast_shape: the common shape of the inputs (infer_size);
- *   2. the caller picks dtypes (lt_promote.h) and allocates outputs, laid
- *      out like the inputs (lt_iter_out_strides gives their strides);
+ *   2. the caller picks dtypes (lt_promote.h); outputs are laid out like
+ *      the inputs (lt_iter_out_strides gives their strides);
  *   3. lt_iter_init: operands (outputs first, then inputs), each with the
  *      dtype the kernel wants; dims are reordered by stride and coalesced;
  *   4. lt_iter_run: calls the inner loop over runs of the innermost dim,
@@ -20,6 +21,7 @@
 #define LT_ITER_H
 
 #include <stdatomic.h>
+#include <string.h>
 #include "lt_tensor.h"
 #include "lt_parallel.h"
 
@@ -158,6 +160,39 @@ void lt_copy_into(lt_tensor *dst, const lt_tensor *src);
 void lt_fill_f64(lt_tensor *dst, double v);
 void lt_fill_i64(lt_tensor *dst, int64_t v);
 void lt_fill_c128(lt_tensor *dst, lt_cdouble v);
+
+/* ---- the ordered walk -------------------------------------------------
+   Walks whose order is part of the result (nonzero, masked_select, the
+   index/gather/scatter families, where a later write to one place wins)
+   cannot reorder or split dims: a row-major odometer over one shape
+   carrying up to three offset streams (element strides, set by the caller
+   in stride[k]; off[k] is the current offset).  Use:
+     lt_odo o; lt_odo_init(&o, nd, shape); o.stride[0][d] = ...;
+     if (numel > 0) do { ... o.off[k] ... } while (lt_odo_next(&o)); */
+typedef struct lt_odo {
+  int nd;
+  int64_t shape[LT_MAX_DIMS], idx[LT_MAX_DIMS];
+  int64_t stride[3][LT_MAX_DIMS];
+  int64_t off[3];
+} lt_odo;
+
+static inline void lt_odo_init(lt_odo *o, int nd, const int64_t *shape) {
+  memset(o, 0, sizeof *o);
+  o->nd = nd;
+  memcpy(o->shape, shape, sizeof(int64_t) * (size_t)nd);
+}
+/* Advance to the next index in row-major order; 0 after the last. */
+static inline int lt_odo_next(lt_odo *o) {
+  for (int i = o->nd - 1; i >= 0; i--) {
+    if (++o->idx[i] < o->shape[i]) {
+      for (int k = 0; k < 3; k++) o->off[k] += o->stride[k][i];
+      return 1;
+    }
+    o->idx[i] = 0;
+    for (int k = 0; k < 3; k++) o->off[k] -= o->stride[k][i] * (o->shape[i] - 1);
+  }
+  return 0;
+}
 
 /* ---- kernel tables (lt_k_*.c), indexed by compute dtype; NULL where the
    op does not exist for that dtype ------------------------------------- */
