@@ -340,7 +340,7 @@ static void run_tiles(const lt_iter *it, int64_t j0, int64_t j1, lt_loop_fn fn, 
         char *ptr[LT_ITER_MAX_OPS];
         for (int k = 0; k < nops; k++) {
           ptr[k] = bufk[k] ? bufk[k] + j * TILE * sz[k] : base[k] + j * it->strides[k][1];
-          if (bufk[k] ? j < pm : j < pw) {
+          if (bufk[k] ? j < pm : (j < pw && s0[k] == sz[k])) {
             /* staged: row j of the next tile; else its column j */
             const char *q = it->data[k] + ni * s0[k] + nj * it->strides[k][1] +
                             (bufk[k] ? j * s0[k] : j * it->strides[k][1]);
