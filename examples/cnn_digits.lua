@@ -21,26 +21,6 @@ local nn, F = T.nn, T.nn.functional
 local DATA = here .. "/data/digits.csv.gz"
 local EPOCHS, BATCH, LR = 20, 32, 3e-3
 
-local function load(path)
-  local f = assert(io.open(path, "rb"), "cannot open " .. path)
-  f:close()
-  local p = assert(io.popen("gzip -dc '" .. path:gsub("'", "'\\''") .. "'", "r"))
-  local xs, ys = {}, {}
-  for line in p:lines() do
-    local row = {}
-    for v in line:gmatch("[^,]+") do row[#row + 1] = tonumber(v) end
-    if #row == 65 then
-      ys[#ys + 1] = math.tointeger(table.remove(row)) + 1
-      for i = 1, 64 do row[i] = row[i] / 16 end
-      xs[#xs + 1] = row
-    end
-  end
-  p:close()
-  assert(#xs > 0, "no rows read from " .. path .. " (is gzip installed?)")
-  local X = T.tensor(xs, { dtype = T.float32 })
-  return X:reshape(X:size(1), 1, 8, 8), T.tensor(ys, { dtype = T.int64 })
-end
-
 -- the network: two conv blocks and a linear classifier
 local Net = nn.Module:extend("Net")
 function Net:init()
@@ -57,13 +37,11 @@ end
 
 T.manual_seed(0)
 local t0 = T._clock and T._clock() or os.clock()
-local X, Y = load(DATA)
-local N = X:size(1)
-local perm = T.randperm(N)
-local ntrain = math.floor(N * 0.8)
-local train_idx, test_idx = perm:narrow(1, 1, ntrain), perm:narrow(1, ntrain + 1, N - ntrain)
-local Xtr, Ytr = X[train_idx], Y[train_idx]
-local Xte, Yte = X[test_idx], Y[test_idx]
+local d = dofile(here .. "/digits_data.lua").load(T, DATA)
+local N, ntrain = d.n, d.ntrain
+-- the network sees 1x8x8 images
+local Xtr, Ytr = d.Xtr:reshape(ntrain, 1, 8, 8), d.Ytr
+local Xte, Yte = d.Xte:reshape(N - ntrain, 1, 8, 8), d.Yte
 print(string.format("digits: %d images, %d train / %d test", N, ntrain, N - ntrain))
 
 local model = Net()

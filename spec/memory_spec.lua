@@ -59,30 +59,84 @@ describe("tensor memory", function()
 
   -- In a fresh state: within the spec run, other specs' dead blocks (and the
   -- library's own forced collections) change the cache under the test.
-  it("reuses released large blocks through the state's cache", function()
-    local script = [[
-      local T = require "ltensor"
-      local a = T.ones(1024 * 1024)
-      local d = a * a
-      d = nil
-      collectgarbage()
-      collectgarbage()
-      local n, bytes = T._cache_info()
-      local e = T.zeros(1024 * 1024)   -- takes the cached block
-      local n2 = T._cache_info()
-      print(n, bytes, n2, e:sum():item())
-    ]]
+  local function fresh_state(script)
     local f = os.tmpname()
     local h = assert(io.open(f, "w")) h:write(script) h:close()
     local p = assert(io.popen("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' lua5.4 " .. f .. " 2>&1"))
     local out = p:read("a")
     p:close()
     os.remove(f)
-    local n, bytes, n2, sum = out:match("^(%d+)\t(%d+)\t(%d+)\t(%S+)")
+    return out
+  end
+
+  it("reuses released large blocks through the state's cache", function()
+    local out = fresh_state [[
+      local T = require "ltensor"
+      local a = T.ones(1024 * 1024)
+      local d = a * a
+      d = nil
+      collectgarbage()   -- d's block goes to the cache
+      local n, bytes = T._cache_info()
+      local hits = T.memory_stats().cache_hits
+      local e = T.zeros(1024 * 1024)   -- takes the cached block
+      local n2 = T._cache_info()
+      print(n, bytes, n2, e:sum():item(), T.memory_stats().cache_hits - hits)
+    ]]
+    local n, bytes, n2, sum, hits = out:match("^(%d+)\t(%d+)\t(%d+)\t(%S+)\t(%d+)")
     assert.is_truthy(n, out)
     n, bytes, n2 = tonumber(n), tonumber(bytes), tonumber(n2)
     assert.is_true(n >= 1 and bytes >= 4 * 1024 * 1024, out)
     assert.are.equal(n - 1, n2, out)
     assert.are.equal("0.0", sum, out)   -- a reused block is initialised like a fresh one
+    assert.are.equal("1", hits, out)
   end)
+
+  -- A block is given back once it stayed unused for a whole collection
+  -- cycle: the cycle that frees a tensor caches its block, the next one
+  -- (two at most, depending on the order of the finalizers) frees it.
+  for _, mode in ipairs { "incremental", "generational" } do
+    it("gives idle cached blocks back to the system on collectgarbage() (" .. mode .. " GC)", function()
+      local out = fresh_state(([[
+        collectgarbage("%s")
+        local T = require "ltensor"
+        local a = T.ones(4 * 1024 * 1024)
+        local d = a * a
+        d = nil
+        collectgarbage()
+        local cached = T.memory_stats().cached
+        collectgarbage() collectgarbage()
+        local s = T.memory_stats()
+        print(cached, s.cached, s.live)
+      ]]):format(mode))
+      local c1, c2, live = out:match("^(%d+)\t(%d+)\t(%d+)")
+      assert.is_truthy(c1, out)
+      assert.is_true(tonumber(c1) >= 16 * 1024 * 1024, out)
+      assert.are.equal(0, tonumber(c2), out)
+      assert.is_true(tonumber(live) >= 16 * 1024 * 1024 and tonumber(live) < 17 * 1024 * 1024, out)   -- a alone
+    end)
+  end
+
+  -- The fresh-output loop of the benchmark: each result is dropped at once;
+  -- the blocks come back through the paced collections, so after the first
+  -- few the loop allocates no new memory.
+  for _, mode in ipairs { "incremental", "generational" } do
+    it("runs a loop of fresh 64 MB results from the cache (" .. mode .. " GC)", function()
+      local out = fresh_state(([[
+        collectgarbage("%s")
+        local T = require "ltensor"
+        local n = 16 * 1024 * 1024
+        local a, b = T.ones(n), T.ones(n)
+        for i = 1, 10 do local c = a + b end
+        local s0 = T.memory_stats()
+        for i = 1, 40 do local c = a + b end
+        local s = T.memory_stats()
+        print(s.cache_misses - s0.cache_misses, s.cache_hits - s0.cache_hits, s.peak)
+      ]]):format(mode))
+      local misses, hits, peak = out:match("^(%d+)\t(%d+)\t(%d+)")
+      assert.is_truthy(misses, out)
+      assert.is_true(tonumber(hits) >= 39, out)
+      assert.is_true(tonumber(misses) <= 1, out)
+      assert.is_true(tonumber(peak) <= 8 * 64 * 1024 * 1024, out)   -- a, b and a few results
+    end)
+  end
 end)

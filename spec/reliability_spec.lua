@@ -151,6 +151,10 @@ describe("bad arguments are named, never silently accepted", function()
     raises("ltensor.nn.functional.local_response_norm: bad argument 'alpha' (number expected, got table)",
       T.nn.functional.local_response_norm, T.ones(1, 2, 3, 4), 2, { alpha = {} })
     raises("ltensor.tensordot:", T.tensordot, T.tensor(1.0), T.ones(2), 1)
+    -- a factor whose square wraps around (session 3's long fuzz run)
+    raises("ltensor.nn.functional.pixel_shuffle: pixel_shuffle expects its input's 'channel' dimension to be " ..
+      "divisible by the square of upscale_factor, but input.size(-3)=4 is not divisible by 4611686018427387904^2",
+      T.nn.functional.pixel_shuffle, T.ones(1, 4, 2, 2), math.tointeger(2 ^ 62))
   end)
   it("a second :free() is a no-op", function()
     local t = T.ones(2)

@@ -35,6 +35,11 @@ static const char *running_name(lua_State *L, lua_Debug *ar) {
   return ar->name ? ar->name : "?";
 }
 
+const char *ltl_running_name(lua_State *L) {
+  lua_Debug ar;
+  return running_name(L, &ar);
+}
+
 int ltl_argerror(lua_State *L, int arg, const char *msg) {
   lua_Debug ar;
   const char *fname = running_name(L, &ar);
@@ -63,7 +68,10 @@ void ltl_checkany(lua_State *L, int arg) {
   if (lua_type(L, arg) == LUA_TNONE) ltl_argerror(L, arg, "value expected");
 }
 
+/* Numbers only: Lua's own checks convert "3" to 3, but PyTorch takes no
+   strings for numbers, and a string here is usually an argument slip. */
 lua_Integer ltl_checkinteger(lua_State *L, int arg) {
+  if (lua_type(L, arg) != LUA_TNUMBER) tag_error(L, arg, LUA_TNUMBER);
   int isnum;
   lua_Integer d = lua_tointegerx(L, arg, &isnum);
   if (!isnum) {
@@ -78,6 +86,7 @@ lua_Integer ltl_optinteger(lua_State *L, int arg, lua_Integer def) {
 }
 
 lua_Number ltl_checknumber(lua_State *L, int arg) {
+  if (lua_type(L, arg) != LUA_TNUMBER) tag_error(L, arg, LUA_TNUMBER);
   int isnum;
   lua_Number d = lua_tonumberx(L, arg, &isnum);
   if (!isnum) tag_error(L, arg, LUA_TNUMBER);
@@ -130,6 +139,18 @@ static int checksize_raw(lua_State *L, int first, int last, int64_t *shape, cons
   int ndim = 0;
   if (first <= last && lua_type(L, first) == LUA_TTABLE) {
     lua_Integer n = luaL_len(L, first);
+    /* a table with string keys here is an options table given where the
+       sizes go (T.rand({dtype = ...})): not a 0-dim size */
+    lua_pushnil(L);
+    while (lua_next(L, first)) {
+      lua_pop(L, 1);
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n) {
+        if (lua_type(L, -1) == LUA_TSTRING)
+          ltl_error(L, fname, "size must be a table of integers (got the key '%s': options go after the sizes)",
+                    lua_tostring(L, -1));
+        ltl_error(L, fname, "size must be a list of integers (got a %s key)", luaL_typename(L, -1));
+      }
+    }
     if (n > LT_MAX_DIMS) ltl_error(L, fname, "too many dimensions (%d > %d)", (int)n, LT_MAX_DIMS);
     for (lua_Integer i = 1; i <= n; i++) {
       lua_geti(L, first, i);
@@ -167,6 +188,11 @@ int ltl_opt_bool(lua_State *L, int idx, const char *field, int def) {
   idx = lua_absindex(L, idx);
   lua_pushstring(L, field);   /* raw, as in ltl_opt_dtype */
   lua_rawget(L, idx);
+  /* PyTorch's flags are bools: `requires_grad = 1` or `copy = "yes"` is a
+     slip (1 would mean true, 0 too), not a value to coerce */
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    ltl_argerror(L, idx, lua_pushfstring(L, "option '%s': boolean expected, got %s", field,
+                                         luaL_typename(L, -1)));
   int v = lua_isnil(L, -1) ? def : lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;
@@ -223,3 +249,49 @@ void ltl_check_opts(lua_State *L, int idx, const char *fname, const char *const 
     }
   }
 }
+
+/* T._check_opts(fname, opts, known): the same check for the Lua modules
+   (structural, distributions, ...), so that a typo'd key reads the same
+   everywhere: "ltensor.<fname>: unknown option 'dtpye' (did you mean
+   'dtype'?)".  opts nil passes; anything else but a plain table raises.
+   Returns opts.  The known names stay referenced by the table at 3, so the
+   pointers taken from it live through the check. */
+static int check_opts_inner(lua_State *L) {
+  const char *fname = lua_tostring(L, 1);
+  enum { MAX_KNOWN = 64 };
+  const char *known[MAX_KNOWN + 1];
+  int n = 0;
+  for (lua_Integer i = 1; n < MAX_KNOWN; i++) {
+    if (lua_rawgeti(L, 3, i) != LUA_TSTRING) { lua_pop(L, 1); break; }
+    known[n++] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  known[n] = NULL;
+  ltl_check_opts(L, 2, fname, known);
+  return 0;
+}
+static int l_check_opts(lua_State *L) {
+  const char *fname = ltl_checklstring(L, 1, NULL);
+  ltl_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);
+  if (lua_isnil(L, 2)) { lua_settop(L, 2); return 1; }
+  /* called through a C frame so that the message carries no "file:line:"
+     of the Lua module that checks (Lua modules raise at level 0) */
+  lua_pushcfunction(L, check_opts_inner);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
+  if (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)) {
+    lua_pushfstring(L, "ltensor.%s: options must be a table (got %s)", fname,
+                    ltl_test(L, 2) ? "a tensor" : luaL_typename(L, 2));
+    return lua_error(L);
+  }
+  lua_call(L, 3, 0);
+  lua_settop(L, 2);
+  return 1;
+}
+
+const ltl_reg ltl_reg_args[] = {
+  {"_check_opts", l_check_opts, LT_MODULE, NULL},
+  {NULL, NULL, 0, NULL}
+};

@@ -30,6 +30,62 @@ const char ltl_ag_ctx_key = 'a';
 /* ---------------------------------------------------------------------- */
 /* recording                                                              */
 /* ---------------------------------------------------------------------- */
+/* Mark the outputs at first..last (absolute, left in place) as produced by
+   the node at `node`: requires_grad, grad_fn, output_nr, base (for views:
+   the stack slot view_of, 0 if none).  The op's inputs, to skip an output
+   that is one of them, are the list at `inputs` (a table) or, when inidx is
+   not NULL, the stack slots inidx[0..nin-1] (0: not a tensor).  nondiff: a
+   table slot of output numbers that get no gradient, or 0. */
+void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, int view_of, int nondiff, int inputs,
+                     int nin, const int *inidx) {
+  for (int i = first; i <= last; i++) {
+    lt_tensor *o = ltl_test(L, i);
+    if (!o || !(lt_is_floating(o->dtype) || lt_is_complex(o->dtype))) continue;
+    int k = i - first + 1;
+    if (nondiff && !lua_isnil(L, nondiff)) {
+      int nd = lua_rawgeti(L, nondiff, k) != LUA_TNIL && lua_toboolean(L, -1);
+      lua_pop(L, 1);
+      if (nd) continue;
+    }
+    if (!target) {
+      /* an op that handed back one of its inputs unchanged records nothing for it */
+      int same = 0;
+      for (int j = 1; j <= nin && !same; j++) {
+        if (inidx) {
+          same = inidx[j - 1] && lua_rawequal(L, inidx[j - 1], i);
+        } else {
+          lua_rawgeti(L, inputs, j);
+          same = lua_rawequal(L, -1, i);
+          lua_pop(L, 1);
+        }
+      }
+      if (same) continue;
+    }
+    ltl_set_requires_grad(L, o, true);
+    int fresh = push_meta(L, i, 1) == 2;
+    int m = lua_gettop(L);
+    lua_pushvalue(L, node);
+    lua_setfield(L, m, "grad_fn");
+    if (k > 1) { lua_pushinteger(L, k); lua_setfield(L, m, "output_nr"); }
+    else if (!fresh) { lua_pushnil(L); lua_setfield(L, m, "output_nr"); }
+    if (!fresh) { lua_pushnil(L); lua_setfield(L, m, "retains_grad"); }
+    lt_tensor *vo = !view_of || lua_isnil(L, view_of) ? NULL : ltl_test(L, view_of);
+    if (vo && vo->storage == o->storage) {
+      if (push_meta(L, view_of, 0) && lua_getfield(L, -1, "base") != LUA_TNIL) {
+        lua_remove(L, -2);
+      } else {
+        lua_settop(L, m);
+        lua_pushvalue(L, view_of);
+      }
+      lua_setfield(L, m, "base");
+    } else if (!target && !fresh) {
+      lua_pushnil(L);
+      lua_setfield(L, m, "base");
+    }
+    lua_settop(L, m - 1);
+  }
+}
+
 /* Turn the spec table at `spec` into a node and attach it to the outputs at
    first..last (left in place).  target: the tensor an in-place op wrote (0
    if none).  alias: a tensor whose saved version is v0 (the in-place target
@@ -42,11 +98,11 @@ static void attach(lua_State *L, int spec, int target, int first, int last, int 
   if (lua_getfield(L, spec, "ninputs") == LUA_TNUMBER) nin = (int)lua_tointeger(L, -1);
   else nin = lua_istable(L, inputs) ? (int)lua_rawlen(L, inputs) : 0;
   lua_pop(L, 1);
-  int any = 0;
-  for (int i = 1; i <= nin && !any; i++) {
+  int any = 0, nedge = 0, ndims = 0;
+  for (int i = 1; i <= nin; i++) {
     lua_rawgeti(L, inputs, i);
     lt_tensor *x = ltl_test(L, -1);
-    any = x && x->requires_grad;
+    if (x && x->requires_grad) { any = 1; nedge++; ndims += x->ndim; }
     lua_pop(L, 1);
   }
   if (!any) { lua_settop(L, top0); return; }
@@ -64,24 +120,27 @@ static void attach(lua_State *L, int spec, int target, int first, int last, int 
   int nondiff = lua_gettop(L);
   luaL_checkstack(L, 8, "autograd");
 
-  ag_node *n = new_node(L, nin, nsaved);
+  ag_node *n = new_node(L, nin, nedge, nsaved, ndims, 0);
   int node = lua_gettop(L);
   n->nout = last - first + 1;
   if (has_saved) n->flags |= AG_HAS_SAVED;
   lua_pushvalue(L, spec);
   lua_setiuservalue(L, node, 1);
   lua_Integer mask = 0;
-  int full = 1;
+  int full = 1, uv = 1, soff = 0;
   for (int i = 1; i <= nin; i++) {
     ag_in *in = &n->in[i - 1];
     lua_rawgeti(L, inputs, i);
     lt_tensor *x = ltl_test(L, -1);
     if (x && x->requires_grad) {
       in->nr = push_edge(L, lua_gettop(L));
-      lua_setiuservalue(L, node, i + 1);
+      in->uv = ++uv;
+      lua_setiuservalue(L, node, in->uv);
       in->dtype = (int8_t)x->dtype;
       in->ndim = (int8_t)x->ndim;
-      memcpy(in->shape, x->shape, (size_t)x->ndim * sizeof(int64_t));
+      in->soff = soff;
+      soff += x->ndim;
+      memcpy(node_shape(n, in), x->shape, (size_t)x->ndim * sizeof(int64_t));
       if (i <= 62) mask |= (lua_Integer)1 << (i - 1);
     } else {
       full = 0;
@@ -115,48 +174,7 @@ static void attach(lua_State *L, int spec, int target, int first, int last, int 
   lua_setfield(L, spec, "inputs");
   if (!lua_isnil(L, view_of)) { lua_pushnil(L); lua_setfield(L, spec, "view_of"); }
 
-  for (int i = first; i <= last; i++) {
-    lt_tensor *o = ltl_test(L, i);
-    if (!o || !(lt_is_floating(o->dtype) || lt_is_complex(o->dtype))) continue;
-    int k = i - first + 1;
-    if (!lua_isnil(L, nondiff)) {
-      int nd = lua_rawgeti(L, nondiff, k) != LUA_TNIL && lua_toboolean(L, -1);
-      lua_pop(L, 1);
-      if (nd) continue;
-    }
-    if (!target) {
-      /* an op that handed back one of its inputs unchanged records nothing for it */
-      int same = 0;
-      for (int j = 1; j <= nin && !same; j++) {
-        lua_rawgeti(L, inputs, j);
-        same = lua_rawequal(L, -1, i);
-        lua_pop(L, 1);
-      }
-      if (same) continue;
-    }
-    ltl_set_requires_grad(L, o, true);
-    int fresh = push_meta(L, i, 1) == 2;
-    int m = lua_gettop(L);
-    lua_pushvalue(L, node);
-    lua_setfield(L, m, "grad_fn");
-    if (k > 1) { lua_pushinteger(L, k); lua_setfield(L, m, "output_nr"); }
-    else if (!fresh) { lua_pushnil(L); lua_setfield(L, m, "output_nr"); }
-    if (!fresh) { lua_pushnil(L); lua_setfield(L, m, "retains_grad"); }
-    lt_tensor *vo = lua_isnil(L, view_of) ? NULL : ltl_test(L, view_of);
-    if (vo && vo->storage == o->storage) {
-      if (push_meta(L, view_of, 0) && lua_getfield(L, -1, "base") != LUA_TNIL) {
-        lua_remove(L, -2);
-      } else {
-        lua_settop(L, m);
-        lua_pushvalue(L, view_of);
-      }
-      lua_setfield(L, m, "base");
-    } else if (!target && !fresh) {
-      lua_pushnil(L);
-      lua_setfield(L, m, "base");
-    }
-    lua_settop(L, m - 1);
-  }
+  ag_mark_outputs(L, node, first, last, target, view_of, nondiff, inputs, nin, NULL);
   lua_settop(L, top0);
 }
 
@@ -278,7 +296,19 @@ static int hook_inplace(lua_State *L, const char *name, size_t len) {
 static int ag_hook(lua_State *L) {
   size_t len;
   const char *name = lua_tolstring(L, 1, &len);
-  if ((len > 0 && name[len - 1] == '_') || strcmp(name, "setindex") == 0) return hook_inplace(L, name, len);
+  if ((len > 0 && name[len - 1] == '_') || (len == 8 && memcmp(name, "setindex", 8) == 0)) return hook_inplace(L, name, len);
+  /* a rule in C for this form of the call? (the name is an interned string:
+     one hash lookup, no string comparison) */
+  lua_rawgeti(L, HOOK_CTX, CTX_CRULES);
+  lua_pushvalue(L, 1);
+  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+    const ag_crule *cr = &ag_crules[lua_tointeger(L, -1)];
+    lua_pop(L, 2);
+    int k = cr->record(L, lua_gettop(L) - 2);
+    if (k >= 0) return k;
+  } else {
+    lua_pop(L, 2);
+  }
   push_rule(L, CTX_RULES, 1);
   lua_replace(L, 1);                      /* rule, raw, args... */
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -302,8 +332,16 @@ static int l_ag_attach(lua_State *L) {
 /* ---------------------------------------------------------------------- */
 static ag_node *check_node(lua_State *L, int idx) { return (ag_node *)ltl_checkudata(L, idx, NODE_MT); }
 
+const char *ag_node_name(lua_State *L, ag_node *n, int idx) {
+  (void)L; (void)idx;
+  if (n->flags & AG_ACC) return "AccumulateGrad";
+  if (n->flags & AG_C) return ag_crules[n->rule].names[n->variant];
+  return NULL;
+}
+
 static void push_node_name(lua_State *L, int idx, ag_node *n) {
-  if (n->flags & AG_ACC) { lua_pushliteral(L, "AccumulateGrad"); return; }
+  const char *nm = ag_node_name(L, n, idx);
+  if (nm) { lua_pushstring(L, nm); return; }
   lua_getiuservalue(L, idx, 1);
   lua_getfield(L, -1, "name");
   lua_remove(L, -2);
@@ -319,7 +357,7 @@ static int node_index(lua_State *L) {
     for (int i = 0; i < n->nin; i++) {
       lua_createtable(L, 2, 0);
       if (n->in[i].nr) {
-        lua_getiuservalue(L, 1, i + 2);
+        lua_getiuservalue(L, 1, n->in[i].uv);
         lua_rawseti(L, -2, 1);
         lua_pushinteger(L, n->in[i].nr);
         lua_rawseti(L, -2, 2);
@@ -333,7 +371,7 @@ static int node_index(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  lua_getiuservalue(L, 1, 1);
+  if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) { lua_pushnil(L); return 1; }   /* a C node */
   lua_pushvalue(L, 2);
   lua_gettable(L, -2);
   return 1;
@@ -348,23 +386,43 @@ static int node_tostring(lua_State *L) {
 /* T._ag_spec(node) -> the rule's spec table (nil for AccumulateGrad) */
 static int l_ag_spec(lua_State *L) {
   ag_node *n = check_node(L, 1);
-  if (n->flags & AG_ACC) lua_pushnil(L);
-  else lua_getiuservalue(L, 1, 1);
+  if (n->flags & AG_ACC) { lua_pushnil(L); return 1; }
+  if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE || !(n->flags & AG_C)) return 1;
+  /* a C node gets its Lua table only when asked (hooks, retain_grad) */
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, ag_crules[n->rule].names[n->variant]);
+  lua_setfield(L, -2, "name");
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, 1, 1);
   return 1;
 }
 
 /* T._ag_init{rules=, inplace_rules=, no_self=, unknown=, methods=} -> hook, Node metatable */
 static int l_ag_init(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
-  lua_createtable(L, CTX_STATE, 0);
+  lua_createtable(L, CTX_RUNP, 0);
   int ctx = lua_gettop(L);
-  static const char *const fields[] = {"rules", "inplace_rules", "no_self", "unknown", "methods"};
-  for (int i = 0; i < 5; i++) {
+  static const char *const fields[] = {"rules", "inplace_rules", "no_self", "unknown", "methods", "cfns"};
+  for (int i = 0; i < 6; i++) {
     int want = i == CTX_UNKNOWN - 1 ? LUA_TFUNCTION : LUA_TTABLE;
     if (lua_getfield(L, 1, fields[i]) != want)
       return ltl_error(L, "_ag_init", "field '%s' must be a %s", fields[i], lua_typename(L, want));
     lua_rawseti(L, ctx, i + 1);
   }
+  lua_rawgeti(L, ctx, CTX_FNS);
+  for (int i = 1; i <= AGF_LAST; i++) {
+    if (lua_rawgeti(L, -1, i) != LUA_TFUNCTION) return ltl_error(L, "_ag_init", "cfns[%d] must be a function", i);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  /* name -> index into ag_crules */
+  lua_newtable(L);
+  for (int i = 0; ag_crules[i].key; i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, ag_crules[i].key);
+  }
+  lua_rawseti(L, ctx, CTX_CRULES);
   ag_state *st = (ag_state *)lua_newuserdatauv(L, sizeof(ag_state), 0);
   memset(st, 0, sizeof *st);
   lua_rawseti(L, ctx, CTX_STATE);
@@ -387,5 +445,6 @@ const ltl_reg ltl_reg_autograd[] = {
   {"_ag_init", l_ag_init, LT_MODULE, NULL},
   {"_ag_attach", l_ag_attach, LT_MODULE, NULL},
   {"_ag_spec", l_ag_spec, LT_MODULE, NULL},
+  {"_linear", ltl_linear_fn, LT_MODULE | LT_DIFF, NULL},
   {NULL, NULL, 0, NULL}
 };

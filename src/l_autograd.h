@@ -8,23 +8,43 @@
 
 #define NODE_MT "ltensor.Node"
 
-enum { AG_ACC = 1, AG_RELEASED = 2, AG_HAS_SAVED = 4 };
+enum { AG_ACC = 1, AG_RELEASED = 2, AG_HAS_SAVED = 4, AG_C = 8 };
 
+/* One input of a node.  Its shape lives in the node's trailing int64 area
+   (node_shape), so that a node costs what its inputs need rather than
+   LT_MAX_DIMS per input (issue 13: a deep chain is mostly nodes). */
 typedef struct ag_in {
   int32_t nr;                  /* output number of the next node (1-based); 0 = no edge */
+  int32_t uv;                  /* the node's user value holding the next node (0 = no edge) */
+  int32_t soff;                /* offset of the shape in the node's shape area */
   int8_t dtype, ndim;
-  int64_t shape[LT_MAX_DIMS];
 } ag_in;
 
+/* A scalar argument of a C rule, kept as Lua had it (integer or float). */
+typedef struct ag_scalar {
+  union { lua_Number d; lua_Integer i; } v;
+  int8_t isint, present;
+} ag_scalar;
+
+/* User values of a node: 1 = the rule's spec table (Lua rules), the variable
+   (AccumulateGrad) or nil / a lazily made table of hooks (C rules); then one
+   per input with an edge (ag_in.uv); then, for C rules, the saved tensors
+   (saved i at user value 1 + nedge + i). */
 typedef struct ag_node {
   uint64_t run_id;             /* the run that last visited this node */
   int32_t run_deps, run_idx, run_base;
-  int32_t nin, nout, nsaved;
+  int32_t nin, nout, nsaved, nedge;
   uint32_t flags;
-  ag_in in[];                  /* then int64_t versions[nsaved] (-1: not a tensor) */
+  int16_t rule;                /* C rule (AG_C): index into ag_crules */
+  int8_t variant;              /* C rule: which of its names */
+  int8_t pad_;
+  int32_t aux, aux2;           /* C rule's integer arguments (dims) */
+  ag_scalar sc;                /* C rule's scalar argument */
+  ag_in in[];                  /* then int64_t versions[nsaved] (-1: not a tensor), then the shapes */
 } ag_node;
 
-static int64_t *node_versions(ag_node *n) { return (int64_t *)(void *)&n->in[n->nin]; }
+static inline int64_t *node_versions(ag_node *n) { return (int64_t *)(void *)&n->in[n->nin]; }
+static inline int64_t *node_shape(ag_node *n, const ag_in *in) { return node_versions(n) + n->nsaved + in->soff; }
 
 /* per-state engine data (a userdata in the ctx table; no C globals) */
 typedef struct ag_state {
@@ -34,7 +54,44 @@ typedef struct ag_state {
 
 extern const char ltl_ag_ctx_key;   /* the engine's ctx table in the registry (l_autograd.c) */
 /* ctx table slots */
-enum { CTX_RULES = 1, CTX_INPLACE, CTX_NOSELF, CTX_UNKNOWN, CTX_METHODS, CTX_STATE };
+enum { CTX_RULES = 1, CTX_INPLACE, CTX_NOSELF, CTX_UNKNOWN, CTX_METHODS, CTX_FNS, CTX_STATE, CTX_CRULES, CTX_RUNP };
+
+/* ---- rules in C (l_grad_rules.c) ----------------------------------------
+   The common ops record a node with no Lua table: saved tensors in the
+   node's user values, scalars and dims in the node itself, and a C backward
+   that computes the gradients through the ops of the function table (so
+   that create_graph records them like any other op). */
+typedef struct ag_bw {
+  int fns;                     /* stack slot of the function table (AGF_*) */
+  int create;                  /* create_graph */
+} ag_bw;
+/* record(L, nargs): stack 1 name, 2 raw, 3.. the nargs arguments.  Returns
+   -1 (stack untouched) when the rule does not take this form of the call
+   (the Lua rule then runs), else runs raw, records a node when an input
+   requires grad and returns the number of outputs, left on top. */
+typedef int (*ag_record_fn)(lua_State *L, int nargs);
+/* backward(L, n, node, g): the gradient of output 1 at stack slot g (the
+   rules here have one output); pushes exactly n->nin values (nil: none). */
+typedef void (*ag_backward_fn)(lua_State *L, ag_node *n, int node, int g, const ag_bw *B);
+typedef struct ag_crule {
+  const char *key;             /* the grad name the trampoline passes */
+  ag_record_fn record;
+  ag_backward_fn backward;
+  const char *names[3];        /* node names by variant */
+} ag_crule;
+extern const ag_crule ag_crules[];
+
+/* the functions the C rules call, by index into ctx[CTX_FNS] (filled by
+   autograd.lua in this order: see `cfns` there) */
+enum {
+  AGF_MUL = 1, AGF_ADD, AGF_SUB, AGF_DIV, AGF_NEG, AGF_MM, AGF_T, AGF_TRANSPOSE, AGF_RESHAPE, AGF_EXPAND,
+  AGF_POW, AGF_ZEROS_LIKE, AGF_WHERE, AGF_GT, AGF_THRESHOLD_BW, AGF_RSUB, AGF_SUM, AGF_ADD_, AGF_UNSQUEEZE, AGF_LAST = AGF_UNSQUEEZE
+};
+
+void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, int view_of, int nondiff, int inputs,
+                     int nin, const int *inidx);
+const char *ag_node_name(lua_State *L, ag_node *n, int idx);
+int ltl_linear_fn(lua_State *L);   /* T._linear (l_grad_linear.c) */
 
 #define ERR_FREED                                                                                        \
   "Trying to backward through the graph a second time (or directly access saved tensors after they "  \
@@ -44,12 +101,16 @@ enum { CTX_RULES = 1, CTX_INPLACE, CTX_NOSELF, CTX_UNKNOWN, CTX_METHODS, CTX_STA
 #define ERR_LEAF "a leaf Variable that requires grad is being used in an in-place operation."
 #define ERR_VIEW_LEAF "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
-static inline ag_node *new_node(lua_State *L, int nin, int nsaved) {
-  size_t sz = sizeof(ag_node) + (size_t)nin * sizeof(ag_in) + (size_t)nsaved * sizeof(int64_t);
-  ag_node *n = (ag_node *)lua_newuserdatauv(L, sz, nin + 1);
+/* a node for nin inputs, nedge of them with an edge, nsaved saved values
+   (versions), ndims shape entries in all, nsaved_uv saved tensors held in
+   user values (C rules) */
+static inline ag_node *new_node(lua_State *L, int nin, int nedge, int nsaved, int ndims, int nsaved_uv) {
+  size_t sz = sizeof(ag_node) + (size_t)nin * sizeof(ag_in) + (size_t)(nsaved + ndims) * sizeof(int64_t);
+  ag_node *n = (ag_node *)lua_newuserdatauv(L, sz, 1 + nedge + nsaved_uv);
   memset(n, 0, sz);
   n->nin = nin;
   n->nsaved = nsaved;
+  n->nedge = nedge;
   n->nout = 1;
   luaL_setmetatable(L, NODE_MT);
   return n;
@@ -81,7 +142,7 @@ static inline int push_edge(lua_State *L, int idx) {
   lua_pop(L, 1);
   if (lua_getfield(L, -1, "acc") == LUA_TNIL) {
     lua_pop(L, 1);
-    ag_node *a = new_node(L, 0, 0);
+    ag_node *a = new_node(L, 0, 0, 0, 0, 0);
     a->flags = AG_ACC;
     lua_pushvalue(L, idx);
     lua_setiuservalue(L, -2, 1);

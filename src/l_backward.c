@@ -10,7 +10,7 @@
 /* ---------------------------------------------------------------------- */
 typedef struct ag_run {
   uint64_t id;
-  int methods, order, G, capture, results;   /* stack slots */
+  int methods, fns, order, G, capture, results;   /* stack slots */
   int retain, create;
   int n;                                     /* nodes in order */
   int save;                                  /* nested run: table of the outer run's node states, or 0 */
@@ -29,6 +29,13 @@ static void call_method(lua_State *L, ag_run *R, const char *name, int nargs, in
   lua_call(L, nargs, nres);
 }
 
+/* fns[f](args on top) with nres results */
+static void fns_call(lua_State *L, ag_run *R, int f, int nargs, int nres) {
+  lua_rawgeti(L, R->fns, f);
+  lua_insert(L, -nargs - 1);
+  lua_call(L, nargs, nres);
+}
+
 /* gradient on top -> G[slot] (summed with what is there) */
 static void g_add(lua_State *L, ag_run *R, int slot) {
   int gi = lua_gettop(L);
@@ -37,7 +44,7 @@ static void g_add(lua_State *L, ag_run *R, int slot) {
     lua_rawseti(L, R->G, slot);
     return;
   }
-  lua_getfield(L, R->methods, "add");   /* g old add */
+  lua_rawgeti(L, R->fns, AGF_ADD);      /* g old add (by index: no string lookup per gradient) */
   lua_rotate(L, gi, 1);                 /* add g old */
   lua_rotate(L, gi + 1, 1);             /* add old g */
   lua_call(L, 2, 1);
@@ -54,6 +61,14 @@ static void run_hooks(lua_State *L, int hooks) {
     if (lua_isnil(L, -1)) lua_pop(L, 1);
     else lua_remove(L, -2);
   }
+}
+
+static void push_node_name_of(lua_State *L, ag_node *n, int pi) {
+  const char *nm = ag_node_name(L, n, pi);
+  if (nm) { lua_pushstring(L, nm); return; }
+  lua_getiuservalue(L, pi, 1);
+  lua_getfield(L, -1, "name");
+  lua_remove(L, -2);
 }
 
 /* gradient on top -> a tensor that owns its memory (contiguous, not g itself) */
@@ -89,11 +104,11 @@ static void accumulate(lua_State *L, ag_run *R, int var, int with_hooks) {
     lt_tensor *old = ltl_test(L, -1);
     if (R->create || (old && old->requires_grad)) {
       lua_pushvalue(L, g);
-      call_method(L, R, "add", 2, 1);
+      fns_call(L, R, AGF_ADD, 2, 1);
       lua_setfield(L, m, "grad");
     } else {
       lua_pushvalue(L, g);
-      call_method(L, R, "add_", 2, 0);
+      fns_call(L, R, AGF_ADD_, 2, 0);   /* in place into the existing .grad */
     }
   }
   lua_settop(L, g - 1);
@@ -156,31 +171,36 @@ static int l_sum_to(lua_State *L) {
 }
 
 /* gradient on top: cast to the input's dtype and summed to its shape */
-static void fit(lua_State *L, ag_run *R, const ag_in *in) {
+static void fit(lua_State *L, ag_run *R, ag_node *n, const ag_in *in) {
   lt_tensor *g = ltl_check(L, -1);
   if (g->dtype != (ltensor_dtype)in->dtype) {
     ltl_pushdtype(L, (ltensor_dtype)in->dtype);
     call_method(L, R, "to", 2, 1);
     g = ltl_check(L, -1);
   }
-  sum_to(L, R->methods, in->ndim, in->shape);
+  sum_to(L, R->methods, in->ndim, node_shape(n, in));
 }
 
-/* saved tensors still there and unmodified?  node at idx, spec at spec */
-static void check_saved(lua_State *L, ag_node *n, int spec) {
+/* saved tensors still there and unmodified?  node at pi; spec: its Lua
+   spec (Lua rules) or 0 (C rules: the saved tensors are user values) */
+static void check_saved(lua_State *L, ag_node *n, int pi, int spec) {
   if (n->flags & AG_RELEASED) ltl_error(L, "backward", "%s", ERR_FREED);
   if (n->nsaved == 0) return;
   int64_t *vers = node_versions(n);
-  lua_getfield(L, spec, "saved");
-  int saved = lua_gettop(L);
+  int saved = 0;
+  if (spec) {
+    lua_getfield(L, spec, "saved");
+    saved = lua_gettop(L);
+  }
   for (int i = 0; i < n->nsaved; i++) {
     if (vers[i] < 0) continue;
-    lua_rawgeti(L, saved, i + 1);
+    if (spec) lua_rawgeti(L, saved, i + 1);
+    else lua_getiuservalue(L, pi, 2 + n->nedge + i);
     lt_tensor *s = ltl_test(L, -1);
     if (s && !s->storage) {
       /* freed early (t:free() or a <close> variable) while the graph still
          needed it: a clear error instead of reading released memory */
-      lua_getfield(L, spec, "name");
+      push_node_name_of(L, n, pi);
       ltl_error(L, "backward", "a tensor saved by %s for the gradient computation was freed (with :free() or a "
                 "<close> variable) before backward ran; keep it alive until backward, or clone it before freeing",
                 lua_tostring(L, -1));
@@ -205,7 +225,7 @@ static void check_saved(lua_State *L, ag_node *n, int spec) {
       }
       lua_settop(L, wi);
       const char *which = lua_tostring(L, wi);
-      lua_getfield(L, spec, "name");
+      push_node_name_of(L, n, pi);
       ltl_error(L, "backward", "one of the variables needed for gradient computation has been modified by an inplace "
                "operation: [%s %s]%s is at version %I; expected version %I instead. Hint: the variable was saved by "
                "%s; clone it before modifying it in place", dt, shp, which, (lua_Integer)now, (lua_Integer)vers[i],
@@ -213,7 +233,7 @@ static void check_saved(lua_State *L, ag_node *n, int spec) {
     }
     lua_pop(L, 1);
   }
-  lua_pop(L, 1);
+  if (spec) lua_pop(L, 1);
 }
 
 /* Stamp node p (on top of the stack) for this run.  Inside a nested run, the
@@ -279,7 +299,7 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
     int pi = lua_gettop(L);
     for (int k = 0; k < p->nin; k++) {
       if (!p->in[k].nr) continue;
-      lua_getiuservalue(L, pi, k + 2);
+      lua_getiuservalue(L, pi, p->in[k].uv);
       ag_node *m = (ag_node *)lua_touserdata(L, -1);
       if (m->run_id != id) {
         stamp(L, R, m, ++n, nslots);
@@ -341,9 +361,10 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
       lua_pushnil(L);
       lua_rawseti(L, R->G, base + 1);
     } else {
-      lua_getiuservalue(L, pi, 1);
+      int isc = (p->flags & AG_C) != 0;
+      int hastab = lua_getiuservalue(L, pi, 1) == LUA_TTABLE;   /* Lua spec, or a C node's hooks */
       int spec = lua_gettop(L);
-      if (lua_getfield(L, spec, "pre_hooks") == LUA_TTABLE) {
+      if (hastab && lua_getfield(L, spec, "pre_hooks") == LUA_TTABLE) {
         int hooks = lua_gettop(L);
         lua_pushnil(L);
         while (lua_next(L, hooks)) {      /* nr -> list of hooks */
@@ -358,7 +379,7 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
         }
       }
       lua_settop(L, spec);
-      if (!R->capture && lua_getfield(L, spec, "retained") == LUA_TTABLE) {
+      if (hastab && !R->capture && lua_getfield(L, spec, "retained") == LUA_TTABLE) {
         int ret = lua_gettop(L);
         lua_pushnil(L);
         while (lua_next(L, ret)) {        /* nr -> tensor (weak) */
@@ -374,18 +395,29 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
         lua_pop(L, 1);
       }
       if (any) {
-        check_saved(L, p, spec);
+        check_saved(L, p, pi, isc ? 0 : spec);
         luaL_checkstack(L, p->nout + p->nin + 8, "autograd");
-        lua_getfield(L, spec, "backward");
-        lua_pushvalue(L, spec);
-        for (int k = 1; k <= p->nout; k++) lua_rawgeti(L, R->G, base + k);
-        lua_call(L, p->nout + 1, LUA_MULTRET);
-        int r0 = spec + 1, nret = lua_gettop(L) - spec;
+        int nret;
+        if (isc) {
+          lua_rawgeti(L, R->G, base + 1);
+          int g = lua_gettop(L);
+          ag_bw B = {R->fns, R->create};
+          ag_crules[p->rule].backward(L, p, pi, g, &B);
+          lua_remove(L, g);
+          nret = lua_gettop(L) - spec;
+        } else {
+          lua_getfield(L, spec, "backward");
+          lua_pushvalue(L, spec);
+          for (int k = 1; k <= p->nout; k++) lua_rawgeti(L, R->G, base + k);
+          lua_call(L, p->nout + 1, LUA_MULTRET);
+          nret = lua_gettop(L) - spec;
+        }
+        int r0 = spec + 1;
         for (int i = 0; i < p->nin && i < nret; i++) {
           if (!p->in[i].nr || lua_isnil(L, r0 + i)) continue;
           lua_pushvalue(L, r0 + i);
-          fit(L, R, &p->in[i]);
-          lua_getiuservalue(L, pi, i + 2);
+          fit(L, R, p, &p->in[i]);
+          lua_getiuservalue(L, pi, p->in[i].uv);
           ag_node *m = (ag_node *)lua_touserdata(L, -1);
           lua_pop(L, 1);
           if (m->run_id != id)
@@ -394,15 +426,19 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
         }
         lua_settop(L, spec);
         if (!R->retain && (p->flags & AG_HAS_SAVED)) {
-          lua_pushboolean(L, 0);
-          lua_setfield(L, spec, "saved");
+          if (isc) {
+            for (int i = 0; i < p->nsaved; i++) { lua_pushnil(L); lua_setiuservalue(L, pi, 2 + p->nedge + i); }
+          } else {
+            lua_pushboolean(L, 0);
+            lua_setfield(L, spec, "saved");
+          }
           p->flags |= AG_RELEASED;
         }
       }
       for (int k = 1; k <= p->nout; k++) { lua_pushnil(L); lua_rawseti(L, R->G, base + k); }
       for (int i = 0; i < p->nin; i++) {
         if (!p->in[i].nr) continue;
-        lua_getiuservalue(L, pi, i + 2);
+        lua_getiuservalue(L, pi, p->in[i].uv);
         ag_node *m = (ag_node *)lua_touserdata(L, -1);
         lua_pop(L, 1);
         if (--m->run_deps == 0 && m->run_id == id) ready[nready++] = m->run_idx;
@@ -442,6 +478,8 @@ static int run_protected(lua_State *L) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
   lua_rawgeti(L, -1, CTX_METHODS);
   R.methods = lua_gettop(L);
+  lua_rawgeti(L, -2, CTX_FNS);
+  R.fns = lua_gettop(L);
   /* roots: node, output number, gradient */
   lua_createtable(L, 3 * nout, 0);
   int roots = lua_gettop(L);
@@ -551,23 +589,33 @@ static int l_ag_run(lua_State *L) {
   lua_settop(L, 7);
   ltl_checkstring(L, 1);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
-  lua_rawgeti(L, -1, CTX_STATE);
+  int ctx = lua_gettop(L);
+  lua_rawgeti(L, ctx, CTX_STATE);
   ag_state *A = (ag_state *)lua_touserdata(L, -1);
-  lua_settop(L, 7);
+  /* the protected body: one closure per state, made on first use (not one
+     per backward call) */
+  if (lua_rawgeti(L, ctx, CTX_RUNP) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushcclosure(L, run_protected, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, ctx, CTX_RUNP);
+  }
+  lua_replace(L, 8);
+  lua_settop(L, 8);
   int nested = A->active > 0;
-  if (nested) lua_newtable(L); else lua_pushnil(L);      /* 8: outer runs' node states */
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_pushcclosure(L, run_protected, 1);
+  if (nested) lua_newtable(L); else lua_pushnil(L);      /* 9: outer runs' node states */
+  lua_pushvalue(L, 8);
   for (int i = 1; i <= 7; i++) lua_pushvalue(L, i);
   lua_pushinteger(L, (lua_Integer)++A->runs);
-  lua_pushvalue(L, 8);
+  lua_pushvalue(L, 9);
   int prev = S->grad_enabled;
   S->grad_enabled = lua_toboolean(L, 5);
   A->active++;
   int st = lua_pcall(L, 9, 1, 0);
   A->active--;
   S->grad_enabled = prev;
-  if (nested) restore_states(L, 8);
+  if (nested) restore_states(L, 9);
   if (st != LUA_OK) return lua_error(L);
   return 1;
 }

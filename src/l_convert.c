@@ -60,11 +60,14 @@ static int l_to(lua_State *L) {
   ltl_check(L, 1);
   ltensor_dtype dt;
   int copy = 0;
+  static const char *const TO_OPTS[] = {"dtype", "copy", NULL}, *const COPY_OPTS[] = {"copy", NULL};
   if (lua_type(L, 2) == LUA_TTABLE && !luaL_testudata(L, 2, LT_DTYPE_MT)) {
+    ltl_check_opts(L, 2, "to", TO_OPTS);
     dt = ltl_opt_dtype(L, 2, ltl_check(L, 1)->dtype);
     copy = ltl_opt_bool(L, 2, "copy", 0);
   } else {
     dt = ltl_checkdtype(L, 2);
+    ltl_check_opts(L, 3, "to", COPY_OPTS);
     copy = ltl_opt_bool(L, 3, "copy", 0);
   }
   return convert_to(L, dt, copy);

@@ -31,7 +31,7 @@ ltl_settings *ltl_settings_slow(lua_State *L) {
 static int settings_gc(lua_State *L) {
   ltl_settings *S = (ltl_settings *)lua_touserdata(L, 1);
   if (S && S->magic == LT_SETTINGS_MAGIC) {
-    lt_block_cache_close(&S->cache, S->allocf, S->alloc_ud);
+    lt_alloc_close(&S->alloc);
     lt_pool_free(S->pool);   /* joins the workers */
     S->pool = NULL;
   }
@@ -108,7 +108,7 @@ int luaopen_ltensor_core(lua_State *L) {
   if (S->num_threads < 1) S->num_threads = 1;
   S->pool = lt_pool_new(S->num_threads);   /* NULL (out of memory): one thread; workers start on first use */
   S->allocf = lua_getallocf(L, &S->alloc_ud);
-  S->gc_full_at = LT_CACHE_MAX_BYTES / 2;
+  ltl_alloc_open(L, S);
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, settings_gc);
   lua_setfield(L, -2, "__gc");
@@ -164,6 +164,7 @@ int luaopen_ltensor_core(lua_State *L) {
   register_area(L, ltl_reg_lapack, module, methods, mt, settings);
   register_area(L, ltl_reg_rnn, module, methods, mt, settings);
   register_area(L, ltl_reg_conv, module, methods, mt, settings);
+  register_area(L, ltl_reg_args, module, methods, mt, settings);
 
   /* __index: methods, properties, then T.index for non-string keys */
   lua_pushvalue(L, settings);

@@ -52,6 +52,8 @@ static const char *check_external(lua_State *L, push_args *a) {
     else if (numel && numel > (uint64_t)INT64_MAX / (uint64_t)n) return "tensor too large";
     else numel *= (uint64_t)n;
   }
+  /* the shape bounds of every tensor (lt_tensor.h), 0-element ones too */
+  if (lt_check_shape(a->ndim, a->shape, a->strides, 0) != 0) return "tensor too large (its shape or strides overflow int64)";
   if (numel == 0) { a->nbytes = 0; return NULL; }
   if (numel > (uint64_t)INT64_MAX / 64) return "tensor too large";
   if (a->strides) {

@@ -94,7 +94,7 @@ int ew_not_implemented(lua_State *L, const char *fname, ltensor_dtype dt) {
 /* ====================================================================== */
 
 /* The iterator's allocation callback: a new tensor on the Lua stack (the
-   GC owns it; lt_tensor.c's block cache may supply the memory), with the
+   GC owns it; the state's caching allocator, lt_alloc.c, supplies the memory), with the
    layout the iterator chose.  Raises on out of memory, which is safe: the
    build holds nothing of its own when it calls this. */
 static lt_tensor *ew_alloc(void *ud, ltensor_dtype dt, int ndim, const int64_t *shape, const int64_t *stride) {
@@ -267,8 +267,14 @@ int ew_out_index(lua_State *L, int inplace, int opts_idx) {
   return opts_idx ? ew_opt_out(L, opts_idx) : 0;
 }
 
+/* The option keys an elementwise op may take: out= everywhere; the others
+   belong to the ops that check their own lists first (div, round, gelu,
+   add) and pass the same table on.  Anything else is a typo. */
+static const char *const EW_OPTS[] = {"out", "rounding_mode", "decimals", "approximate", "alpha", NULL};
+
 /* generic binary: args (a, b [, opts]) */
 static int binary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
+  if (lua_gettop(L) >= 3) ltl_check_opts(L, lua_gettop(L), op->name, EW_OPTS);
   if (!inplace && ew_fast_binary(L, op, ctx)) return 1;
   operand ops[2];
   ew_classify(L, 1, op->name, &ops[0]);
@@ -290,6 +296,7 @@ int ew_binary(lua_State *L, const ew *op, int inplace) {
 int ew_unary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
   operand o;
   ltl_check(L, 1);
+  if (lua_gettop(L) >= 2) ltl_check_opts(L, 2, op->name, EW_OPTS);
   ew_classify(L, 1, op->name, &o);
   int out_idx = ew_out_index(L, inplace, lua_gettop(L) >= 2 ? 2 : 0);
   ltensor_dtype cdt, kout, rdt;

@@ -518,6 +518,8 @@ static int l_masked_fill(lua_State *L) {
    {as_tuple = true} a list of ndim 1-D tensors (usable as an index key) */
 static int l_nonzero(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
+  static const char *const NONZERO_OPTS[] = {"as_tuple", NULL};
+  ltl_check_opts(L, 2, "nonzero", NONZERO_OPTS);
   int as_tuple = ltl_opt_bool(L, 2, "as_tuple", 0);
   int nd = t->ndim;
   int64_t n = lt_numel(t), cnt = 0;

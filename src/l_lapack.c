@@ -246,36 +246,52 @@ static int l_perm(lua_State *L) {
   return 1;
 }
 
+/* The operands of a batched square system A X = B: A (n x n) at index ia,
+   B (n x k) at index ib with A's batch and dtype, column-major scratch for
+   A, B and the pivots (pushed first), then X (pushed: n x k per entry). */
+typedef struct square_system {
+  lt_tensor *a, *b, *x;
+  int nbd, n, k, ld;
+  ltensor_dtype dt;
+  size_t isz;
+  char *buf[3];   /* A, B, pivots */
+} square_system;
+
+static void begin_square_system(lua_State *L, const char *fn, int ia, int ib, square_system *s) {
+  s->a = check_mat(L, ia, fn);
+  s->nbd = s->a->ndim - 2;
+  s->n = fits_int(L, fn, s->a->shape[s->nbd]);
+  if (s->a->shape[s->nbd + 1] != s->n) ltl_error(L, fn, "A must be batches of square matrices");
+  s->b = check_mat(L, ib, fn);
+  check_same_batch(L, fn, s->a, s->b, s->nbd);
+  if (s->b->shape[s->nbd] != s->n) ltl_error(L, fn, "internal: B rows");
+  s->k = fits_int(L, fn, s->b->shape[s->nbd + 1]);
+  s->ld = imax(1, s->n);
+  s->dt = s->a->dtype;
+  s->isz = lt_itemsize(s->dt);
+  carve_t c = { { 0 }, 0 };
+  carve_add(&c, (int64_t)s->ld * s->n * s->isz);
+  carve_add(&c, (int64_t)s->ld * s->k * s->isz);
+  carve_add(&c, (int64_t)(s->n + 1) * sizeof(int));
+  carve_alloc(L, &c, s->buf);
+  s->x = push_batched(L, s->dt, s->b, s->nbd, 2, (int64_t)s->n, (int64_t)s->k);
+}
+
 /* _lapack_getrs(LU, pivots, B, trans) -> X : op(A) X = B with A = P L U */
 static int l_getrs(lua_State *L) {
   const char *fn = "linalg.lu_solve";
-  lt_tensor *lu = check_mat(L, 1, fn);
-  int nbd = lu->ndim - 2;
-  int n = fits_int(L, fn, lu->shape[nbd]);
-  if (lu->shape[nbd + 1] != n) ltl_error(L, fn, "internal: LU must be square");
-  lt_tensor *p = check_piv(L, fn, 2, lu, nbd, n);
-  lt_tensor *bt = check_mat(L, 3, fn);
-  check_same_batch(L, fn, lu, bt, nbd);
-  if (bt->shape[nbd] != n) ltl_error(L, fn, "internal: B rows");
   const char *ts = ltl_checkstring(L, 4);
   char trans = ts[0] == 'T' ? 'T' : ts[0] == 'C' ? 'C' : 'N';
-  int k = fits_int(L, fn, bt->shape[nbd + 1]), ld = imax(1, n);
-  ltensor_dtype dt = lu->dtype;
-  size_t isz = lt_itemsize(dt);
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * n * isz);
-  carve_add(&c, (int64_t)ld * k * isz);
-  carve_add(&c, (int64_t)(n + 1) * sizeof(int));
-  char *buf[3];
-  carve_alloc(L, &c, buf);
-  lt_tensor *x = push_batched(L, dt, bt, nbd, 2, (int64_t)n, (int64_t)k);
-  int64_t nb = nbatch_of(lu, nbd);
+  square_system s;
+  begin_square_system(L, fn, 1, 3, &s);
+  lt_tensor *p = check_piv(L, fn, 2, s.a, s.nbd, s.n);
+  int64_t nb = nbatch_of(s.a, s.nbd);
   for (int64_t b = 0; b < nb; b++) {
-    load_piv(L, fn, p, nbd, b, n, (int *)buf[2]);
-    pack_cm(buf[0], ld, lu, batch_off(lu, nbd, b), n, n);
-    pack_cm(buf[1], ld, bt, batch_off(bt, nbd, b), n, k);
-    if (n > 0 && k > 0) lt_lapack_getrs(dt, trans, n, k, buf[0], ld, (int *)buf[2], buf[1], ld);
-    unpack_rm(lt_data(x) + b * (int64_t)n * k * isz, buf[1], ld, n, k, isz);
+    load_piv(L, fn, p, s.nbd, b, s.n, (int *)s.buf[2]);
+    pack_cm(s.buf[0], s.ld, s.a, batch_off(s.a, s.nbd, b), s.n, s.n);
+    pack_cm(s.buf[1], s.ld, s.b, batch_off(s.b, s.nbd, b), s.n, s.k);
+    if (s.n > 0 && s.k > 0) lt_lapack_getrs(s.dt, trans, s.n, s.k, s.buf[0], s.ld, (int *)s.buf[2], s.buf[1], s.ld);
+    unpack_rm(lt_data(s.x) + b * (int64_t)s.n * s.k * s.isz, s.buf[1], s.ld, s.n, s.k, s.isz);
   }
   return 1;
 }
@@ -283,24 +299,13 @@ static int l_getrs(lua_State *L) {
 /* _lapack_solve(A, B) -> X, info : A X = B by getrf + getrs (X of a singular
    entry is left as getrf left it: the caller raises or reports info). */
 static int l_solve(lua_State *L) {
-  const char *fn = "linalg.solve";
-  lt_tensor *a = check_mat(L, 1, fn);
-  int nbd = a->ndim - 2;
-  int n = fits_int(L, fn, a->shape[nbd]);
-  if (a->shape[nbd + 1] != n) ltl_error(L, fn, "A must be batches of square matrices");
-  lt_tensor *bt = check_mat(L, 2, fn);
-  check_same_batch(L, fn, a, bt, nbd);
-  if (bt->shape[nbd] != n) ltl_error(L, fn, "internal: B rows");
-  int k = fits_int(L, fn, bt->shape[nbd + 1]), ld = imax(1, n);
-  ltensor_dtype dt = a->dtype;
-  size_t isz = lt_itemsize(dt);
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * n * isz);
-  carve_add(&c, (int64_t)ld * k * isz);
-  carve_add(&c, (int64_t)(n + 1) * sizeof(int));
-  char *buf[3];
-  carve_alloc(L, &c, buf);
-  lt_tensor *x = push_batched(L, dt, bt, nbd, 2, (int64_t)n, (int64_t)k);
+  square_system s;
+  begin_square_system(L, "linalg.solve", 1, 2, &s);
+  lt_tensor *a = s.a, *bt = s.b, *x = s.x;
+  int nbd = s.nbd, n = s.n, k = s.k, ld = s.ld;
+  ltensor_dtype dt = s.dt;
+  size_t isz = s.isz;
+  char **buf = s.buf;
   lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
   int64_t nb = nbatch_of(a, nbd);
   /* A row-major matrix is A^T in column-major order: factor that (a plain

@@ -39,14 +39,14 @@ typedef struct ltl_settings {
   int num_threads;               /* T.set_num_threads; the pool's count (<= LT_MAX_THREADS) */
   lt_pool *pool;                 /* the one thread pool of this state (lt_parallel.h): pass
                                     it to lt_iter_init, lt_reduce_*, lt_parallel_for */
-  size_t gc_debt;                /* bytes allocated since the last GC hint */
+  size_t gc_debt;                /* bytes of small heap blocks since the last GC hint */
   lt_allocf allocf;              /* the state's allocator (lua_getallocf) */
   void *alloc_ud;
   uint64_t rng[8];               /* random generator state (l_random.c) */
   int has_autograd_hook;         /* a Lua autograd hook is installed */
   const void *tensor_mt;         /* identity of the Tensor metatable, for a cheap ltl_test */
-  lt_block_cache cache;          /* released large blocks kept for reuse (lt_tensor.h) */
-  size_t gc_full_at;             /* live large-block bytes that force a full collection */
+  lt_alloc alloc;                /* tensor data blocks: the caching allocator (lt_alloc.h) */
+  int sentinel_armed;            /* a collection-cycle sentinel exists (l_tensor.c) */
   int any_requires_grad;         /* some tensor of this state ever required grad: until then
                                     the autograd trampoline skips scanning arguments */
 } ltl_settings;
@@ -127,6 +127,9 @@ int ltl_checkdim(lua_State *L, lua_Integer dim, int ndim, const char *fname);
 /* Sizes from stack slots first..last: integers, or one table of integers.
    Returns ndim; raises on negative sizes or more than LT_MAX_DIMS. */
 int ltl_checksize(lua_State *L, int first, int last, int64_t *shape, const char *fname);
+/* The name the running C function was registered under (else Lua's debug
+   name, else "?"); pushes at most one string. */
+const char *ltl_running_name(lua_State *L);
 /* Raises "ltensor.<fname>: <formatted message>". */
 int ltl_error(lua_State *L, const char *fname, const char *fmt, ...);
 /* Lua's argument checks in ltensor's error style: luaL_argerror's
@@ -180,6 +183,7 @@ extern const ltl_reg ltl_reg_csv[];       /* l_csv.c: CSV parsing/formatting, is
 extern const ltl_reg ltl_reg_lapack[];    /* l_lapack.c: LAPACK kernels behind T.linalg (linalg.lua) */
 extern const ltl_reg ltl_reg_rnn[];       /* l_rnn.c: recurrent layers' step loop (nn_rnn.lua) */
 extern const ltl_reg ltl_reg_conv[];     /* l_conv.c: convolution, pooling, resampling kernels */
+extern const ltl_reg ltl_reg_args[];      /* l_args.c: T._check_opts (ltl_check_opts for the Lua modules) */
 
 /* Indexing entry points used by the core's __index/__newindex (l_view.c):
    stack is (t, key) / (t, key, value). */
@@ -194,6 +198,7 @@ extern const char ltl_key_settings, ltl_key_dtypes, ltl_key_hook, ltl_key_tensor
   ltl_key_methods; /* the Tensor methods table */
 void ltl_open_dtypes(lua_State *L, int module);   /* l_dtype.c: T.float32 ... and aliases */
 int ltl_storage_box_gc(lua_State *L);              /* l_tensor.c: the storage box's __gc */
+void ltl_alloc_open(lua_State *L, ltl_settings *S); /* l_tensor.c: S->alloc set up (luaopen) */
 int ltl_tensor_free(lua_State *L);                 /* l_tensor.c: t:free() / __close */
 int ltl_tensor_index(lua_State *L);                /* l_attr.c: __index (upvalues: settings, methods, T.index) */
 int ltl_tensor_newindex(lua_State *L);             /* l_attr.c: __newindex (upvalues: settings, T.setindex) */

@@ -481,6 +481,8 @@ static int where_impl(lua_State *L) {
   ltensor_dtype in_kdt[3] = { LTENSOR_BOOL, cdt, cdt };
   lt_kctx ctx;
   memset(&ctx, 0, sizeof ctx);
+  static const char *const WHERE_OPTS[] = {"out", NULL};
+  if (lua_gettop(L) >= 4) ltl_check_opts(L, 4, "where", WHERE_OPTS);
   int out_idx = lua_gettop(L) >= 4 ? ew_opt_out(L, 4) : 0;
   ew_run_in(L, "where", lt_k_where[cdt], ops, 3, cdt, in_kdt, cdt, common, out_idx, &ctx);
   return 1;

@@ -91,6 +91,13 @@ static int split_opts(lua_State *L, int first, int *last) {
   return opts;
 }
 
+/* The options each factory reads (unknown keys raise, with a suggestion) */
+static const char *const SPACE_OPTS[] = {"dtype", "requires_grad", NULL};
+static const char *const RAND_OPTS[] = {"dtype", "requires_grad", "generator", NULL};
+static void check_opts(lua_State *L, int opts, const char *fname, const char *const *known) {
+  if (opts) ltl_check_opts(L, opts, fname, known);
+}
+
 static void set_requires_grad(lua_State *L, const char *fname, lt_tensor *t, int opts) {
   if (!opts || !ltl_opt_bool(L, opts, "requires_grad", 0)) return;
   if (!lt_is_floating(t->dtype) && !lt_is_complex(t->dtype))
@@ -111,6 +118,7 @@ static int l_arange(lua_State *L) {
   int top = lua_gettop(L), opts = 0;
   if (top >= 1 && lua_type(L, top) == LUA_TTABLE) opts = top--;
   if (top < 1 || top > 3) return ltl_error(L, "arange", "expected 1 to 3 numbers (start, end, step), got %d", top);
+  check_opts(L, opts, "arange", SPACE_OPTS);
   int all_int = 1;
   for (int i = 1; i <= top; i++) {
     ltl_checknumber(L, i);
@@ -182,6 +190,7 @@ static int space(lua_State *L, const char *fname, int is_log) {
   if (is_log && lua_type(L, 4) == LUA_TNUMBER) { base = lua_tonumber(L, 4); opts = 5; }
   else opts = 4;
   if (lua_type(L, opts) != LUA_TTABLE) opts = 0;
+  check_opts(L, opts, fname, SPACE_OPTS);
   if (n < 0) return ltl_error(L, fname, "number of steps must be non-negative");
   ltensor_dtype dt = opt_dtype(L, opts, S->default_dtype);
   if (dt == LTENSOR_BOOL) return ltl_error(L, fname, "not implemented for bool");
@@ -222,6 +231,7 @@ static int l_eye(lua_State *L) {
   int opts = 2;
   if (lua_type(L, 2) == LUA_TNUMBER) { m = ltl_checkinteger(L, 2); opts = 3; }
   if (lua_type(L, opts) != LUA_TTABLE) opts = 0;
+  check_opts(L, opts, "eye", SPACE_OPTS);
   if (n < 0) return ltl_error(L, "eye", "n must be greater or equal to 0, got %I", (lua_Integer)n);
   if (m < 0) return ltl_error(L, "eye", "m must be greater or equal to 0, got %I", (lua_Integer)m);
   ltensor_dtype dt = opt_dtype(L, opts, S->default_dtype);
@@ -393,6 +403,8 @@ static int l_generator(lua_State *L) {
   int has_seed = 0;
   lua_Integer seed = 0;
   if (lua_type(L, 1) == LUA_TTABLE) {
+    static const char *const GEN_OPTS[] = {"device", "seed", NULL};
+    ltl_check_opts(L, 1, "Generator", GEN_OPTS);
     if (ltl_getopt(L, 1, "device") != LUA_TNIL) {
       const char *d = lua_tostring(L, -1);
       if (!d || strcmp(d, "cpu") != 0)
@@ -431,6 +443,7 @@ static int l_default_generator(lua_State *L) {
 static int rand_sized(lua_State *L, const char *fname, int normal) {
   ltl_settings *S = ltl_settings_of(L);
   int last, opts = split_opts(L, 1, &last);
+  check_opts(L, opts, fname, RAND_OPTS);
   int64_t shape[LT_MAX_DIMS];
   int nd = ltl_checksize(L, 1, last, shape, fname);
   ltensor_dtype dt = opt_dtype(L, opts, S->default_dtype);
@@ -447,6 +460,7 @@ static int l_randn(lua_State *L) { return rand_sized(L, "randn", 1); }
 static int rand_like(lua_State *L, const char *fname, int normal) {
   lt_tensor *src = ltl_check(L, 1);
   int opts = lua_type(L, 2) == LUA_TTABLE ? 2 : 0;
+  check_opts(L, opts, fname, RAND_OPTS);
   ltensor_dtype dt = opt_dtype(L, opts, src->dtype);
   check_float_dtype(L, fname, dt);
   uint64_t *s = lt_rng_opt(L, opts, fname);
@@ -466,6 +480,7 @@ static int l_randint(lua_State *L) {
   if (lua_type(L, 2) == LUA_TTABLE) { high = ltl_checkinteger(L, 1); size_idx = 2; }
   else { low = ltl_checkinteger(L, 1); high = ltl_checkinteger(L, 2); size_idx = 3; }
   int opts = lua_type(L, size_idx + 1) == LUA_TTABLE ? size_idx + 1 : 0;
+  check_opts(L, opts, "randint", RAND_OPTS);
   if (lua_type(L, size_idx) != LUA_TTABLE && lua_type(L, size_idx) != LUA_TNUMBER)
     return ltl_typeerror(L, size_idx, "table of sizes");
   int64_t shape[LT_MAX_DIMS];
@@ -486,6 +501,7 @@ static int l_randint(lua_State *L) {
 static int l_randperm(lua_State *L) {
   lua_Integer n = ltl_checkinteger(L, 1);
   int opts = lua_type(L, 2) == LUA_TTABLE ? 2 : 0;
+  check_opts(L, opts, "randperm", RAND_OPTS);
   if (n < 0) return ltl_error(L, "randperm", "n must be non-negative, got %I", n);
   ltensor_dtype dt = opt_dtype(L, opts, LTENSOR_INT64);
   if (dt == LTENSOR_BOOL || lt_is_complex(dt))

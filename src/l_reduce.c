@@ -369,8 +369,16 @@ static ltensor_dtype trailing_dtype(lua_State *L, int idx, ltensor_dtype def) {
   return def;
 }
 
+/* the options of scans and softmax: an unknown key raises */
+static const char *const DIM_DTYPE_OPTS[] = {"dim", "dtype", NULL};
+static void check_dim_dtype_opts(lua_State *L, const char *fname) {
+  for (int i = 2; i <= 3; i++)
+    if (is_opts(L, i)) ltl_check_opts(L, i, fname, DIM_DTYPE_OPTS);
+}
+
 static int scan(lua_State *L, const char *fname, int is_prod) {
   lt_tensor *t = ltl_check(L, 1);
+  check_dim_dtype_opts(L, fname);
   int dim = one_dim(L, fname, t, 2);
   ltensor_dtype dt = trailing_dtype(L, is_opts(L, 2) ? 2 : 3, integral_to_long(t->dtype));
   lt_tensor *out = ltl_push_new_like(L, t, dt);
@@ -382,6 +390,7 @@ static int l_cumprod(lua_State *L) { return scan(L, "cumprod", 1); }
 
 static int softmax(lua_State *L, const char *fname, int is_log) {
   lt_tensor *t = ltl_check(L, 1);
+  check_dim_dtype_opts(L, fname);
   int dim = one_dim(L, fname, t, 2);
   check_real(L, fname, t);
   /* float-valued like exp (SPEC §3): integral input gives the default dtype,
@@ -431,6 +440,8 @@ static int opt_flag(lua_State *L, int idx, int opts, const char *field, int def)
 static int sort_args(lua_State *L, const char *fname, lt_tensor *t, int *desc) {
   int top = lua_gettop(L), opts = 0;
   for (int k = 2; k <= top; k++) if (is_opts(L, k)) { opts = k; break; }
+  static const char *const SORT_OPTS[] = {"dim", "descending", "stable", NULL};
+  if (opts) ltl_check_opts(L, opts, fname, SORT_OPTS);
   int dim;
   if (lua_type(L, 2) == LUA_TNUMBER) dim = one_dim(L, fname, t, 2);
   else {
@@ -465,6 +476,8 @@ static int l_topk(lua_State *L) {
   lua_Integer k = ltl_checkinteger(L, 2);
   int top = lua_gettop(L), opts = 0;
   for (int i = 3; i <= top; i++) if (is_opts(L, i)) { opts = i; break; }
+  static const char *const TOPK_OPTS[] = {"dim", "largest", "sorted", NULL};
+  if (opts) ltl_check_opts(L, opts, "topk", TOPK_OPTS);
   lua_Integer d = -1;
   if (lua_type(L, 3) == LUA_TNUMBER) d = ltl_checkinteger(L, 3);
   else if (opts) { ltl_getopt(L, opts, "dim"); if (!lua_isnil(L, -1)) d = ltl_checkinteger(L, -1); lua_pop(L, 1); }

@@ -186,6 +186,10 @@ static int trailing_opts(lua_State *L, int first) {
   if (top >= first && lua_type(L, top) == LUA_TTABLE && !ltl_test(L, top)) return top;
   return 0;
 }
+/* the options the samplers read (unknown keys raise, with a suggestion) */
+static const char *const GEN_OPTS[] = {"generator", NULL};
+static const char *const NORMAL_OPTS[] = {"generator", "dtype", "requires_grad", NULL};
+static const char *const MULTINOMIAL_OPTS[] = {"replacement", "generator", NULL};
 static double num_arg(lua_State *L, int idx, int opts, double def) {
   if ((opts && idx >= opts) || lua_isnoneornil(L, idx)) return def;
   return ltl_checknumber(L, idx);
@@ -224,6 +228,7 @@ static const double *as_f64(lua_State *L, const lt_tensor *src, int nd, const in
 int lt_l_uniform_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "uniform_", GEN_OPTS);
   double a = num_arg(L, 2, opts, 0.0), b = num_arg(L, 3, opts, 1.0);
   check_float(L, "uniform_", t->dtype);
   if (!(a <= b))
@@ -245,6 +250,7 @@ int lt_l_uniform_(lua_State *L) {
 int lt_l_normal_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "normal_", GEN_OPTS);
   double mean = num_arg(L, 2, opts, 0.0), sd = num_arg(L, 3, opts, 1.0);
   check_float(L, "normal_", t->dtype);
   if (!(sd >= 0.0)) return ltl_error(L, "normal_", "normal expects std >= 0.0, but found std %s", NUM(sd));
@@ -257,6 +263,7 @@ int lt_l_normal_(lua_State *L) {
 int lt_l_exponential_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "exponential_", GEN_OPTS);
   double lambd = num_arg(L, 2, opts, 1.0);
   check_real_float(L, "exponential_", t->dtype);
   if (!(lambd >= 0.0))   /* lambda 0 gives inf, as PyTorch */
@@ -270,6 +277,7 @@ int lt_l_exponential_(lua_State *L) {
 int lt_l_geometric_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "geometric_", GEN_OPTS);
   if (lua_isnoneornil(L, 2) || opts == 2) return ltl_argerror(L, 2, "number expected (the probability p)");
   double p = num_arg(L, 2, opts, 0.5);
   if (t->dtype == LTENSOR_BOOL || lt_is_complex(t->dtype))
@@ -285,6 +293,7 @@ int lt_l_geometric_(lua_State *L) {
 int lt_l_log_normal_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "log_normal_", GEN_OPTS);
   double mean = num_arg(L, 2, opts, 1.0), sd = num_arg(L, 3, opts, 2.0);
   check_real_float(L, "log_normal_", t->dtype);
   if (!(sd > 0.0)) return ltl_error(L, "log_normal_", "log_normal_ expects std > 0.0, but found std=%s", NUM(sd));
@@ -297,6 +306,7 @@ int lt_l_log_normal_(lua_State *L) {
 int lt_l_cauchy_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "cauchy_", GEN_OPTS);
   double median = num_arg(L, 2, opts, 0.0), sigma = num_arg(L, 3, opts, 1.0);
   check_real_float(L, "cauchy_", t->dtype);
   check_writable(L, "cauchy_", t);
@@ -342,6 +352,7 @@ static int64_t dtype_bottom(ltensor_dtype dt) {
 int lt_l_random_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "random_", GEN_OPTS);
   int nargs = (opts ? opts : lua_gettop(L) + 1) - 2;
   ltensor_dtype dt = t->dtype;
   if (lt_is_complex(dt)) return ltl_error(L, "random_", "not implemented for %s", lt_dtypes[dt].name);
@@ -382,6 +393,7 @@ int lt_l_random_(lua_State *L) {
 int lt_l_bernoulli_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "bernoulli_", GEN_OPTS);
   if (lt_is_complex(t->dtype)) return ltl_error(L, "bernoulli_", "not implemented for %s", lt_dtypes[t->dtype].name);
   lt_tensor *pt = opts == 2 ? NULL : ltl_test(L, 2);
   if (pt) pt = ltl_check(L, 2);   /* refuses a freed tensor */
@@ -438,6 +450,7 @@ int lt_l_bernoulli_(lua_State *L) {
 int lt_l_bernoulli(lua_State *L) {
   lt_tensor *src = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "bernoulli", GEN_OPTS);
   check_real_float(L, "bernoulli", src->dtype);
   int has_p = !lua_isnoneornil(L, 2) && opts != 2;
   double p = has_p ? ltl_checknumber(L, 2) : 0.0;
@@ -472,6 +485,7 @@ int lt_l_normal(lua_State *L) {
   if (st) st = ltl_check(L, 2);
   int opts = trailing_opts(L, 3);
   if (opts == 3 && !lt_is_rng_opts(L, 3)) opts = 0;   /* a table of sizes */
+  if (opts) ltl_check_opts(L, opts, "normal", NORMAL_OPTS);
   if (!mt) ltl_checknumber(L, 1);
   if (!st) ltl_checknumber(L, 2);
   if (!mt && !st) {
@@ -530,6 +544,7 @@ int lt_l_normal(lua_State *L) {
 int lt_l_poisson(lua_State *L) {
   lt_tensor *r = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "poisson", GEN_OPTS);
   check_real_float(L, "poisson", r->dtype);
   uint64_t *s = lt_rng_opt(L, opts, "poisson");
   const double *rv = as_f64(L, r, r->ndim, r->shape);
@@ -554,6 +569,7 @@ int lt_l_poisson(lua_State *L) {
 int lt_l_standard_gamma(lua_State *L) {
   lt_tensor *a = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
+  if (opts) ltl_check_opts(L, opts, "_standard_gamma", GEN_OPTS);
   check_real_float(L, "_standard_gamma", a->dtype);
   uint64_t *s = lt_rng_opt(L, opts, "_standard_gamma");
   const double *av = as_f64(L, a, a->ndim, a->shape);
@@ -617,6 +633,7 @@ int lt_l_multinomial(lua_State *L) {
   lt_tensor *p = ltl_check(L, 1);
   lua_Integer ns = ltl_checkinteger(L, 2);
   int opts = trailing_opts(L, 3);
+  if (opts) ltl_check_opts(L, opts, "multinomial", MULTINOMIAL_OPTS);
   int repl = opts == 3 ? 0 : lua_toboolean(L, 3);
   if (opts) repl = ltl_opt_bool(L, opts, "replacement", repl);
   if (p->ndim < 1 || p->ndim > 2) return ltl_error(L, "multinomial", "prob_dist must be 1 or 2 dim");

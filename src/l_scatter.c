@@ -114,6 +114,8 @@ static int scatter_common(lua_State *L, const char *fname, int inplace, int redu
   ltl_checkany(L, 4);
   if (lua_type(L, 5) == LUA_TTABLE || lua_type(L, 5) == LUA_TSTRING) {
     const char *r = lua_type(L, 5) == LUA_TSTRING ? lua_tostring(L, 5) : NULL;
+    static const char *const SCATTER_OPTS[] = {"reduce", NULL};
+    if (!r) ltl_check_opts(L, 5, fname, SCATTER_OPTS);
     if (!r) { ltl_getopt(L, 5, "reduce"); r = lua_tostring(L, -1); lua_pop(L, 1); }
     if (r && strcmp(r, "add") == 0) reduce = 1;
     else if (r) ltl_error(L, fname, "reduce argument must be either add (got %s)", r);
@@ -243,6 +245,8 @@ static int index_write_common(lua_State *L, const char *fname, int inplace, int 
     dst = ltl_push_new_like(L, t, t->dtype);
     lt_copy_into(dst, t);
   }
+  static const char *const ALPHA_OPTS[] = {"alpha", NULL}, *const NO_OPTS[] = {NULL};
+  if (lua_type(L, 5) == LUA_TTABLE) ltl_check_opts(L, 5, fname, mode == IW_ADD ? ALPHA_OPTS : NO_OPTS);
   int top = lua_gettop(L);
   index_write(L, fname, dst, d, index, 4, mode, mode == IW_ADD ? 5 : 0);
   lua_settop(L, inplace ? 1 : top);

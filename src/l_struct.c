@@ -58,6 +58,14 @@ static void diag_struct(lt_tensor *v, const lt_tensor *t, int64_t offset, int d1
   v->offset = len > 0 ? off : t->offset;
 }
 
+/* the dim option on the stack top: an integer (a string or 1.5 is a slip) */
+static lua_Integer opt_dim(lua_State *L, const char *fname, const char *key) {
+  if (!lua_isinteger(L, -1))
+    ltl_error(L, fname, "option '%s' must be an integer (got %s)", key,
+              lua_type(L, -1) == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, -1));
+  return lua_tointeger(L, -1);
+}
+
 static void diag_dims(lua_State *L, const char *fname, int ndim, int first, int64_t *offset, int *d1, int *d2,
                       lua_Integer def1, lua_Integer def2) {
   *offset = opt_offset(L, first, fname);
@@ -68,11 +76,13 @@ static void diag_dims(lua_State *L, const char *fname, int ndim, int first, int6
   for (int k = first; k <= first + 3; k++)
     if (lua_type(L, k) == LUA_TTABLE) { opts = k; break; }
   if (opts) {
+    static const char *const DIAG_OPTS[] = {"offset", "dim1", "dim2", NULL};
+    ltl_check_opts(L, opts, fname, DIAG_OPTS);
     if (ltl_getopt(L, opts, "offset") != LUA_TNIL) *offset = opt_offset(L, -1, fname);
     lua_pop(L, 1);
-    if (ltl_getopt(L, opts, "dim1") == LUA_TNUMBER) a = lua_tointeger(L, -1);
+    if (ltl_getopt(L, opts, "dim1") != LUA_TNIL) a = opt_dim(L, fname, "dim1");
     lua_pop(L, 1);
-    if (ltl_getopt(L, opts, "dim2") == LUA_TNUMBER) b = lua_tointeger(L, -1);
+    if (ltl_getopt(L, opts, "dim2") != LUA_TNIL) b = opt_dim(L, fname, "dim2");
     lua_pop(L, 1);
   }
   *d1 = ltl_checkdim(L, a, ndim, fname);
@@ -186,6 +196,8 @@ static int tri_common(lua_State *L, const char *fname, int lower) {
   lua_Integer k = 0;
   if (lua_isinteger(L, 2)) k = lua_tointeger(L, 2);
   else if (lua_istable(L, 2)) {
+    static const char *const TRI_OPTS[] = {"diagonal", NULL};
+    ltl_check_opts(L, 2, fname, TRI_OPTS);
     if (ltl_getopt(L, 2, "diagonal") != LUA_TNIL) {
       if (!lua_isinteger(L, -1)) return ltl_error(L, fname, "diagonal must be an integer");
       k = lua_tointeger(L, -1);

@@ -2,9 +2,11 @@
    box), views, external memory, the collector's bookkeeping, freeing, and
    elements <-> Lua values. */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 #include "l_lua.h"
+#include "ltensor.h"
 
 /* Compare metatable identity instead of luaL_testudata's registry lookup by
    name (which interns the name with a strcmp on every call): operands are
@@ -52,7 +54,7 @@ static lt_tensor *new_udata(lua_State *L, size_t extra) {
 
 int ltl_storage_box_gc(lua_State *L) {
   lt_storage *s = (lt_storage *)lua_touserdata(L, 1);
-  if (s) lt_storage_release(s);   /* large blocks go back to the state's cache */
+  if (s) lt_storage_release(s);   /* large blocks go back to the state's allocator cache */
   return 0;
 }
 
@@ -69,46 +71,158 @@ static lt_storage *ltl_push_storage_box(lua_State *L) {
   return s;
 }
 
-/* Tell the collector about memory it cannot see, batched per 256 KB: Lua
-   only counts bytes from its own allocator calls, so without this hint a
-   loop of large temporaries grows until something else triggers a cycle. */
-static void gc_hint(lua_State *L, ltl_settings *S, size_t nbytes) {
-  S->gc_debt += nbytes;
-  if (S->gc_debt >= (256u << 10)) {
-    int kb = (int)(S->gc_debt >> 10);
-    S->gc_debt = 0;
-    lua_gc(L, LUA_GCSTEP, kb);
-  }
-  /* Generational mode (lua5.4's default) promotes a temporary that survives
-     two minor collections to old -- e.g. a metamethod result, kept alive a
-     little longer by the calling frame -- and only a major collection frees
-     old objects, which the small Lua-side heap never triggers.  So when the
-     memory held by large blocks grows by half the cache's size, or doubles
-     when more is live, run one (amortised like Lua's own major
-     collections); the freed blocks then refill the cache. */
-  if (S->cache.live > S->gc_full_at) {
-    lua_gc(L, LUA_GCCOLLECT);
-    size_t live = S->cache.live, step = LT_CACHE_MAX_BYTES / 2;
-    S->gc_full_at = live + (live > step ? live : step);
-  }
+/* ---- the collector and tensor memory ------------------------------------
+   Lua counts only the bytes of its own allocator calls, so it cannot see
+   heap blocks; without help a loop of large temporaries grows until
+   something else triggers a cycle.  The state's allocator (lt_alloc.h)
+   keeps released blocks for reuse, and when it has none of the size asked
+   for and enough was handed out since the last collection
+   (lt_alloc_should_collect: the larger of 64 MB, the live bytes and the Lua
+   heap), one full collection runs first: the temporaries it finds dead give
+   their blocks back, and the request takes one of them.  A full collection,
+   not a step: the generational collector (lua5.4's default) promotes a
+   temporary kept alive by a calling frame to old, and only a major
+   collection frees old objects.  Its cost (proportional to the Lua heap) is
+   spread over at least 64 MB of blocks.  Blocks below the cache's sizes
+   (under 64 KB) are many and cheap: for them Lua's own collector gets a
+   step per 256 KB, as its own allocations would. */
+static void collect(lua_State *L, ltl_settings *S) {
+  lua_gc(L, LUA_GCCOLLECT);
+  size_t heap = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+  lt_alloc_collected(&S->alloc, heap);
 }
 
-/* An allocation failure names the running function when Lua knows its name
-   (ltl_push_new has no fname parameter). */
-static int push_new_fail(lua_State *L, const char *msg, lua_Integer v) {
-  lua_Debug ar;
-  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name) return ltl_error(L, ar.name, msg, v);
-  lua_pushfstring(L, msg, v);
-  return luaL_error(L, "ltensor: %s", lua_tostring(L, -1));
+/* The end of every collection cycle: a userdata that nothing references,
+   whose finalizer ages the cache (blocks unused for a whole cycle are given
+   back: collectgarbage() returns idle memory) and makes the next one. */
+static const char sentinel_key = 'g';
+static void arm_sentinel(lua_State *L, ltl_settings *S);
+static int sentinel_gc(lua_State *L) {
+  ltl_settings *S = ltl_settings_of(L);
+  S->sentinel_armed = 0;
+  if (S->alloc.closed) return 0;
+  lt_alloc_age(&S->alloc);
+  if (S->alloc.n > 0) arm_sentinel(L, S);   /* re-armed by the next heap tensor otherwise */
+  return 0;
+}
+static void arm_sentinel(lua_State *L, ltl_settings *S) {
+  if (!lua_checkstack(L, 3)) return;
+  lua_newuserdatauv(L, 1, 0);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &sentinel_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_key_settings);
+    lua_pushcclosure(L, sentinel_gc, 1);   /* upvalue 1: the settings, as every ltensor function */
+    lua_setfield(L, -2, "__gc");
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &sentinel_key);
+  }
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+  S->sentinel_armed = 1;
+}
+
+/* Large blocks bypass the state's lua_Alloc (mmap'd, 2 MB-aligned, huge
+   pages) only when it is Lua's default allocator -- plain realloc/free, so
+   no host accounting is lost -- recognised as the allocator of a fresh
+   luaL_newstate.  Under AddressSanitizer every block goes through lua_Alloc
+   (malloc), where ASan sees overflows. */
+void ltl_alloc_open(lua_State *L, ltl_settings *S) {
+  int use_mmap = 0;
+#if !defined(__SANITIZE_ADDRESS__)
+  lua_State *probe = luaL_newstate();
+  if (probe) {
+    void *ud;
+    use_mmap = lua_getallocf(probe, &ud) == S->allocf && ud == S->alloc_ud;
+    lua_close(probe);
+  }
+#endif
+  (void)L;
+  lt_alloc_init(&S->alloc, S->allocf, S->alloc_ud, use_mmap);
+}
+
+/* The name an allocation error gives: the function ltensor registered and
+   is running (ltl_push_new has no fname parameter). */
+static int push_new_fail(lua_State *L, const char *fmt, ...) {
+  /* a metamethod reports the op's name: a + b fails in "add" */
+  static const char *const meta[][2] = {
+    {"__add", "add"}, {"__sub", "sub"}, {"__mul", "mul"}, {"__div", "div"}, {"__mod", "remainder"},
+    {"__idiv", "floor_divide"}, {"__pow", "pow"}, {"__unm", "neg"}, {"__band", "bitwise_and"},
+    {"__bor", "bitwise_or"}, {"__bxor", "bitwise_xor"}, {"__shl", "bitwise_left_shift"},
+    {"__shr", "bitwise_right_shift"}, {"__bnot", "bitwise_not"}, {"__index", "index"},
+    {"__newindex", "setindex"}, {NULL, NULL}};
+  const char *fname = ltl_running_name(L);
+  for (int i = 0; meta[i][0]; i++)
+    if (strcmp(fname, meta[i][0]) == 0) { fname = meta[i][1]; break; }
+  va_list ap;
+  va_start(ap, fmt);
+  const char *msg = lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  return ltl_error(L, fname, "%s", msg);
+}
+
+/* A block for s: the cache, then (after a collection, when one is due) new
+   memory; under pressure (no memory, or the limit): trim the cache, collect
+   once and retry.  Raises "not enough memory". */
+static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nbytes) {
+  lt_alloc *A = &S->alloc;
+  if (!S->sentinel_armed) arm_sentinel(L, S);
+  int rc = lt_storage_alloc(s, A, nbytes, 1);
+  if (rc == LT_ALLOC_NOMEM) {   /* a miss */
+    if (lt_alloc_should_collect(A)) {
+#ifdef LUA_GCISRUNNING
+      int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
+#else
+      int running = 1;
+#endif
+      if (running) collect(L, S);
+    }
+    rc = lt_storage_alloc(s, A, nbytes, 0);
+  }
+  if (rc != LT_ALLOC_OK) {
+    collect(L, S);   /* dead tensors give their blocks (and live bytes) back */
+    rc = lt_storage_alloc(s, A, nbytes, 1);   /* one of this size class, maybe */
+    if (rc != LT_ALLOC_OK) {
+      lt_alloc_trim(A, 0);   /* the others go to the system */
+      rc = lt_storage_alloc(s, A, nbytes, 0);
+    }
+  }
+  if (rc == LT_ALLOC_OK && s->block_size < LT_ALLOC_MIN_CACHED) {
+    /* small blocks: Lua's collector is told, batched per 256 KB (a step in
+       generational mode is a cheap minor collection that frees them young) */
+    S->gc_debt += s->block_size;
+    if (S->gc_debt >= (256u << 10)) {
+      int kb = (int)(S->gc_debt >> 10);
+      S->gc_debt = 0;
+      lua_gc(L, LUA_GCSTEP, kb);
+    }
+    return;
+  }
+  if (rc == LT_ALLOC_OVER_LIMIT)
+    push_new_fail(L, "not enough memory (%I bytes requested, limit %I bytes, %I in use)",
+                  (lua_Integer)lt_alloc_block_size(A, nbytes), (lua_Integer)A->limit, (lua_Integer)A->live);
+  if (rc != LT_ALLOC_OK)
+    push_new_fail(L, "not enough memory (%I bytes requested)", (lua_Integer)lt_alloc_block_size(A, nbytes));
+}
+
+/* Shape bounds (lt_check_shape), raised in the running function's name. */
+static void check_shape(lua_State *L, int ndim, const int64_t *shape, const int64_t *stride, int64_t offset) {
+  if (lt_check_shape(ndim, shape, stride, offset) == 0) return;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) push_new_fail(L, "negative dimension %I", (lua_Integer)shape[i]);
+  char buf[LT_SHAPE_STR_MAX];
+  push_new_fail(L, "tensor too large (size %s overflows int64%s)", lt_shape_str(buf, sizeof buf, ndim, shape, "[]"),
+                stride ? " with its strides" : "");
 }
 
 lt_tensor *ltl_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *shape) {
   ltl_settings *S = ltl_settings_of(L);
+  check_shape(L, ndim, shape, NULL, 0);
   int64_t n = 1;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0) push_new_fail(L, "negative dimension %I", (lua_Integer)shape[i]);
-    if (shape[i] && n > INT64_MAX / 64 / shape[i]) push_new_fail(L, "tensor too large", 0);
-    n *= shape[i];
+  for (int i = 0; i < ndim; i++) n *= shape[i];   /* fits: checked above */
+  if (n > INT64_MAX / 64) {
+    char buf[LT_SHAPE_STR_MAX];
+    push_new_fail(L, "tensor too large (size %s)", lt_shape_str(buf, sizeof buf, ndim, shape, "[]"));
   }
   int64_t sh[LT_MAX_DIMS];   /* a copy: shape may be NULL (0-dim) or belong to an
                                 unreachable tensor that the allocation below collects */
@@ -123,16 +237,11 @@ lt_tensor *ltl_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t 
     t->storage = s;
   } else {
     lt_storage *s = ltl_push_storage_box(L);
-    if (!lt_storage_alloc_cached(s, &S->cache, S->allocf, S->alloc_ud, nbytes)) {
-      lua_gc(L, LUA_GCCOLLECT);   /* emergency collection, then one retry */
-      if (!lt_storage_alloc_cached(s, &S->cache, S->allocf, S->alloc_ud, nbytes))
-        push_new_fail(L, "not enough memory: you tried to allocate %I bytes", (lua_Integer)nbytes);
-    }
+    alloc_block(L, S, s, nbytes);
     t = new_udata(L, 0);
     t->storage = s;
     lua_insert(L, -2);              /* tensor, box */
     lua_setiuservalue(L, -2, 2);    /* tensor.uv2 = box */
-    gc_hint(L, S, nbytes);
   }
   t->dtype = dt;
   t->ndim = ndim;
@@ -180,6 +289,7 @@ lt_tensor *ltl_push_view(lua_State *L, const lt_tensor *base, int ndim, const in
                         const int64_t *stride, int64_t offset) {
   int base_idx = find_on_stack(L, base);
   if (!base_idx) luaL_error(L, "ltensor: internal error: the base of a view must be on the stack");
+  check_shape(L, ndim, shape, stride, offset);
   lt_storage *s = base->storage;
   ltensor_dtype dt = base->dtype;
   int64_t sh[LT_MAX_DIMS], st[LT_MAX_DIMS];   /* shape/stride may point into base */
@@ -346,9 +456,88 @@ static int l_clock(lua_State *L) {
 /* T._cache_info() -> blocks, bytes held by this state's block cache */
 static int l_cache_info(lua_State *L) {
   ltl_settings *S = ltl_settings_of(L);
-  lua_pushinteger(L, S->cache.n);
-  lua_pushinteger(L, (lua_Integer)S->cache.bytes);
+  lua_pushinteger(L, S->alloc.n);
+  lua_pushinteger(L, (lua_Integer)S->alloc.cached);
   return 2;
+}
+
+static void set_int(lua_State *L, const char *k, uint64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+/* T.memory_stats() -> {live, cached, peak, limit, ...}: tensor data in
+   heap blocks (every tensor of more than 256 bytes), in bytes.  Smaller
+   tensors keep their data inside their userdata, in the Lua heap
+   (collectgarbage("count")); host memory (ltensor_push_external) is the
+   host's. */
+static int l_memory_stats(lua_State *L) {
+  ltl_settings *S = ltl_settings_of(L);
+  const lt_alloc *A = &S->alloc;
+  int reset = 0;
+  if (!lua_isnoneornil(L, 1)) {
+    static const char *const known[] = {"reset_peak", NULL};
+    ltl_checktype(L, 1, LUA_TTABLE);
+    ltl_check_opts(L, 1, "memory_stats", known);
+    reset = ltl_opt_bool(L, 1, "reset_peak", 0);
+  }
+  lua_createtable(L, 0, 12);
+  set_int(L, "live", A->live);
+  set_int(L, "cached", A->cached);
+  set_int(L, "peak", A->peak);
+  set_int(L, "limit", A->limit);
+  set_int(L, "cached_blocks", (uint64_t)A->n);
+  set_int(L, "cache_hits", A->hits);
+  set_int(L, "cache_misses", A->misses);
+  set_int(L, "collections", A->collections);
+  set_int(L, "released", A->trimmed);
+  set_int(L, "collect_at", A->collect_at);
+  lua_pushboolean(L, A->use_mmap);
+  lua_setfield(L, -2, "huge_pages");
+  if (reset) S->alloc.peak = A->live;   /* after the report: it gives the peak so far */
+  return 1;
+}
+
+/* Limit the tensor memory of this state (lt_alloc.h: live + the new block;
+   cached blocks are trimmed to stay within it).  0 or none: no limit. */
+void ltensor_set_memory_limit(lua_State *L, size_t bytes) {
+  ltl_settings *S = ltl_settings_slow(L);
+  S->alloc.limit = bytes;
+  if (bytes) lt_alloc_trim(&S->alloc, bytes > S->alloc.live ? bytes - S->alloc.live : 0);
+}
+
+/* T.set_memory_limit(bytes): nil or 0 removes the limit; returns the previous one (0: none) */
+static int l_set_memory_limit(lua_State *L) {
+  ltl_settings *S = ltl_settings_of(L);
+  lua_Integer b = 0;
+  if (!lua_isnoneornil(L, 1)) {
+    b = ltl_checkinteger(L, 1);
+    if (b < 0) ltl_argerror(L, 1, lua_pushfstring(L, "the limit must be >= 0 bytes, got %I", b));
+  }
+  lua_Integer prev = (lua_Integer)S->alloc.limit;
+  ltensor_set_memory_limit(L, (size_t)b);
+  lua_pushinteger(L, prev);
+  return 1;
+}
+
+/* T._shape_fits(shape) -> true if a tensor of this shape passes the shape
+   bounds (lt_check_shape), for the loaders' own messages.  shape: a
+   sequence of non-negative integers, at most LT_MAX_DIMS of them. */
+static int l_shape_fits(lua_State *L) {
+  ltl_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  int64_t sh[LT_MAX_DIMS];
+  int ok = n <= LT_MAX_DIMS;
+  for (lua_Integer i = 1; ok && i <= n; i++) {
+    lua_rawgeti(L, 1, i);
+    int isint;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    lua_pop(L, 1);
+    ok = isint && v >= 0;
+    if (ok) sh[i - 1] = v;
+  }
+  lua_pushboolean(L, ok && lt_check_shape((int)n, sh, NULL, 0) == 0);
+  return 1;
 }
 
 static int l_is_tensor(lua_State *L) { lua_pushboolean(L, ltl_test(L, 1) != NULL); return 1; }
@@ -360,6 +549,9 @@ const ltl_reg ltl_reg_tensor[] = {
   {"is_tensor", l_is_tensor, LT_MODULE, NULL},
   {"_clock", l_clock, LT_MODULE, NULL},
   {"_cache_info", l_cache_info, LT_MODULE, NULL},
+  {"memory_stats", l_memory_stats, LT_MODULE, NULL},
+  {"_shape_fits", l_shape_fits, LT_MODULE, NULL},
+  {"set_memory_limit", l_set_memory_limit, LT_MODULE, NULL},
   {"_set_tostring", l_set_tostring, LT_MODULE, NULL},
   {"data_ptr", l_data_ptr, LT_METHOD, NULL},
   {"__close", ltl_tensor_free, LT_META, NULL},

@@ -2,9 +2,8 @@
    allows it, an exact C loop otherwise.  See lt_blas.h. */
 #include <limits.h>
 #include "lt_blas.h"
+#include "lt_gemm.h"   /* the built-in gemm: BLAS=none, and mid-sized products */
 #ifdef LT_BLAS_NONE
-/* make BLAS=none: the built-in gemm (lt_gemm.c) takes any strides. */
-#include "lt_gemm.h"
 typedef int blasint;
 #else
 #include <cblas.h>
@@ -173,6 +172,59 @@ static int try_blas(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const cha
 MM_LIST(NAIVE)
 #undef NAIVE
 
+/* a real product too large for OpenBLAS's single-threaded path and too
+   small to repay its threads (see LT_BLAS_MT_MIN) */
+static inline int mid_size(ltensor_dtype dt, int64_t M, int64_t N, int64_t K) {
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return 0;
+  if (M <= 1 || N <= 1) return 0;   /* gemv */
+  double mnk = (double)M * (double)N * (double)K;
+  return mnk > (double)LT_BLAS_ST_MAX && mnk < (double)LT_BLAS_MT_MIN;
+}
+
+int lt_mm_acc(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars, int64_t acs,
+              const char *B, int64_t brs, int64_t bcs, char *C, int64_t ldc) {
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return -1;
+  if (M <= 0 || N <= 0 || K <= 0) return 0;
+#ifndef LT_BLAS_NONE
+  if (!mid_size(dt, M, N, K) && M <= BLAS_MAX && N <= BLAS_MAX && K <= BLAS_MAX && ldc <= BLAS_MAX) {
+    int64_t lda = 0, ldb = 0;
+    int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
+    if (la && lb) {
+      enum CBLAS_TRANSPOSE ta = la == 2 ? CblasTrans : CblasNoTrans;
+      enum CBLAS_TRANSPOSE tb = lb == 2 ? CblasTrans : CblasNoTrans;
+      if (dt == LTENSOR_FLOAT32)
+        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0f, (const float *)(const void *)A,
+                    (blasint)lda, (const float *)(const void *)B, (blasint)ldb, 1.0f, (float *)(void *)C, (blasint)ldc);
+      else
+        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0, (const double *)(const void *)A,
+                    (blasint)lda, (const double *)(const void *)B, (blasint)ldb, 1.0, (double *)(void *)C, (blasint)ldc);
+      return 0;
+    }
+  }
+#endif
+  int r = dt == LTENSOR_FLOAT32
+    ? lt_gemm_f32(M, N, K, 1.0f, (const float *)(const void *)A, ars, acs, (const float *)(const void *)B, brs, bcs, 1.0f,
+                  (float *)(void *)C, ldc, 1)
+    : lt_gemm_f64(M, N, K, 1.0, (const double *)(const void *)A, ars, acs, (const double *)(const void *)B, brs, bcs, 1.0,
+                  (double *)(void *)C, ldc, 1);
+  if (r == 0) return 0;
+  /* packing buffers not available: the plain loop, accumulating */
+  size_t sz = lt_itemsize(dt);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) {
+        const char *pa = A + (i * ars + k * acs) * (int64_t)sz, *pb = B + (k * brs + j * bcs) * (int64_t)sz;
+        acc += dt == LTENSOR_FLOAT32 ? (double)*(const float *)(const void *)pa * *(const float *)(const void *)pb
+                                     : *(const double *)(const void *)pa * *(const double *)(const void *)pb;
+      }
+      char *pc = C + (i * ldc + j) * (int64_t)sz;
+      if (dt == LTENSOR_FLOAT32) *(float *)(void *)pc += (float)acc;
+      else *(double *)(void *)pc += acc;
+    }
+  return 0;
+}
+
 typedef void (*naive_fn)(int64_t, int64_t, int64_t, const char *, int64_t, int64_t, const char *,
                          int64_t, int64_t, char *, int64_t, int64_t);
 
@@ -189,6 +241,7 @@ void lt_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int
 #ifdef LT_BLAS_NONE
   if (lt_blas_dtype(dt) && lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
 #else
+  if (mid_size(dt, M, N, K) && lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
   if (lt_blas_dtype(dt) && try_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs)) return;
 #endif
   naive_fn fn = NULL;

@@ -28,4 +28,22 @@ void lt_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K,
            const char *B, int64_t brs, int64_t bcs,
            char *C, int64_t crs, int64_t ccs);
 
+/* C (M x N, row-major with leading dimension ldc) += A (M x K) * B (K x N)
+   for float32 and float64, A and B with any strides (a transposed operand is
+   passed to BLAS as a flag, never copied).  Returns 0 when done (K == 0:
+   C unchanged), -1 when dt is not float32/float64 (C untouched).  The fused
+   linear layer's forward: C holds the bias rows, one gemm adds the product. */
+int lt_mm_acc(ltensor_dtype dt, int64_t M, int64_t N, int64_t K,
+              const char *A, int64_t ars, int64_t acs,
+              const char *B, int64_t brs, int64_t bcs,
+              char *C, int64_t ldc);
+
+/* Products with M*N*K at or above this go to OpenBLAS's threads; smaller
+   ones that OpenBLAS would still split over its threads (it does from
+   65536*4) run single-threaded in the built-in blocked gemm (lt_gemm.c):
+   the hand-off to OpenBLAS's threads costs tens of microseconds, more than
+   such a product takes, and far more on a busy machine. */
+#define LT_BLAS_MT_MIN ((int64_t)1 << 23)
+#define LT_BLAS_ST_MAX ((int64_t)65536 * 4)
+
 #endif

@@ -69,8 +69,6 @@ int lt_lapack_dtype(ltensor_dtype dt) {
 
 static int imax(int a, int b) { return a > b ? a : b; }
 static int imin(int a, int b) { return a < b ? a : b; }
-/* A workspace size LAPACK reported in a floating element (real part). */
-#define WSIZE(v) ((int64_t)(creal((double _Complex)(v)) + 0.5))
 
 int lt_lapack_getrf(ltensor_dtype dt, int m, int n, void *a, int lda, int *ipiv) {
   int info = 0;
@@ -118,29 +116,45 @@ int lt_lapack_potrf(ltensor_dtype dt, char uplo, int n, void *a, int lda) {
   return info;
 }
 
+/* ---- workspace queries -----------------------------------------------------
+   Every *_ws function asks LAPACK itself: the computing wrapper below is
+   called with lwork = -1 and one-element stand-ins for the arrays (LAPACK
+   only checks the arguments and writes the optimal sizes into work[0],
+   rwork[0] and iwork[0]), so each routine's argument list is written once. */
+typedef struct query_bufs {
+  double a[4], work[2], rwork[2], s[4];   /* 4 doubles hold two complex128 */
+  int iwork[2], ipiv[2];
+} query_bufs;
+
+/* A size LAPACK reported in the first element of a work array of dtype dt
+   (the real part, as a float or a double). */
+static int64_t work_size(ltensor_dtype dt, const double *q) {
+  double v = (dt == LTENSOR_FLOAT32 || dt == LTENSOR_COMPLEX64) ? (double)*(const float *)q : *q;
+  return (int64_t)(v + 0.5);
+}
+static int64_t real_work_size(ltensor_dtype dt, const double *q) {
+  return work_size(dt == LTENSOR_COMPLEX64 ? LTENSOR_FLOAT32 : dt == LTENSOR_COMPLEX128 ? LTENSOR_FLOAT64 : dt, q);
+}
+static void at_least_one(lt_lapack_ws *ws) {
+  if (ws->work < 1) ws->work = 1;
+  if (ws->rwork < 1) ws->rwork = 1;
+  if (ws->iwork < 1) ws->iwork = 1;
+}
+
 /* ---- QR ------------------------------------------------------------------ */
 void lt_lapack_geqrf_ws(ltensor_dtype dt, int m, int n, int ncols, lt_lapack_ws *ws) {
-  int lda = imax(1, m), lw = -1, info = 0, k = imin(m, n);
-  int64_t w1 = 1, w2 = 1;
-  switch (dt) {
-#define X(E, p, T, R, sy, or)                                        \
-  case LTENSOR_##E: {                                                \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                \
-    p##geqrf_(&m, &n, dummy, &lda, dummy, q, &lw, &info);            \
-    w1 = WSIZE(q[0]);                                                \
-    if (ncols > 0 && m > 0) {                                        \
-      p##or##gqr_(&m, &ncols, &k, dummy, &lda, dummy, q, &lw, &info); \
-      w2 = WSIZE(q[0]);                                              \
-    }                                                                \
-    break;                                                           \
-  }
-    LT_LAPACK_ALL(X)
-#undef X
-    default: break;
+  query_bufs q = { 0 };
+  int lda = imax(1, m);
+  int64_t w1, w2 = 1;
+  lt_lapack_geqrf(dt, m, n, q.a, lda, q.s, q.work, -1);
+  w1 = work_size(dt, q.work);
+  if (ncols > 0 && m > 0) {
+    lt_lapack_orgqr(dt, m, ncols, imin(m, n), q.a, lda, q.s, q.work, -1);
+    w2 = work_size(dt, q.work);
   }
   ws->work = w1 > w2 ? w1 : w2;
-  if (ws->work < 1) ws->work = 1;
   ws->rwork = ws->iwork = 0;
+  if (ws->work < 1) ws->work = 1;
 }
 
 int lt_lapack_geqrf(ltensor_dtype dt, int m, int n, void *a, int lda, void *tau, void *work, int lwork) {
@@ -170,38 +184,12 @@ int lt_lapack_orgqr(ltensor_dtype dt, int m, int ncols, int k, void *a, int lda,
 
 /* ---- Hermitian eigen ------------------------------------------------------ */
 void lt_lapack_syevd_ws(ltensor_dtype dt, char jobz, int n, lt_lapack_ws *ws) {
-  int lda = imax(1, n), lw = -1, info = 0, iq = 0;
-  char uplo = 'L';
-  ws->work = ws->rwork = ws->iwork = 1;
-  switch (dt) {
-#define X(E, p, T, R, sy, or)                                                         \
-  case LTENSOR_##E: {                                                                 \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                 \
-    R w[1] = { 0 };                                                                   \
-    p##sy##evd_(&jobz, &uplo, &n, dummy, &lda, w, q, &lw, &iq, &lw, &info, 1, 1);     \
-    ws->work = WSIZE(q[0]);                                                           \
-    ws->iwork = iq;                                                                   \
-    break;                                                                            \
-  }
-    LT_LAPACK_REAL(X)
-#undef X
-#define X(E, p, T, R, sy, or)                                                            \
-  case LTENSOR_##E: {                                                                    \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                    \
-    R w[1] = { 0 }, rq[1] = { 0 };                                                       \
-    p##sy##evd_(&jobz, &uplo, &n, dummy, &lda, w, q, &lw, rq, &lw, &iq, &lw, &info, 1, 1); \
-    ws->work = WSIZE(q[0]);                                                              \
-    ws->rwork = WSIZE(rq[0]);                                                            \
-    ws->iwork = iq;                                                                      \
-    break;                                                                               \
-  }
-    LT_LAPACK_CPLX(X)
-#undef X
-    default: break;
-  }
-  if (ws->work < 1) ws->work = 1;
-  if (ws->rwork < 1) ws->rwork = 1;
-  if (ws->iwork < 1) ws->iwork = 1;
+  query_bufs q = { 0 };
+  lt_lapack_syevd(dt, jobz, 'L', n, q.a, imax(1, n), q.s, q.work, -1, q.rwork, -1, q.iwork, -1);
+  ws->work = work_size(dt, q.work);
+  ws->rwork = lt_is_complex(dt) ? real_work_size(dt, q.rwork) : 1;
+  ws->iwork = q.iwork[0];
+  at_least_one(ws);
 }
 
 int lt_lapack_syevd(ltensor_dtype dt, char jobz, char uplo, int n, void *a, int lda, void *w, void *work,
@@ -229,36 +217,13 @@ int lt_lapack_syevd(ltensor_dtype dt, char jobz, char uplo, int n, void *a, int 
 
 /* ---- general eigen -------------------------------------------------------- */
 void lt_lapack_geev_ws(ltensor_dtype dt, char jobvr, int n, lt_lapack_ws *ws) {
-  int lda = imax(1, n), lw = -1, info = 0, one = 1;
-  char jobvl = 'N';
-  ws->work = 1;
+  query_bufs q = { 0 };
+  lt_lapack_geev(dt, jobvr, n, q.a, imax(1, n), q.s, q.a, imax(1, n), q.work, -1, q.rwork);
+  ws->work = work_size(dt, q.work);
   ws->rwork = 2 * (int64_t)n;
   ws->iwork = 0;
-  switch (dt) {
-#define X(E, p, T, R, sy, or)                                                                          \
-  case LTENSOR_##E: {                                                                                  \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                                  \
-    R wr[1] = { 0 }, wi[1] = { 0 };                                                                    \
-    p##geev_(&jobvl, &jobvr, &n, dummy, &lda, wr, wi, dummy, &one, dummy, &lda, q, &lw, &info, 1, 1); \
-    ws->work = WSIZE(q[0]);                                                                            \
-    break;                                                                                             \
-  }
-    LT_LAPACK_REAL(X)
-#undef X
-#define X(E, p, T, R, sy, or)                                                                         \
-  case LTENSOR_##E: {                                                                                 \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                                 \
-    R rw[1] = { 0 };                                                                                  \
-    p##geev_(&jobvl, &jobvr, &n, dummy, &lda, dummy, dummy, &one, dummy, &lda, q, &lw, rw, &info, 1, 1); \
-    ws->work = WSIZE(q[0]);                                                                           \
-    break;                                                                                            \
-  }
-    LT_LAPACK_CPLX(X)
-#undef X
-    default: break;
-  }
-  if (ws->work < 1) ws->work = 1;
-  if (ws->rwork < 1) ws->rwork = 1;
+  at_least_one(ws);
+  ws->iwork = 0;
 }
 
 int lt_lapack_geev(ltensor_dtype dt, char jobvr, int n, void *a, int lda, void *w, void *vr, int ldvr,
@@ -268,8 +233,9 @@ int lt_lapack_geev(ltensor_dtype dt, char jobvr, int n, void *a, int lda, void *
   switch (dt) {
 #define X(E, p, T, R, sy, or)                                                                                 \
   case LTENSOR_##E:                                                                                           \
-    p##geev_(&jobvl, &jobvr, &n, (T *)a, &lda, (R *)w, (R *)w + n, NULL, &one, (T *)vr, &ldvr, (T *)work,    \
-             &lwork, &info, 1, 1);                                                                            \
+    /* wi follows wr in w; a workspace query (lwork -1) gets one-element stand-ins */ \
+    p##geev_(&jobvl, &jobvr, &n, (T *)a, &lda, (R *)w, lwork == -1 ? (R *)w : (R *)w + n, NULL, &one,       \
+             (T *)vr, &ldvr, (T *)work, &lwork, &info, 1, 1);                                                 \
     break;
     LT_LAPACK_REAL(X)
 #undef X
@@ -287,41 +253,16 @@ int lt_lapack_geev(ltensor_dtype dt, char jobvr, int n, void *a, int lda, void *
 
 /* ---- SVD ------------------------------------------------------------------ */
 void lt_lapack_gesdd_ws(ltensor_dtype dt, char jobz, int m, int n, lt_lapack_ws *ws) {
-  int lda = imax(1, m), ldu = imax(1, m), ldvt = imax(1, jobz == 'A' ? n : imin(m, n)), lw = -1, info = 0;
+  query_bufs q = { 0 };
   int64_t mn = imin(m, n), mx = imax(m, n);
-  ws->work = 1;
+  int ldvt = imax(1, jobz == 'A' ? n : imin(m, n));
+  lt_lapack_gesdd(dt, jobz, m, n, q.a, imax(1, m), q.s, q.a, imax(1, m), q.a, ldvt, q.work, -1, q.rwork, q.iwork);
+  ws->work = work_size(dt, q.work);
   ws->iwork = 8 * mn;
   /* LAPACK 3.7+ bounds for cgesdd/zgesdd's rwork */
   ws->rwork = jobz == 'N' ? 7 * mn : (5 * mn * mn + 5 * mn > 2 * mx * mn + 2 * mn * mn + mn
                                           ? 5 * mn * mn + 5 * mn : 2 * mx * mn + 2 * mn * mn + mn);
-  switch (dt) {
-#define X(E, p, T, R, sy, or)                                                                               \
-  case LTENSOR_##E: {                                                                                       \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                                       \
-    R s[1] = { 0 };                                                                                         \
-    int iw[1] = { 0 };                                                                                      \
-    p##gesdd_(&jobz, &m, &n, dummy, &lda, s, dummy, &ldu, dummy, &ldvt, q, &lw, iw, &info, 1);             \
-    ws->work = WSIZE(q[0]);                                                                                 \
-    break;                                                                                                  \
-  }
-    LT_LAPACK_REAL(X)
-#undef X
-#define X(E, p, T, R, sy, or)                                                                               \
-  case LTENSOR_##E: {                                                                                       \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                                       \
-    R s[1] = { 0 };                                                                                         \
-    int iw[1] = { 0 };                                                                                      \
-    p##gesdd_(&jobz, &m, &n, dummy, &lda, s, dummy, &ldu, dummy, &ldvt, q, &lw, s, iw, &info, 1);          \
-    ws->work = WSIZE(q[0]);                                                                                 \
-    break;                                                                                                  \
-  }
-    LT_LAPACK_CPLX(X)
-#undef X
-    default: break;
-  }
-  if (ws->work < 1) ws->work = 1;
-  if (ws->rwork < 1) ws->rwork = 1;
-  if (ws->iwork < 1) ws->iwork = 1;
+  at_least_one(ws);
 }
 
 int lt_lapack_gesdd(ltensor_dtype dt, char jobz, int m, int n, void *a, int lda, void *s, void *u, int ldu,
@@ -349,52 +290,18 @@ int lt_lapack_gesdd(ltensor_dtype dt, char jobz, int m, int n, void *a, int lda,
 
 /* ---- least squares ---------------------------------------------------------- */
 void lt_lapack_gels_ws(ltensor_dtype dt, char driver, int m, int n, int nrhs, lt_lapack_ws *ws) {
-  int lda = imax(1, m), ldb = imax(1, imax(m, n)), lw = -1, info = 0, rank = 0;
-  int64_t mn = imin(m, n);
-  char tr = 'N';
-  ws->work = 1;
-  ws->rwork = driver == 'y' ? 2 * (int64_t)n : 5 * mn;
+  query_bufs q = { 0 };
+  int rank = 0;
+  lt_lapack_gels(dt, driver, m, n, nrhs, q.a, imax(1, m), q.a, imax(1, imax(m, n)), q.s, q.ipiv, 0.0, &rank,
+                 q.work, -1, q.rwork, q.iwork);
+  ws->work = work_size(dt, q.work);
+  ws->rwork = driver == 'y' ? 2 * (int64_t)n : 5 * (int64_t)imin(m, n);
   ws->iwork = 1;
-  switch (dt) {
-#define X(E, p, T, R, sy, or)                                                                              \
-  case LTENSOR_##E: {                                                                                      \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                                      \
-    R s[1] = { 0 }, rc = 0;                                                                                \
-    int iw[1] = { 0 }, jp[1] = { 0 };                                                                      \
-    if (driver == 'l') p##gels_(&tr, &m, &n, &nrhs, dummy, &lda, dummy, &ldb, q, &lw, &info, 1);           \
-    else if (driver == 'y') p##gelsy_(&m, &n, &nrhs, dummy, &lda, dummy, &ldb, jp, &rc, &rank, q, &lw, &info); \
-    else if (driver == 'd') {                                                                              \
-      p##gelsd_(&m, &n, &nrhs, dummy, &lda, dummy, &ldb, s, &rc, &rank, q, &lw, iw, &info);                \
-      ws->iwork = iw[0];                                                                                   \
-    } else p##gelss_(&m, &n, &nrhs, dummy, &lda, dummy, &ldb, s, &rc, &rank, q, &lw, &info);               \
-    ws->work = WSIZE(q[0]);                                                                                \
-    break;                                                                                                 \
+  if (driver == 'd') {
+    ws->iwork = q.iwork[0];
+    if (lt_is_complex(dt)) ws->rwork = real_work_size(dt, q.rwork);
   }
-    LT_LAPACK_REAL(X)
-#undef X
-#define X(E, p, T, R, sy, or)                                                                              \
-  case LTENSOR_##E: {                                                                                      \
-    T dummy[1] = { 0 }, q[1] = { 0 };                                                                      \
-    R s[1] = { 0 }, rc = 0, rq[1] = { 0 };                                                                 \
-    int iw[1] = { 0 }, jp[1] = { 0 };                                                                      \
-    if (driver == 'l') p##gels_(&tr, &m, &n, &nrhs, dummy, &lda, dummy, &ldb, q, &lw, &info, 1);           \
-    else if (driver == 'y')                                                                                \
-      p##gelsy_(&m, &n, &nrhs, dummy, &lda, dummy, &ldb, jp, &rc, &rank, q, &lw, rq, &info);               \
-    else if (driver == 'd') {                                                                              \
-      p##gelsd_(&m, &n, &nrhs, dummy, &lda, dummy, &ldb, s, &rc, &rank, q, &lw, rq, iw, &info);            \
-      ws->iwork = iw[0];                                                                                   \
-      ws->rwork = WSIZE(rq[0]);                                                                            \
-    } else p##gelss_(&m, &n, &nrhs, dummy, &lda, dummy, &ldb, s, &rc, &rank, q, &lw, rq, &info);           \
-    ws->work = WSIZE(q[0]);                                                                                \
-    break;                                                                                                 \
-  }
-    LT_LAPACK_CPLX(X)
-#undef X
-    default: break;
-  }
-  if (ws->work < 1) ws->work = 1;
-  if (ws->rwork < 1) ws->rwork = 1;
-  if (ws->iwork < 1) ws->iwork = 1;
+  at_least_one(ws);
 }
 
 int lt_lapack_gels(ltensor_dtype dt, char driver, int m, int n, int nrhs, void *a, int lda, void *b, int ldb,

@@ -3,8 +3,6 @@
 #include <stdio.h>
 #include "lt_tensor.h"
 
-#define LT_ALIGN 64
-
 /* Under AddressSanitizer, poison the alignment slack around owned data so
    that an off-by-one access is reported instead of landing in padding. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -21,101 +19,43 @@ void lt_storage_init(lt_storage *s, char *data, size_t nbytes) {
   atomic_init(&s->version, 0);
   s->data = data;
   s->nbytes = nbytes;
-  s->allocf = NULL;
-  s->alloc_ud = NULL;
+  s->pool = NULL;
   s->block = NULL;
   s->block_size = 0;
   s->release = NULL;
   s->release_ud = NULL;
-  s->cache = NULL;
 }
 
-static void adopt_block(lt_storage *s, lt_allocf allocf, void *alloc_ud, void *block, size_t size,
-                        size_t nbytes) {
-  uintptr_t p = ((uintptr_t)block + LT_ALIGN - 1) & ~(uintptr_t)(LT_ALIGN - 1);
-  lt_storage_init(s, (char *)p, nbytes);
-  s->allocf = allocf;
-  s->alloc_ud = alloc_ud;
+int lt_storage_alloc(lt_storage *s, lt_alloc *A, size_t nbytes, int cached_only) {
+  void *block;
+  size_t size;
+  int rc = lt_alloc_block(A, nbytes, cached_only, &block, &size);
+  if (rc != LT_ALLOC_OK) return rc;
+  lt_storage_init(s, lt_alloc_data(block), nbytes);
+  s->pool = A;
   s->block = block;
   s->block_size = size;
   LT_POISON((char *)block, (size_t)(s->data - (char *)block));
   LT_POISON(s->data + nbytes, (size_t)((char *)block + size - (s->data + nbytes)));
+  return LT_ALLOC_OK;
 }
 
-int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nbytes) {
-  /* aligned by hand: Lua's allocator only promises 8/16 bytes */
-  size_t size = LT_ALIGN + (nbytes ? nbytes : 1);
-  void *block = allocf(alloc_ud, NULL, 0, size);
-  if (!block) return 0;
-  adopt_block(s, allocf, alloc_ud, block, size, nbytes);
-  return 1;
-}
-
-int lt_storage_alloc_cached(lt_storage *s, lt_block_cache *c, lt_allocf allocf, void *alloc_ud, size_t nbytes) {
-  size_t need = LT_ALIGN + (nbytes ? nbytes : 1);
-  if (c && !c->closed && nbytes >= LT_CACHE_MIN_BYTES) {
-    int best = -1;   /* the smallest cached block that fits without wasting a quarter */
-    for (int i = 0; i < c->n; i++)
-      if (c->size[i] >= need && c->size[i] - need <= need / 4 && (best < 0 || c->size[i] < c->size[best]))
-        best = i;
-    if (best >= 0) {
-      void *block = c->block[best];
-      size_t size = c->size[best];
-      c->bytes -= size;
-      c->n--;
-      for (int i = best; i < c->n; i++) { c->block[i] = c->block[i + 1]; c->size[i] = c->size[i + 1]; }
-      LT_UNPOISON(block, size);
-      adopt_block(s, allocf, alloc_ud, block, size, nbytes);
-      s->cache = c;
-      c->live += size;
-      return 1;
-    }
-  }
-  if (!lt_storage_alloc(s, allocf, alloc_ud, nbytes)) return 0;
-  if (c && nbytes >= LT_CACHE_MIN_BYTES) {
-    s->cache = c;
-    c->live += s->block_size;
-  }
-  return 1;
-}
-
-void lt_storage_release(lt_storage *s) {
-  lt_block_cache *c = s->cache;
-  if (!c || c->closed || !s->block || s->release || s->block_size > LT_CACHE_MAX_BYTES) {
-    lt_storage_free(s);
-    return;
-  }
-  c->live -= s->block_size;
-  s->cache = NULL;
-  /* make room: drop the oldest blocks first */
-  while (c->n > 0 && (c->n == LT_CACHE_SLOTS || c->bytes + s->block_size > LT_CACHE_MAX_BYTES)) {
-    void *old = c->block[0];
-    size_t osize = c->size[0];
-    c->bytes -= osize;
-    c->n--;
-    for (int i = 0; i < c->n; i++) { c->block[i] = c->block[i + 1]; c->size[i] = c->size[i + 1]; }
-    LT_UNPOISON(old, osize);
-    s->allocf(s->alloc_ud, old, osize, 0);
-  }
-  LT_UNPOISON(s->block, s->block_size);
-  LT_POISON(s->block, s->block_size);   /* a use after release is reported under ASan */
-  c->block[c->n] = s->block;
-  c->size[c->n] = s->block_size;
-  c->n++;
-  c->bytes += s->block_size;
+/* Detach the heap block (unpoisoned); NULL if there is none. */
+static void *detach_block(lt_storage *s) {
+  void *block = s->block;
   s->block = NULL;
   s->data = NULL;
   s->nbytes = 0;
+  if (block) LT_UNPOISON(block, s->block_size);
+  return block;
 }
 
-void lt_block_cache_close(lt_block_cache *c, lt_allocf allocf, void *alloc_ud) {
-  for (int i = 0; i < c->n; i++) {
-    LT_UNPOISON(c->block[i], c->size[i]);
-    allocf(alloc_ud, c->block[i], c->size[i], 0);
+void lt_storage_release(lt_storage *s) {
+  if (s->block) {
+    void *block = detach_block(s);
+    lt_alloc_release(s->pool, block, s->block_size);
   }
-  c->n = 0;
-  c->bytes = 0;
-  c->closed = 1;
+  lt_storage_free(s);   /* the external release, if any */
 }
 
 void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*release)(void *), void *ud) {
@@ -127,13 +67,9 @@ void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*re
 void lt_storage_retain(lt_storage *s) { atomic_fetch_add(&s->refcount, 1); }
 
 void lt_storage_free(lt_storage *s) {
-  if (s->cache && s->block) s->cache->live -= s->block_size;
-  s->cache = NULL;
   if (s->block) {
-    void *block = s->block;
-    s->block = NULL;
-    LT_UNPOISON(block, s->block_size);
-    s->allocf(s->alloc_ud, block, s->block_size, 0);
+    void *block = detach_block(s);
+    lt_alloc_free(s->pool, block, s->block_size);
   }
   if (s->release) {
     void (*release)(void *) = s->release;
@@ -285,4 +221,31 @@ void lt_foreach(const lt_tensor *t, void (*fn)(char *p, void *ctx), void *ctx) {
       idx[i] = 0;
     }
   }
+}
+
+/* a * b into *r, or 0 when it overflows int64 (a, b >= 0) */
+static int mul_fits(int64_t a, int64_t b, int64_t *r) {
+  if (a != 0 && b > INT64_MAX / a) return 0;
+  *r = a * b;
+  return 1;
+}
+
+int lt_check_shape(int ndim, const int64_t *shape, const int64_t *stride, int64_t offset) {
+  int64_t n = 1;   /* product of max(size, 1): the contiguous strides and the element count */
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return -1;
+    if (!mul_fits(n, shape[i] > 1 ? shape[i] : 1, &n)) return -1;
+  }
+  if (!stride) return 0;
+  if (offset < 0) return -1;
+  int64_t span = offset;   /* the farthest element's offset */
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] <= 1) continue;
+    int64_t st = stride[i], d;
+    if (st == INT64_MIN) return -1;
+    if (!mul_fits(st < 0 ? -st : st, shape[i] - 1, &d)) return -1;
+    if (d > INT64_MAX - span) return -1;
+    span += d;
+  }
+  return 0;
 }

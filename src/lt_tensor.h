@@ -14,23 +14,22 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "lt_dtype.h"
+#include "lt_alloc.h"
 
 #define LT_MAX_DIMS LTENSOR_MAX_DIMS
 
-typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* = lua_Alloc */
-
 /* The bytes behind one or more tensors.  Where it lives (the binding layer
    decides): inside a small tensor's own userdata, or in a storage userdata
-   whose finalizer frees `block` or calls `release` -- the Lua collector
-   keeps it alive exactly as long as some tensor references it. */
+   whose finalizer gives `block` back to its allocator or calls `release` --
+   the Lua collector keeps it alive exactly as long as some tensor
+   references it. */
 typedef struct lt_storage {
   atomic_long refcount;        /* tensors ever given this storage (1 + views); never
                                   decremented: free() releases memory early only at 1 */
   char *data;                  /* aligned to 64 bytes for heap memory; NULL once freed */
   size_t nbytes;
-  /* heap memory: freed through allocf(alloc_ud, block, block_size, 0) */
-  lt_allocf allocf;
-  void *alloc_ud;
+  /* heap memory: a block of the state's caching allocator (lt_alloc.h) */
+  lt_alloc *pool;
   void *block;
   size_t block_size;
   /* external memory (ltensor_push_external): release(release_ud) once */
@@ -38,26 +37,7 @@ typedef struct lt_storage {
   void *release_ud;
   /* bumped by every in-place write; autograd compares saved versions */
   atomic_llong version;
-  /* where the heap block goes back to when released (NULL: freed) */
-  struct lt_block_cache *cache;
 } lt_storage;
-
-/* A small per-lua_State cache of recently released large blocks.  The
-   collector frees tensors some time after their last use, so without it
-   every large temporary is a fresh mmap whose pages fault in again (a 4 MB
-   result cost 3x the arithmetic); with it a loop reuses warm memory.
-   Bounded in slots and bytes; blocks are poisoned while cached under ASan. */
-#define LT_CACHE_SLOTS 8
-#define LT_CACHE_MIN_BYTES ((size_t)64 << 10)
-#define LT_CACHE_MAX_BYTES ((size_t)64 << 20)
-typedef struct lt_block_cache {
-  void *block[LT_CACHE_SLOTS];
-  size_t size[LT_CACHE_SLOTS];
-  int n;
-  size_t bytes;
-  int closed;                  /* after lt_block_cache_close, blocks are freed at once */
-  size_t live;                 /* bytes of large blocks held by live storages */
-} lt_block_cache;
 
 typedef struct lt_tensor {
   lt_storage *storage;         /* NULL only while half-built or after free */
@@ -69,17 +49,23 @@ typedef struct lt_tensor {
   int64_t stride[LT_MAX_DIMS]; /* in elements */
 } lt_tensor;
 
-/* Storage set-up and release (never raise; return 0 on allocation failure). */
+/* Storage set-up and release (never raise). */
 void lt_storage_init(lt_storage *s, char *data, size_t nbytes);           /* unowned bytes */
-int lt_storage_alloc(lt_storage *s, lt_allocf allocf, void *alloc_ud, size_t nbytes);
+/* Heap data from the state's allocator (a cached block when one of the size
+   class is free; cached_only: no new memory).  Returns LT_ALLOC_OK, or
+   LT_ALLOC_NOMEM / LT_ALLOC_OVER_LIMIT with s unchanged. */
+int lt_storage_alloc(lt_storage *s, lt_alloc *A, size_t nbytes, int cached_only);
 void lt_storage_set_external(lt_storage *s, void *data, size_t nbytes, void (*release)(void *), void *ud);
 void lt_storage_retain(lt_storage *s);     /* one more tensor views it */
-void lt_storage_free(lt_storage *s);       /* idempotent: frees heap data / calls release */
-/* Like lt_storage_alloc, reusing a cached block of about the right size. */
-int lt_storage_alloc_cached(lt_storage *s, lt_block_cache *c, lt_allocf allocf, void *alloc_ud, size_t nbytes);
-/* Like lt_storage_free, keeping a large heap block in s->cache if it fits. */
-void lt_storage_release(lt_storage *s);
-void lt_block_cache_close(lt_block_cache *c, lt_allocf allocf, void *alloc_ud);
+void lt_storage_free(lt_storage *s);       /* idempotent: frees heap data at once / calls release */
+void lt_storage_release(lt_storage *s);    /* idempotent: like free, the block goes to the cache */
+
+/* Shape bounds, checked once wherever a tensor is made (creation, views,
+   loaders): the element count, and the span of every dim (stride * (size -
+   1), and their sum plus the offset), must fit in int64 -- for 0-element
+   tensors too, whose other dims are then still walked by strides.  Returns
+   0, or -1 when they do not. */
+int lt_check_shape(int ndim, const int64_t *shape, const int64_t *stride, int64_t offset);
 
 /* Shape helpers. */
 int64_t lt_numel(const lt_tensor *t);

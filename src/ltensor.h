@@ -54,4 +54,16 @@ void ltensor_push_external(lua_State *L, void *data, ltensor_dtype dtype,
    The pointers stay valid while the tensor is reachable. */
 int ltensor_get(lua_State *L, int idx, ltensor_info *info);
 
+/* Caps the tensor memory of this state at bytes (0: no limit, the
+   default).  What counts: the heap blocks holding tensor data (every tensor
+   of more than 256 bytes; smaller ones live in the Lua heap, which the
+   host's lua_Alloc bounds; ltensor_push_external memory is the host's).  An
+   allocation that would take the live bytes beyond the limit first gives
+   back cached blocks and runs one full collection, then raises
+   "ltensor.<function>: not enough memory (N bytes requested, limit L
+   bytes, U in use)"; the state stays usable.  Lowering the limit below the
+   live bytes frees nothing live: later allocations fail until tensors are
+   collected.  Same as T.set_memory_limit(bytes) from Lua. */
+void ltensor_set_memory_limit(lua_State *L, size_t bytes);
+
 #endif

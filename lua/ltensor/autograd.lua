@@ -985,6 +985,20 @@ rules.matmul = function(raw, a, b)
     end }, out
 end
 
+-- the fused linear layer (src/l_grad_linear.c; the engine records it with a C
+-- rule: this one serves the op list and documents the formulas)
+rules._linear = function(raw, x, w, b)
+  local out = raw(x, w, b)
+  return { name = b ~= nil and "AddmmBackward0" or "MmBackward0", inputs = { x, w, b }, ninputs = b ~= nil and 3 or 2,
+    saved = { x, w, n = 2 },
+    backward = function(n, g)
+      local sx, sw = n.saved[1], n.saved[2]
+      local gb
+      if n.ninputs == 3 and need(n, 3) then gb = g:sum(1) end
+      return need(n, 1) and T.mm(g, sw) or nil, need(n, 2) and T.mm(g:t(), sx) or nil, gb
+    end }, out
+end
+
 -- complex parts --------------------------------------------------------------
 -- The engine casts each returned gradient to its input's dtype, so a real
 -- gradient for a complex input arrives as g + 0i.
@@ -1142,8 +1156,13 @@ end
 
 local hook
 autograd.inplace_rules = inplace_rules
+-- the ops the engine's C rules (src/l_grad_rules.c) compute gradients with,
+-- in the order of its AGF_* indices
+local cfns = { methods.mul, methods.add, methods.sub, methods.div, methods.neg, methods.mm, methods.t,
+  methods.transpose, methods.reshape, methods.expand, methods.pow, methods.zeros_like or T.zeros_like, T.where,
+  methods.gt, T._threshold_backward, methods.rsub or T.rsub, methods.sum, methods.add_, methods.unsqueeze }
 hook, autograd.Node = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
-  unknown = unknown_rule, methods = methods }
+  unknown = unknown_rule, methods = methods, cfns = cfns }
 T._set_autograd_hook(hook)
 local spec_of = T._ag_spec
 
@@ -1169,6 +1188,7 @@ function autograd.backward(tensors, grad_tensors, opts)
   if is_opts(grad_tensors) then grad_tensors, opts = nil, grad_tensors end
   argcheck(is_t(tensors) or type(tensors) == "table", "autograd.backward", 1, "tensor or list of tensors", tensors)
   check_opts("autograd.backward", 3, opts)
+  if opts then T._check_opts("autograd.backward", opts, { "retain_graph", "create_graph" }) end
   local retain, create = modes(opts or {})
   run("backward", tensors, grad_tensors, retain, create)
 end
@@ -1180,6 +1200,7 @@ function methods.backward(t, grad, opts)
   argcheck(grad == nil or is_t(grad) or type(grad) == "number", "backward", 2, "tensor or number", grad)
   check_opts("backward", 3, opts)
   if opts then
+    T._check_opts("backward", opts, { "retain_graph", "create_graph" })
     local retain, create = modes(opts)
     run("backward", t, grad, retain, create)
   else
@@ -1193,6 +1214,7 @@ function autograd.grad(outputs, inputs, grad_outputs, opts)
   argcheck(is_t(outputs) or type(outputs) == "table", "autograd.grad", 1, "tensor or list of tensors", outputs)
   argcheck(is_t(inputs) or type(inputs) == "table", "autograd.grad", 2, "tensor or list of tensors", inputs)
   check_opts("autograd.grad", 4, opts)
+  if opts then T._check_opts("autograd.grad", opts, { "retain_graph", "create_graph", "allow_unused" }) end
   opts = opts or {}
   local retain, create = modes(opts)
   return run("grad", outputs, grad_outputs, retain, create, inputs or {}, opts.allow_unused)

@@ -35,6 +35,10 @@ T.default_generator = T.default_generator or T._default_generator()
 local TMT = T._metatable
 local function is_t(x) return getmetatable(x) == TMT end
 local function fail(where, msg) error("ltensor.distributions." .. where .. ": " .. msg, 0) end
+-- options tables are checked by the library's one checker (l_args.c):
+-- an unknown key raises "unknown option 'x' (did you mean 'y'?)"
+local function check_opts(where, opts, known) return T._check_opts("distributions." .. where, opts, known) end
+local SAMPLE_OPTS = { "generator" }
 local pi = math.pi
 
 ---------------------------------------------------------------------------
@@ -176,8 +180,9 @@ local function size_arg(where, s)
   if type(s) ~= "table" or is_t(s) then fail(where, "sample_shape must be a table of sizes") end
   return s
 end
-local function opts_of(a, b)   -- sample(shape, opts) or sample(opts)
-  if type(a) == "table" and not is_t(a) and #a == 0 and next(a) ~= nil then return nil, a end
+local function opts_of(a, b, where)   -- sample(shape, opts) or sample(opts)
+  if type(a) == "table" and not is_t(a) and #a == 0 and next(a) ~= nil then a, b = nil, a end
+  if where then check_opts(where, b, SAMPLE_OPTS) end
   return a, b
 end
 local function all_true(mask) return mask:numel() == 0 or mask:all():item() end
@@ -227,6 +232,29 @@ D.Distribution = Distribution
 local props = { mean = true, variance = true, stddev = true, probs = true, logits = true, mode = true,
   covariance_matrix = true, precision_matrix = true, scale_tril = true }
 
+-- a float as Python's repr writes it (shortest round trip; 1.0, 1e-05)
+local function pyfloat(x)
+  if type(x) ~= "number" then return tostring(x) end
+  if x ~= x then return "nan" end
+  if x == math.huge then return "inf" elseif x == -math.huge then return "-inf" end
+  local a = math.abs(x)
+  if a == 0 or (a >= 1e-4 and a < 1e16) then
+    for d = 1, 17 do
+      local t = ("%." .. d .. "f"):format(x)
+      if tonumber(t) == x then
+        t = t:gsub("(%.%d-)0+$", "%1")
+        if t:sub(-1) == "." then t = t .. "0" end
+        return t
+      end
+    end
+  end
+  for d = 1, 17 do
+    local t = ("%." .. d .. "g"):format(x)
+    if tonumber(t) == x then return t end
+  end
+  return ("%.17g"):format(x)
+end
+
 local function class(name, parent)
   local C = setmetatable({}, { __index = parent })
   C.__name = "ltensor.distributions." .. name
@@ -236,18 +264,26 @@ local function class(name, parent)
     if m ~= nil and props[k] and type(m) == "function" then return m(self) end
     return m
   end
+  -- PyTorch's repr: "Normal(loc: 0.0, scale: 1.0)"; a one-element
+  -- parameter prints as its value, a larger one as its size
   C.__tostring = function(self)
     local parts = {}
-    for _, p in ipairs(C._params or {}) do
-      local v = rawget(self, p)
-      if v then parts[#parts + 1] = p .. ": " .. (is_t(v) and shape_str(v.shape) or tostring(v)) end
+    for _, nv in ipairs(self:_repr_params()) do
+      local v = nv[2]
+      local text
+      if is_t(v) and v:numel() == 1 then text = v:dim() == 0 and pyfloat(v:item()) or tostring(v)
+      elseif is_t(v) then text = shape_str(v.shape)
+      else text = tostring(v) end
+      parts[#parts + 1] = nv[1] .. ": " .. text
     end
     return name .. "(" .. table.concat(parts, ", ") .. ")"
   end
   return C
 end
 
+local INIT_OPTS = { "validate_args" }
 function Distribution:_init(batch_shape, event_shape, opts)
+  check_opts(self._name, opts, self._init_opts or INIT_OPTS)
   rawset(self, "batch_shape", batch_shape)
   rawset(self, "event_shape", event_shape or {})
   local v = true
@@ -258,7 +294,7 @@ function Distribution:_extended_shape(sample_shape)
   return concat_shapes(size_arg(self._name .. ".sample", sample_shape), self.batch_shape, self.event_shape)
 end
 function Distribution:sample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".sample")
   if self.has_rsample then
     return T.no_grad(function() return self:rsample(shape, opts) end)
   end
@@ -268,6 +304,15 @@ function Distribution:rsample()
   fail(self._name .. ".rsample", "this distribution has no reparameterised sampler (has_rsample is false); use sample")
 end
 function Distribution:sample_n(n, opts) return self:sample({ n }, opts) end
+-- the {name, value} pairs tostring shows: the parameters given
+function Distribution:_repr_params()
+  local r = {}
+  for _, p in ipairs(rawget(self, "_params") or self._params or {}) do
+    local v = rawget(self, p)
+    if v ~= nil then r[#r + 1] = { (p:gsub("^_", "")), v } end
+  end
+  return r
+end
 function Distribution:stddev() return self.variance:sqrt() end
 function Distribution:entropy() fail(self._name .. ".entropy", "not implemented") end
 function Distribution:_validate_sample(value, support, support_name)
@@ -334,13 +379,13 @@ function Normal:mode() return self.loc end
 function Normal:stddev() return self.scale end
 function Normal:variance() return self.scale:pow(2) end
 function Normal:rsample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".rsample")
   local s, o = standard_shape(self, shape, opts)
   local eps = T.randn(s, o)
   return self.loc + eps * self.scale
 end
 function Normal:sample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".sample")
   local s, o = standard_shape(self, shape, opts)
   return T.no_grad(function() return T.normal(self.loc:expand(s), self.scale:expand(s), o) end)
 end
@@ -378,7 +423,7 @@ function Uniform:mean() return (self.high + self.low) / 2 end
 function Uniform:stddev() return (self.high - self.low) / math.sqrt(12) end
 function Uniform:variance() return (self.high - self.low):pow(2) / 12 end
 function Uniform:rsample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".rsample")
   local s, o = standard_shape(self, shape, opts)
   return self.low + T.rand(s, o) * (self.high - self.low)
 end
@@ -418,7 +463,7 @@ function Exponential:mode() return T.zeros_like(self.rate) end
 function Exponential:stddev() return self.rate:reciprocal() end
 function Exponential:variance() return self.rate:pow(-2) end
 function Exponential:rsample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".rsample")
   local s, o = standard_shape(self, shape, opts)
   local e = T.empty(s, { dtype = self._dtype }):exponential_(1, { generator = o.generator })
   return e / self.rate
@@ -458,7 +503,7 @@ function Gamma:mean() return self.concentration / self.rate end
 function Gamma:mode() return ((self.concentration - 1) / self.rate):clamp(0) end
 function Gamma:variance() return self.concentration / self.rate:pow(2) end
 function Gamma:rsample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".rsample")
   local s = self:_extended_shape(shape)
   local g = standard_gamma(self.concentration:expand(s), opts and opts.generator and { generator = opts.generator } or nil)
   local x = g / self.rate:expand(s)
@@ -498,7 +543,7 @@ function Beta:variance()
   return self.concentration1 * self.concentration0 / (t:pow(2) * (t + 1))
 end
 function Beta:rsample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".rsample")
   local s = self:_extended_shape(shape)
   local o = opts and opts.generator and { generator = opts.generator } or nil
   local g1 = standard_gamma(self.concentration1:expand(s), o)
@@ -535,13 +580,18 @@ local function probs_logits(where, probs, logits, opts)
   return probs, logits, opts
 end
 -- Bernoulli(probs) / Bernoulli(nil, logits) / Bernoulli{probs=} / Bernoulli{logits=}
+local PL_OPTS = { "validate_args", "probs", "logits" }
 local function pl_args(where, a, b, c)
-  if type(a) == "table" and not is_t(a) then return probs_logits(where, a.probs, a.logits, a) end
+  if type(a) == "table" and not is_t(a) then
+    check_opts(where, a, PL_OPTS)
+    return probs_logits(where, a.probs, a.logits, a)
+  end
   return probs_logits(where, a, b, c)
 end
 
 local Bernoulli = class("Bernoulli", Distribution)
 D.Bernoulli = Bernoulli
+Bernoulli._init_opts = PL_OPTS
 Bernoulli.has_rsample = false
 function Bernoulli.new(a, b, c)
   local probs, logits, opts = pl_args("Bernoulli", a, b, c)
@@ -571,7 +621,7 @@ end
 function Bernoulli:mean() return self.probs end
 function Bernoulli:variance() local p = self.probs return p * (1 - p) end
 function Bernoulli:sample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".sample")
   local s = self:_extended_shape(shape)
   return T.no_grad(function()
     return T.bernoulli(self.probs:detach():expand(s):contiguous(), { generator = opts and opts.generator })
@@ -595,6 +645,7 @@ setmetatable(Bernoulli, { __index = Distribution, __call = function(_, ...) retu
 
 local Categorical = class("Categorical", Distribution)
 D.Categorical = Categorical
+Categorical._init_opts = PL_OPTS
 Categorical.has_rsample = false
 function Categorical.new(a, b, c)
   local probs, logits, opts = pl_args("Categorical", a, b, c)
@@ -614,9 +665,11 @@ function Categorical.new(a, b, c)
   if probs ~= nil then
     validate_param(self, "probs", "nonneg", p)
     rawset(self, "_probs", p / p:sum(-1, true))
+    self._params = { "_probs" }
   else
     validate_param(self, "logits", "real", p)
     rawset(self, "_logits", p - p:logsumexp(-1, true))
+    self._params = { "_logits" }
   end
   return self
 end
@@ -630,7 +683,7 @@ function Categorical:mean() return T.full(self.batch_shape, 0 / 0, { dtype = sel
 function Categorical:variance() return T.full(self.batch_shape, 0 / 0, { dtype = self._dtype }) end
 function Categorical:mode() return self.probs:argmax(-1) end   -- argmax is 1-based already
 function Categorical:sample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".sample")
   shape = size_arg("Categorical.sample", shape)
   local n = 1
   for _, v in ipairs(shape) do n = n * v end
@@ -743,6 +796,13 @@ D.MultivariateNormal = MVN
 MVN.has_rsample = true
 MVN._params = { "loc", "_unbroadcasted_scale_tril" }
 MVN._param_event = {}
+MVN._init_opts = { "validate_args", "covariance_matrix", "scale_tril", "precision_matrix" }
+function MVN:_repr_params()
+  local M = rawget(self, "_cov") and { "covariance_matrix", rawget(self, "_cov") }
+    or rawget(self, "_prec") and { "precision_matrix", rawget(self, "_prec") }
+    or { "scale_tril", rawget(self, "_unbroadcasted_scale_tril") }
+  return { { "loc", self.loc }, M }
+end
 function MVN.new(loc, a, opts)
   -- MultivariateNormal(loc, covariance) or MultivariateNormal(loc, {covariance_matrix= | scale_tril= | precision_matrix=})
   local cov, tril, prec
@@ -826,7 +886,7 @@ function MVN:variance()
   return rawget(self, "_unbroadcasted_scale_tril"):pow(2):sum(-1):expand(concat_shapes(self.batch_shape, self.event_shape))
 end
 function MVN:rsample(shape, opts)
-  shape, opts = opts_of(shape, opts)
+  shape, opts = opts_of(shape, opts, self._name .. ".rsample")
   local s, o = standard_shape(self, shape, opts)
   local eps = T.randn(s, o)
   local Lm = rawget(self, "_unbroadcasted_scale_tril")
@@ -864,24 +924,258 @@ function MVN:expand(batch_shape)
 end
 setmetatable(MVN, { __index = Distribution, __call = function(_, ...) return MVN.new(...) end })
 
--- kl_divergence for the pairs whose closed forms are one line (Normal,
--- Exponential, Bernoulli, Categorical, Uniform)
+---------------------------------------------------------------------------
+-- inverse cdfs (PyTorch 1.13 has them for Normal, Uniform and Exponential)
+---------------------------------------------------------------------------
+function Normal:icdf(value)
+  if not is_t(value) then fail("Normal.icdf", "The value argument to icdf must be a Tensor") end
+  return self.loc + self.scale * T.erfinv(value * 2 - 1) * math.sqrt(2)
+end
+function Uniform:icdf(value)
+  if not is_t(value) then fail("Uniform.icdf", "The value argument to icdf must be a Tensor") end
+  self:_validate_sample(value)
+  return value * (self.high - self.low) + self.low
+end
+function Exponential:icdf(value)
+  if not is_t(value) then fail("Exponential.icdf", "The value argument to icdf must be a Tensor") end
+  return -(-value):log1p() / self.rate
+end
+
+---------------------------------------------------------------------------
+-- kl_divergence: every pair PyTorch 1.13 registers between the
+-- distributions above (torch/distributions/kl.py), with its formula and
+-- its infinities
+---------------------------------------------------------------------------
+local inf = math.huge
+local euler_gamma = 0.57721566490153286060
+local function inf_like(t) return T.full_like(t, inf) end
+local function x_log_x(t) return t * t:log() end
+local function lgamma(t) return T.lgamma(t) end
+local function digamma(t) return T.digamma(t) end
+local function fill_where(t, mask, v) return t:masked_fill(mask, v) end
+
+local KL = {}
+local function register(P, Q, f) KL[P] = KL[P] or {} KL[P][Q] = f end
+
+register(Bernoulli, Bernoulli, function(p, q)
+  local t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+  t1 = fill_where(fill_where(t1, q.probs:eq(0), inf), p.probs:eq(0), 0)
+  local t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+  t2 = fill_where(fill_where(t2, q.probs:eq(1), inf), p.probs:eq(1), 0)
+  return t1 + t2
+end)
+register(Beta, Beta, function(p, q)
+  local sp = p.concentration1 + p.concentration0
+  local sq = q.concentration1 + q.concentration0
+  local t1 = lgamma(q.concentration1) + lgamma(q.concentration0) + lgamma(sp)
+  local t2 = lgamma(p.concentration1) + lgamma(p.concentration0) + lgamma(sq)
+  local t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+  local t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+  local t5 = (sq - sp) * digamma(sp)
+  return t1 - t2 + t3 + t4 + t5
+end)
+register(Categorical, Categorical, function(p, q)
+  local t = p.probs * (p.logits - q.logits)
+  t = fill_where(t, q.probs:eq(0), inf)
+  t = fill_where(t, p.probs:eq(0), 0)
+  return t:sum(-1)
+end)
+register(Exponential, Exponential, function(p, q)
+  local r = q.rate / p.rate
+  return -r:log() + r - 1
+end)
+register(Gamma, Gamma, function(p, q)
+  local t1 = q.concentration * (p.rate / q.rate):log()
+  local t2 = lgamma(q.concentration) - lgamma(p.concentration)
+  local t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+  local t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+  return t1 + t2 + t3 + t4
+end)
+register(MVN, MVN, function(p, q)
+  if p.event_shape[1] ~= q.event_shape[1] then
+    fail("kl_divergence", "KL-divergence between two Multivariate Normals with different event shapes cannot be computed")
+  end
+  local Lp, Lq = rawget(p, "_unbroadcasted_scale_tril"), rawget(q, "_unbroadcasted_scale_tril")
+  local half_term1 = diag_of(Lq):log():sum(-1) - diag_of(Lp):log():sum(-1)
+  local n = p.event_shape[1]
+  local bp, bq = {}, {}
+  for i = 1, #Lp.shape - 2 do bp[i] = Lp.shape[i] end
+  for i = 1, #Lq.shape - 2 do bq[i] = Lq.shape[i] end
+  local batch = bshape(bq, bp)
+  if not batch then fail("kl_divergence", "shape mismatch: the batch shapes do not broadcast") end
+  local Lq2 = Lq:expand(concat_shapes(batch, { n, n }))
+  local Lp2 = Lp:expand(concat_shapes(batch, { n, n }))
+  local term2 = T.linalg.solve_triangular(Lq2, Lp2, { upper = false }):pow(2):sum(-1):sum(-1)
+  -- the Mahalanobis term: |Lq^-1 (q.loc - p.loc)|^2, batch shapes broadcast
+  local diff = q.loc - p.loc
+  local db = {}
+  for i = 1, #diff.shape - 1 do db[i] = diff.shape[i] end
+  local b3 = bshape(db, bq)
+  local Lx = Lq:expand(concat_shapes(b3, { n, n }))
+  local term3 = tri_solve(Lx, diff:expand(concat_shapes(b3, { n }))):pow(2):sum(-1)
+  return half_term1 + (term2 + term3 - n) * 0.5
+end)
+register(Normal, Normal, function(p, q)
+  local vr = (p.scale / q.scale):pow(2)
+  local t1 = ((p.loc - q.loc) / q.scale):pow(2)
+  return (vr + t1 - 1 - vr:log()) * 0.5
+end)
+register(Uniform, Uniform, function(p, q)
+  local r = ((q.high - q.low) / (p.high - p.low)):log()
+  return fill_where(r, T.logical_or(q.low:gt(p.low), q.high:lt(p.high)), inf)
+end)
+-- different families
+register(Beta, Exponential, function(p, q)
+  return -p:entropy() - q.rate:log() + q.rate * (p.concentration1 / (p.concentration1 + p.concentration0))
+end)
+register(Beta, Gamma, function(p, q)
+  local t1 = -p:entropy()
+  local t2 = lgamma(q.concentration) - q.concentration * q.rate:log()
+  local t3 = (q.concentration - 1) * (digamma(p.concentration1) - digamma(p.concentration1 + p.concentration0))
+  local t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
+  return t1 + t2 - t3 + t4
+end)
+register(Beta, Normal, function(p, q)
+  local E = p.concentration1 / (p.concentration1 + p.concentration0)
+  local var_normal = q.scale:pow(2)
+  local t1 = -p:entropy()
+  local t2 = (var_normal * 2 * pi):log() * 0.5
+  local t3 = (E * (1 - E) / (p.concentration1 + p.concentration0 + 1) + E:pow(2)) * 0.5
+  local t4 = q.loc * E
+  local t5 = q.loc:pow(2) * 0.5
+  return t1 + t2 + (t3 - t4 + t5) / var_normal
+end)
+register(Beta, Uniform, function(p, q)
+  local r = -p:entropy() + (q.high - q.low):log()
+  return fill_where(r, T.logical_or(q.low:gt(0), q.high:lt(1)), inf)
+end)
+register(Exponential, Gamma, function(p, q)
+  local ratio = q.rate / p.rate
+  local t1 = -q.concentration * ratio:log()
+  return t1 + ratio + lgamma(q.concentration) + q.concentration * euler_gamma - (1 + euler_gamma)
+end)
+register(Exponential, Normal, function(p, q)
+  local var_normal = q.scale:pow(2)
+  local rate_sqr = p.rate:pow(2)
+  local t1 = (rate_sqr * var_normal * 2 * pi):log() * 0.5
+  local t2 = rate_sqr:reciprocal()
+  local t3 = q.loc / p.rate
+  local t4 = q.loc:pow(2) * 0.5
+  return t1 - 1 + (t2 - t3 + t4) / var_normal
+end)
+register(Gamma, Exponential, function(p, q)
+  return -p:entropy() - q.rate:log() + q.rate * p.concentration / p.rate
+end)
+register(Gamma, Normal, function(p, q)
+  local var_normal = q.scale:pow(2)
+  local beta_sqr = p.rate:pow(2)
+  local t1 = (beta_sqr * var_normal * 2 * pi):log() * 0.5 - p.concentration - lgamma(p.concentration)
+  local t2 = (p.concentration:pow(2) + p.concentration) * 0.5 / beta_sqr
+  local t3 = q.loc * p.concentration / p.rate
+  local t4 = q.loc:pow(2) * 0.5
+  return t1 + (p.concentration - 1) * digamma(p.concentration) + (t2 - t3 + t4) / var_normal
+end)
+register(Uniform, Beta, function(p, q)
+  local c = p.high - p.low
+  local t1 = c:log()
+  local t2 = (q.concentration1 - 1) * (x_log_x(p.high) - x_log_x(p.low) - c) / c
+  local t3 = (q.concentration0 - 1) * (x_log_x(1 - p.high) - x_log_x(1 - p.low) + c) / c
+  local t4 = lgamma(q.concentration1) + lgamma(q.concentration0) - lgamma(q.concentration1 + q.concentration0)
+  local r = t3 + t4 - t1 - t2
+  return fill_where(r, T.logical_or(p.high:gt(1), p.low:lt(0)), inf)
+end)
+register(Uniform, Exponential, function(p, q)
+  local r = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate):log()
+  return fill_where(r, p.low:lt(0), inf)
+end)
+register(Uniform, Gamma, function(p, q)
+  local c = p.high - p.low
+  local t1 = c:log()
+  local t2 = lgamma(q.concentration) - q.concentration * q.rate:log()
+  local t3 = (1 - q.concentration) * (x_log_x(p.high) - x_log_x(p.low) - c) / c
+  local t4 = q.rate * (p.high + p.low) / 2
+  return fill_where(-t1 + t2 + t3 + t4, p.low:lt(0), inf)
+end)
+register(Uniform, Normal, function(p, q)
+  local c = p.high - p.low
+  local t1 = (q.scale * math.sqrt(pi * 2) / c):log()
+  local t2 = c:pow(2) / 12
+  local t3 = ((p.high + p.low - q.loc * 2) / 2):pow(2)
+  return t1 + (t2 + t3) * 0.5 / q.scale:pow(2)
+end)
+-- support mismatches: the divergence is infinite (shaped like p's first parameter)
+for _, pq in ipairs {
+  { Exponential, Beta, "rate" }, { Exponential, Uniform, "rate" },
+  { Gamma, Beta, "concentration" }, { Gamma, Uniform, "concentration" },
+  { Normal, Beta, "loc" }, { Normal, Exponential, "loc" }, { Normal, Gamma, "loc" }, { Normal, Uniform, "loc" },
+} do
+  local key = pq[3]
+  register(pq[1], pq[2], function(p) return inf_like(p[key]) end)
+end
+
 function D.kl_divergence(p, q)
   local mp, mq = getmetatable(p), getmetatable(q)
-  if mp == Normal and mq == Normal then
-    local vr = (p.scale / q.scale):pow(2)
-    local t1 = ((p.loc - q.loc) / q.scale):pow(2)
-    return (vr + t1 - 1 - vr:log()) * 0.5
-  elseif mp == Exponential and mq == Exponential then
-    local r = q.rate / p.rate
-    return r - r:log() - 1
-  elseif mp == Bernoulli and mq == Bernoulli then
-    local pp = p.probs
-    return pp * (softplus(-q.logits) - softplus(-p.logits)) + (1 - pp) * (softplus(q.logits) - softplus(p.logits))
-  elseif mp == Categorical and mq == Categorical then
-    return (p.probs * (p.logits - q.logits)):sum(-1)
+  local f = KL[mp] and KL[mp][mq]
+  if not f then
+    local function nm(m, x)
+      if type(m) == "table" and m._name then return m._name end
+      return type(x)
+    end
+    fail("kl_divergence", ("no KL divergence implemented for %s and %s"):format(nm(mp, p), nm(mq, q)))
   end
-  fail("kl_divergence", ("no KL divergence implemented for %s and %s"):format(mp and mp._name or "?", mq and mq._name or "?"))
+  return f(p, q)
+end
+
+---------------------------------------------------------------------------
+-- T.erfinv (unless the core has it): Giles' approximation ("Approximating
+-- the erfinv function", GPU Computing Gems, 2011) refined by two Newton
+-- steps on erf in float64, so the result is exact to a few ulp in every
+-- floating dtype; +-1 give +-inf and |x| > 1 NaN, as PyTorch.  The gradient
+-- is sqrt(pi)/2 exp(erfinv(x)^2).
+---------------------------------------------------------------------------
+local function erfinv_forward(x)
+  local dt = x.dtype
+  local y = x:to(T.float64)
+  local w = -((1 - y) * (1 + y)):log()
+  local ws = w - 2.5
+  local p1 = T.full_like(ws, 2.81022636e-08)
+  for _, c in ipairs { 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+    -0.00417768164, 0.246640727, 1.50140941 } do p1 = p1 * ws + c end
+  local wl = w:sqrt() - 3
+  local p2 = T.full_like(wl, -0.000200214257)
+  for _, c in ipairs { 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+    0.00943887047, 1.00167406, 2.83297682 } do p2 = p2 * wl + c end
+  local r = T.where(w:lt(5), p1, p2) * y
+  local k = 2 / math.sqrt(pi)
+  for _ = 1, 2 do
+    local step = (T.erf(r) - y) / ((-(r * r)):exp() * k)
+    r = r - T.where(step:isfinite(), step, T.zeros_like(step))
+  end
+  r = T.where(y:abs():eq(1), y * inf, r)
+  r = T.where(y:abs():gt(1), T.full_like(r, 0 / 0), r)
+  return r:to(dt)
+end
+local erfinv_f = autograd.Function {
+  name = "Erfinv",
+  forward = function(ctx, x)
+    local r = erfinv_forward(x)
+    ctx:save_for_backward(r)
+    return r
+  end,
+  backward = function(ctx, g)
+    local r = ctx.saved_tensors[1]
+    return g * (r * r):exp() * (math.sqrt(pi) / 2)
+  end,
+}
+if not T.erfinv then
+  T.erfinv = function(x)
+    if not is_t(x) then error("ltensor.erfinv: bad argument #1 (tensor expected, got " .. type(x) .. ")", 0) end
+    if not (x.dtype == T.float64 or x.dtype == T.float32 or x.dtype == T.float16 or x.dtype == T.bfloat16) then
+      x = x:to(T.get_default_dtype())   -- integers and bools promote to the default float type, as torch
+    end
+    return erfinv_f(x)
+  end
+  T._methods.erfinv = T.erfinv
 end
 
 return D

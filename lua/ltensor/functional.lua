@@ -201,6 +201,18 @@ function F.linear(x, w, b)
   check_t("linear", 1, "input", x)
   check_t("linear", 2, "weight", w)
   check_t("linear", 3, "bias", b, true)
+  -- one gemm with the bias, recorded as one node (T._linear); other forms
+  -- (dtypes, shapes, 1-D input) go through matmul + add
+  local dt = x.dtype
+  if (dt == T.float32 or dt == T.float64) and w.dtype == dt and w:dim() == 2 and x:dim() >= 2
+    and (b == nil or (b.dtype == dt and b:dim() == 1 and b:size(1) == w:size(1))) and x:size(-1) == w:size(2) then
+    if x:dim() == 2 then return T._linear(x, w, b) end
+    if x:is_contiguous() and x:numel() > 0 then
+      local shape = x.shape
+      shape[#shape] = w:size(1)
+      return T._linear(x:reshape({ -1, x:size(-1) }), w, b):reshape(shape)
+    end
+  end
   local out = T.matmul(x, w:t())
   if b ~= nil then out = out + b end
   return out

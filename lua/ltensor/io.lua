@@ -452,6 +452,11 @@ function T.load(path)
           fail("load", "tensor '%s': shape %s of dtype %s needs %s bytes but data_offsets span %d",
             name, shape_str(shape), code, nb and tostring(nb) or "more than 2^63", e - b)
         end
+        -- 0 elements, yet the strides of the other dims must fit too
+        if not T._shape_fits(shape) then
+          fail("load", "tensor '%s': shape %s is too large (its element count or strides overflow int64)",
+            name, shape_str(shape))
+        end
         entries[#entries + 1] = { name = name, dt = dt, shape = shape, b = b, e = e }
       end
     end
@@ -660,6 +665,11 @@ function T.load_npy(path)
     if nb ~= data_len then
       fail("load_npy", "'%s': shape %s of dtype '%s' needs %s bytes but the file holds %d",
         path, npy_shape_str(shape), descr, nb and tostring(nb) or "more than 2^63", data_len)
+    end
+    -- 0 elements, yet the strides of the other dims must fit too
+    if not T._shape_fits(shape) then
+      fail("load_npy", "'%s': shape %s is too large (its element count or strides overflow int64)",
+        path, npy_shape_str(shape))
     end
     local bytes = read_at("load_npy", f, path, start + hlen, nb)
     return T._frombytes(bytes, dt, shape, 0, order == ">", d.fortran_order)

@@ -64,6 +64,13 @@ local function opts_of(...)
   return a, {}
 end
 
+-- an options table's keys, checked by the library's one checker (l_args.c):
+-- "ltensor.linalg.<fn>: unknown option 'ordd' (did you mean 'ord'?)"
+local function ck(fn, o, known)
+  if type(o) == "table" and not is_t(o) then T._check_opts("linalg." .. fn, o, known) end
+  return o
+end
+
 -- PyTorch's optional positional argument (qr's mode, svd's full_matrices,
 -- eigh's UPLO), or the same under its keyword in a trailing options table,
 -- whose other keys must be known: a misspelt key is an error, not a default.
@@ -233,6 +240,7 @@ end
 ---------------------------------------------------------------------------
 local last_info
 local solve_core
+local householder_diff   -- defined with householder_product
 solve_core = autograd.Function {
   name = "LinalgSolveEx",
   forward = function(ctx, A, B)
@@ -288,6 +296,7 @@ end
 
 function linalg.solve_ex(A, B, ...)
   local _, o = opts_of(...)
+  ck("solve_ex", o, { "left", "check_errors", "out" })
   local X, info = solve_ex("solve_ex", A, B, o.left ~= false)
   if o.check_errors then
     local i = first_bad(info)
@@ -298,6 +307,7 @@ end
 
 function linalg.solve(A, B, ...)
   local _, o = opts_of(...)
+  ck("solve", o, { "left", "out" })
   local X, info = solve_ex("solve", A, B, o.left ~= false)
   local i = first_bad(info)
   if i then fail("solve", batch_prefix(info, i) .. "The solver failed because the input matrix is singular.") end
@@ -313,6 +323,7 @@ local function inv_ex(fn, A)
   return X, last_info
 end
 function linalg.inv_ex(A, o)
+  ck("inv_ex", o, { "check_errors", "out" })
   local X, info = inv_ex("inv_ex", A)
   if type(o) == "table" and o.check_errors then
     local i, v = first_bad(info)
@@ -327,25 +338,6 @@ function linalg.inv(A)
   return X
 end
 
-function linalg.lu_factor_ex(A, o)
-  check_la("lu_factor_ex", A, 1)
-  check_matrix("lu_factor_ex", A)
-  if type(o) == "table" and o.pivot == false then fail("lu_factor_ex", "LU without pivoting is not implemented on the CPU") end
-  return K.getrf(A)
-end
-function linalg.lu_factor(A, o)
-  check_la("lu_factor", A, 1)
-  check_matrix("lu_factor", A)
-  if type(o) == "table" and o.pivot == false then fail("lu_factor", "LU without pivoting is not implemented on the CPU") end
-  local LU, piv, info = K.getrf(A)
-  local i, v = first_bad(info)
-  if i then
-    fail("lu_factor", batch_prefix(info, i) .. ("U[%d,%d] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"):format(v, v))
-  end
-  return LU, piv
-end
-
--- P, L, U with A = P L U
 -- P, L, U from getrf's packed factors
 local function unpack_lu(LU, piv)
   local s = LU.shape
@@ -356,13 +348,108 @@ local function unpack_lu(LU, piv)
   return K.perm(piv, m, LU.dtype), L, U
 end
 
+-- The gradient of A = P L U (PyTorch's linalg_lu_backward): with
+-- gA = P L^{-H} [tril(L^H gL, -1) + triu(gU U^H)] U^{-H} for a square A, and
+-- its wide (m < n) and tall (m > n) forms, where only the square blocks U1 /
+-- L1 are inverted and U2 / L2's gradients pass straight through.
+local function lu_backward(gL, gU, P, L, U)
+  local m, n = L.shape[#L.shape - 1], U.shape[#U.shape]
+  local k = math.min(m, n)
+  local unit_upper = { upper = true, left = true, unitriangular = true }
+  -- L's diagonal and upper part and U's lower part are constants: their
+  -- gradients go nowhere
+  gL, gU = tril(gL, -1), triu(gU)
+  local gA
+  if m == n then
+    gA = tril(mH(L):matmul(gL), -1) + triu(gU:matmul(mH(U)))
+    gA = linalg.solve_triangular(mH(U), gA, { upper = false, left = false })
+    gA = linalg.solve_triangular(mH(L), gA, unit_upper)
+  elseif m < n then
+    local U1 = U:narrow(-1, 1, k)
+    gA = mH(L):matmul(gL) - triu(gU):matmul(mH(U))
+    gA = linalg.solve_triangular(mH(U1), tril(gA, -1), { upper = false, left = false })
+    gA = T.cat({ gA + triu(gU:narrow(-1, 1, k)), gU:narrow(-1, k + 1, n - k) }, -1)
+    gA = linalg.solve_triangular(mH(L), gA, unit_upper)
+  else
+    local L1 = L:narrow(-2, 1, k)
+    gA = gU:matmul(mH(U)) - mH(L):matmul(gL)
+    gA = linalg.solve_triangular(mH(L1), triu(gA), unit_upper)
+    gA = T.cat({ gA + tril(gL:narrow(-2, 1, k), -1), gL:narrow(-2, k + 1, m - k) }, -2)
+    gA = linalg.solve_triangular(mH(U), gA, { upper = false, left = false })
+  end
+  return P:matmul(gA)
+end
+
+-- lu_factor: the packed LU is differentiable (pivots and info are not: they
+-- come back beside the Function's output)
+local last_piv
+local lu_factor_core = autograd.Function {
+  name = "LinalgLuFactorEx",
+  forward = function(ctx, A)
+    local LU, piv, info = K.getrf(A)
+    last_piv, last_info = piv, info
+    ctx.piv = piv
+    ctx:save_for_backward(LU)
+    return LU
+  end,
+  backward = function(ctx, gLU)
+    local LU = unpack(ctx.saved_tensors)
+    local P, L, U = unpack_lu(LU, ctx.piv)
+    local s = LU.shape
+    local k = math.min(s[#s - 1], s[#s])
+    return lu_backward(gLU:narrow(-1, 1, k), gLU:narrow(-2, 1, k), P, L, U)
+  end,
+}
+local function lu_factor_ex(A)
+  local LU = lu_factor_core(A)
+  return LU, last_piv, last_info
+end
+
+-- lu: L and U are differentiable, P is not
+local last_P
+local lu_core = autograd.Function {
+  name = "LinalgLuBackward",
+  forward = function(ctx, A)
+    local LU, piv = K.getrf(A)
+    local P, L, U = unpack_lu(LU, piv)
+    last_P = P
+    ctx:save_for_backward(P, L, U)
+    return L, U
+  end,
+  backward = function(ctx, gL, gU)
+    local P, L, U = unpack(ctx.saved_tensors)
+    return lu_backward(gL, gU, P, L, U)
+  end,
+}
+
+function linalg.lu_factor_ex(A, o)
+  check_la("lu_factor_ex", A, 1)
+  check_matrix("lu_factor_ex", A)
+  ck("lu_factor_ex", o, { "pivot", "check_errors", "out" })
+  if type(o) == "table" and o.pivot == false then fail("lu_factor_ex", "LU without pivoting is not implemented on the CPU") end
+  return lu_factor_ex(A)
+end
+function linalg.lu_factor(A, o)
+  check_la("lu_factor", A, 1)
+  check_matrix("lu_factor", A)
+  ck("lu_factor", o, { "pivot", "out" })
+  if type(o) == "table" and o.pivot == false then fail("lu_factor", "LU without pivoting is not implemented on the CPU") end
+  local LU, piv, info = lu_factor_ex(A)
+  local i, v = first_bad(info)
+  if i then
+    fail("lu_factor", batch_prefix(info, i) .. ("U[%d,%d] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"):format(v, v))
+  end
+  return LU, piv
+end
+
 -- P, L, U with A = P L U
 function linalg.lu(A, o)
   check_la("lu", A, 1)
   check_matrix("lu", A)
+  ck("lu", o, { "pivot", "out" })
   if type(o) == "table" and o.pivot == false then fail("lu", "LU without pivoting is not implemented on the CPU") end
-  local LU, piv = K.getrf(A)
-  return unpack_lu(LU, piv)
+  local L, U = lu_core(A)
+  return last_P, L, U
 end
 
 -- torch.lu_unpack(LU, pivots): the P, L, U that lu_factor's result stands for
@@ -378,8 +465,47 @@ function T.lu_unpack(LU, piv)
   return unpack_lu(LU, piv)
 end
 
+-- lu_solve through autograd: B's gradient is the solve with the adjoint
+-- system, LU's is PyTorch's linalg_lu_solve_LU
+local lu_solve_core
+lu_solve_core = autograd.Function {
+  name = "LinalgLuSolve",
+  forward = function(ctx, LU, B, piv, left, adjoint)
+    local X
+    if left then X = K.getrs(LU, piv, B, adjoint and "C" or "N")
+    -- X A = B  <=>  A^H X^H = B^H ;  X A^H = B  <=>  A X^H = B^H
+    else X = mH(K.getrs(LU, piv, mH(B), adjoint and "N" or "C")) end
+    ctx.piv, ctx.left, ctx.adjoint = piv, left, adjoint
+    ctx:save_for_backward(LU, X)
+    return X
+  end,
+  backward = function(ctx, gX)
+    local LU, X = unpack(ctx.saved_tensors)
+    local piv, left, adjoint = ctx.piv, ctx.left, ctx.adjoint
+    local gB = lu_solve_core(LU, gX, piv, left, not adjoint)
+    local gLU
+    if ctx.needs_input_grad[1] then
+      local P, L, U = unpack_lu(LU, piv)
+      if left ~= adjoint then
+        -- gR = U^{-H} op(-gX) op(X)^H; gLU = tril(L^{-H} gR U^H, -1) + triu(gR)
+        local gR = linalg.solve_triangular(mH(U), -(left and gX:matmul(mH(X)) or mH(gX):matmul(X)), { upper = false })
+        local gL = tril(linalg.solve_triangular(mH(L), gR:matmul(mH(U)), { upper = true, left = true, unitriangular = true }), -1)
+        gLU = gL + triu(gR)
+      else
+        -- gR = -P^T op(X) op(gX)^H P L^{-H}; gLU = tril(gR, -1) + triu(L^H gR U^{-H})
+        local gR = -mT(P):matmul(left and X or mH(X)):matmul(left and mH(gX) or gX):matmul(P)
+        gR = linalg.solve_triangular(mH(L), gR, { upper = true, left = false, unitriangular = true })
+        local gU = triu(linalg.solve_triangular(mH(U), mH(L):matmul(gR), { upper = false, left = false }))
+        gLU = tril(gR, -1) + gU
+      end
+    end
+    return gLU, gB
+  end,
+}
+
 function linalg.lu_solve(LU, piv, B, o)
   local fn = "lu_solve"
+  ck(fn, o, { "left", "adjoint", "out" })
   o = type(o) == "table" and o or {}
   check_la(fn, LU, 1)
   check_tensor(fn, piv, 2)
@@ -400,11 +526,7 @@ function linalg.lu_solve(LU, piv, B, o)
   local batch = broadcast(batch_of(ls), batch_of(bs))
   if not batch then fail(fn, "Incompatible batch shapes of LU and B") end
   local LUe, pe = expand_batch(LU, batch), expand_batch(piv, batch, 1)
-  if left then
-    return K.getrs(LUe, pe, expand_batch(B, batch), adjoint and "C" or "N")
-  end
-  -- X A = B  <=>  A^H X^H = B^H ;  X A^H = B  <=>  A X^H = B^H
-  return mH(K.getrs(LUe, pe, mH(expand_batch(B, batch)), adjoint and "N" or "C"))
+  return lu_solve_core(LUe, expand_batch(B, batch), pe, left, adjoint)
 end
 
 ---------------------------------------------------------------------------
@@ -435,6 +557,7 @@ trsm_core = autograd.Function {
 
 function linalg.solve_triangular(A, B, o)
   local fn = "solve_triangular"
+  ck(fn, o, { "upper", "left", "unitriangular", "out" })
   check_la(fn, A, 1)
   check_tensor(fn, B, 2)
   if type(o) ~= "table" or o.upper == nil then fail(fn, "missing required keyword argument 'upper' (pass {upper = true|false})") end
@@ -646,6 +769,30 @@ function T.geqrf(A)
   return K.geqrf(A)
 end
 
+-- The same product built from differentiable ops, for inputs that require
+-- grad: Q = H_1 (H_2 (... (H_k I[:, :n]))), each H_i applied as
+-- Q - tau_i v_i (v_i^H Q), v_i = (0, ..., 0, 1, A[i+1:, i]).  Autograd then
+-- gives the gradient PyTorch's householder_product_backward computes (the
+-- gradient of the same function), and the double backward too; one step per
+-- reflector, each a matrix-vector product.
+householder_diff = function(A, tau)
+  local s = A.shape
+  local m, n = s[#s - 1], s[#s]
+  local k = tau.shape[#tau.shape]
+  local dt = A.dtype
+  local rows = T.arange(1, m + 1)
+  local Q = eye(m, dt):narrow(-1, 1, n):expand(cat_shape(batch_of(s), { m, n }))
+  for i = k, 1, -1 do
+    local col = A:select(-1, i)                                         -- (..., m)
+    local below = rows:gt(i):to(dt)
+    local at_i = rows:eq(i):to(dt)
+    local v = (col * below + at_i):unsqueeze(-1)                         -- (..., m, 1)
+    local t = tau:select(-1, i):unsqueeze(-1):unsqueeze(-1)              -- (..., 1, 1)
+    Q = Q - (v * t):matmul(mH(v):matmul(Q))
+  end
+  return Q
+end
+
 -- householder_product(A, tau): the first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H
 function linalg.householder_product(A, tau)
   local fn = "householder_product"
@@ -660,6 +807,9 @@ function linalg.householder_product(A, tau)
   if ts[#ts] > n then fail(fn, "input.shape[-1] must be greater than or equal to tau.shape[-1]") end
   for i = 1, #ts - 1 do
     if ts[i] ~= s[i] then fail(fn, "Expected batch dimensions of tau to be equal to input.shape[:-2]") end
+  end
+  if T.is_grad_enabled() and (A.requires_grad or tau.requires_grad) then
+    return householder_diff(A, tau)
   end
   return K.orgqr(A, tau)
 end
@@ -889,6 +1039,7 @@ local pinv_core = autograd.Function {
   end,
 }
 function linalg.pinv(A, o)
+  ck("pinv", o, { "atol", "rtol", "rcond", "hermitian", "out" })
   o = type(o) == "table" and o or {}
   check_la("pinv", A, 1)
   check_matrix("pinv", A)
@@ -898,6 +1049,7 @@ function linalg.pinv(A, o)
 end
 
 function linalg.matrix_rank(A, o)
+  ck("matrix_rank", o, { "atol", "rtol", "tol", "hermitian", "out" })
   o = type(o) == "table" and o or {}
   check_la("matrix_rank", A, 1)
   check_matrix("matrix_rank", A)
@@ -940,6 +1092,7 @@ local DRIVERS = { gels = true, gelsy = true, gelsd = true, gelss = true }
 function linalg.lstsq(A, B, ...)
   local fn = "lstsq"
   local pos, o = opts_of(...)
+  ck(fn, o, { "rcond", "driver" })
   local rcond = o.rcond
   if rcond == nil and type(pos[1]) == "number" then rcond = pos[1] end
   check_la(fn, A, 1)
@@ -1073,6 +1226,7 @@ local function vector_norm(fn, x, ord, dim, keepdim, dtype)
 end
 function linalg.vector_norm(x, ...)
   local pos, o = opts_of(...)
+  ck("vector_norm", o, { "ord", "dim", "keepdim", "dtype", "out" })
   local ord = o.ord
   if ord == nil then ord = pos[1] end
   local dim = o.dim
@@ -1122,6 +1276,7 @@ local function matrix_norm(fn, A, ord, dim, keepdim)
 end
 function linalg.matrix_norm(A, ...)
   local pos, o = opts_of(...)
+  ck("matrix_norm", o, { "ord", "dim", "keepdim", "dtype", "out" })
   local ord = o.ord
   if ord == nil then ord = pos[1] end
   return matrix_norm("matrix_norm", A, ord, o.dim, o.keepdim)
@@ -1130,6 +1285,7 @@ end
 function linalg.norm(A, ...)
   local fn = "norm"
   local pos, o = opts_of(...)
+  ck(fn, o, { "ord", "dim", "keepdim", "dtype", "out" })
   local ord = o.ord
   if ord == nil then ord = pos[1] end
   local dim = o.dim
@@ -1165,6 +1321,7 @@ end
 function linalg.cond(A, ...)
   local fn = "cond"
   local pos, o = opts_of(...)
+  ck(fn, o, { "p", "out" })
   local p = o.p
   if p == nil then p = pos[1] end
   check_la(fn, A, 1)
@@ -1277,6 +1434,7 @@ function linalg.cross(a, b, o)
   local fn = "cross"
   check_tensor(fn, a, 1)
   check_tensor(fn, b, 2)
+  ck(fn, o, { "dim", "out" })
   local dim = (type(o) == "table" and o.dim) or -1
   if a.dtype ~= b.dtype then
     fail(fn, ("expected a and b to have the same dtype, but got %s and %s"):format(tname(a.dtype), tname(b.dtype)))
@@ -1302,6 +1460,7 @@ function linalg.vecdot(x, y, o)
   local fn = "vecdot"
   check_tensor(fn, x, 1)
   check_tensor(fn, y, 2)
+  ck(fn, o, { "dim", "out" })
   local dim = (type(o) == "table" and o.dim) or -1
   if x.dtype ~= y.dtype then
     fail(fn, ("Expected x and y to have the same dtype, but found x of type %s and y of type %s instead."):format(tname(x.dtype), tname(y.dtype)))
@@ -1338,6 +1497,7 @@ end
 
 function linalg.tensorinv(A, o)
   local fn = "tensorinv"
+  ck(fn, o, { "ind", "out" })
   check_la(fn, A, 1)
   local ind = (type(o) == "table" and o.ind) or (math_type(o) == "integer" and o) or 2
   if ind <= 0 then fail(fn, "Expected a strictly positive integer for 'ind', but got " .. tostring(ind)) end
@@ -1355,6 +1515,7 @@ function linalg.tensorsolve(A, B, o)
   local fn = "tensorsolve"
   check_la(fn, A, 1)
   check_tensor(fn, B, 2)
+  ck(fn, o, { "dims", "out" })
   local dims = type(o) == "table" and o.dims or nil
   if dims then
     local d = opt_dims(fn, dims, A:dim())
@@ -1375,6 +1536,7 @@ end
 
 linalg.matmul = T.matmul
 function linalg.diagonal(A, o)
+  ck("diagonal", o, { "offset", "dim1", "dim2" })
   o = type(o) == "table" and o or {}
   if not T.diagonal then fail("diagonal", "needs T.diagonal") end
   return T.diagonal(A, o.offset or 0, o.dim1 or -2, o.dim2 or -1)

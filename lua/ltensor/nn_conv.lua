@@ -646,9 +646,11 @@ function F.pixel_shuffle(x, r)
     fail(fname, ("pixel_shuffle expects input to have at least 3 dimensions, but got input with %d dimension(s)"):format(nd))
   end
   local c, h, w = s[nd - 2], s[nd - 1], s[nd]
-  if c % (r * r) ~= 0 then
+  -- a factor whose square does not fit an integer divides no channel count
+  local big = r > 3037000499
+  if big or c % (r * r) ~= 0 then
     fail(fname, ("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, " ..
-      "but input.size(-3)=%d is not divisible by %d"):format(c, r * r))
+      "but input.size(-3)=%d is not divisible by %s"):format(c, big and (r .. "^2") or tostring(r * r)))
   end
   local lead = 1
   for i = 1, nd - 3 do lead = lead * s[i] end

@@ -18,18 +18,35 @@ local S = {}
 
 local function is_t(x) return getmetatable(x) == TMT end
 local function fail(fname, msg) error("ltensor." .. fname .. ": " .. msg, 0) end
+local TORCH_DTYPE_NAMES = {
+  float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
+  int64 = "Long", int32 = "Int", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
+  complex64 = "ComplexFloat", complex128 = "ComplexDouble",
+}
+local function torch_dtype_name(dt)
+  local n = tostring(dt):match("([^.]+)$")
+  return TORCH_DTYPE_NAMES[n] or n
+end
 local function is_opts(v)
   return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 and next(v) ~= nil
 end
 local function check_t(fname, n, x)
   if not is_t(x) then fail(fname, ("bad argument #%d (tensor expected, got %s)"):format(n, type(x))) end
 end
--- an options table or nil; anything else is a bad argument
-local function opts_arg(fname, v)
+-- The library's one options check (src/l_args.c): an unknown key raises
+-- "ltensor.<fname>: unknown option 'dimm' (did you mean 'dim'?)"
+local function ck(fname, o, known)
+  if o ~= nil then T._check_opts(fname, o, known) end
+  return o
+end
+-- an options table or nil; anything else is a bad argument; with known,
+-- its keys are checked
+local function opts_arg(fname, v, known)
   if v == nil then return nil end
   if type(v) ~= "table" or getmetatable(v) ~= nil then
     fail(fname, ("bad argument (options table expected, got %s)"):format(type(v)))
   end
+  if known then ck(fname, v, known) end
   return v
 end
 local function check_num(fname, what, v)
@@ -260,7 +277,7 @@ end
 
 def("diag", function(t, k)
   check_t("diag", 1, t)
-  if is_opts(k) then k = k.diagonal end
+  if is_opts(k) then k = ck("diag", k, { "diagonal" }).diagonal end
   k = k or 0
   check_int("diag", "diagonal", k)
   local nd = t:dim()
@@ -272,6 +289,10 @@ end)
 def("trace", function(t)
   check_t("trace", 1, t)
   if t:dim() ~= 2 then fail("trace", ("expected a matrix, but got tensor with dim %d"):format(t:dim())) end
+  -- PyTorch's CPU kernel has no bool or reduced-precision float version
+  if t.dtype == T.bool or t.dtype == T.float16 or t.dtype == T.bfloat16 then
+    fail("trace", ('"trace" not implemented for \'%s\''):format(torch_dtype_name(t.dtype)))
+  end
   return T.sum(T.diagonal(t))
 end)
 
@@ -288,7 +309,7 @@ end)
 
 def("roll", function(t, shifts, dims)
   check_t("roll", 1, t)
-  if is_opts(dims) then dims = dims.dims end
+  if is_opts(dims) then dims = ck("roll", dims, { "dims" }).dims end
   local sh = type(shifts) == "table" and shifts or { shifts }
   for i = 1, #sh do check_int("roll", "shifts", sh[i]) end
   if dims == nil or (type(dims) == "table" and #dims == 0) then
@@ -306,8 +327,8 @@ end)
 
 def("rot90", function(t, k, dims)
   check_t("rot90", 1, t)
-  if is_opts(k) then dims, k = k.dims, k.k end
-  if is_opts(dims) then dims = dims.dims end
+  if is_opts(k) then dims, k = ck("rot90", k, { "k", "dims" }).dims, k.k end
+  if is_opts(dims) then dims = ck("rot90", dims, { "dims" }).dims end
   k = k or 1
   check_int("rot90", "k", k)
   dims = dims or { 1, 2 }
@@ -373,6 +394,7 @@ def("repeat_interleave", function(t, repeats, dim, ...)
   local opts = is_opts(dim) and dim or (is_opts(repeats) and repeats or (...))
   if is_opts(dim) then dim = nil end
   if is_opts(repeats) then repeats = nil end
+  if is_opts(opts) then ck("repeat_interleave", opts, { "dim", "output_size" }) end
   if is_opts(opts) and dim == nil then dim = opts.dim end
   if repeats == nil then
     -- repeat_interleave(repeats): the 1-based positions repeated
@@ -506,7 +528,7 @@ end, false)
 def("cross", function(a, b, dim, ...)
   check_t("cross", 1, a)
   check_t("cross", 2, b)
-  if is_opts(dim) then dim = dim.dim end
+  if is_opts(dim) then dim = ck("cross", dim, { "dim" }).dim end
   if a:dim() ~= b:dim() then
     fail("cross", ("inconsistent tensors dimensions input: %d other: %d"):format(a:dim(), b:dim()))
   end
@@ -568,7 +590,7 @@ def("broadcast_to", function(t, ...)
 end)
 
 def("meshgrid", function(...)
-  local opts = split_opts(...)
+  local opts = ck("meshgrid", (split_opts(...)), { "indexing" })
   local ts = tensor_list("meshgrid", ...)
   local indexing = opts and opts.indexing or "ij"
   if indexing ~= "ij" and indexing ~= "xy" then
@@ -602,7 +624,7 @@ end, false)
 def("take_along_dim", function(t, idx, dim)
   check_t("take_along_dim", 1, t)
   check_t("take_along_dim", 2, idx)
-  if is_opts(dim) then dim = dim.dim end
+  if is_opts(dim) then dim = ck("take_along_dim", dim, { "dim" }).dim end
   if idx.dtype ~= T.int64 then
     fail("take_along_dim", ("dtype of indices should be Long but got %s"):format(tostring(idx.dtype)))
   end
@@ -628,7 +650,7 @@ end)
 def("index_put_", function(t, indices, values, accumulate)
   check_t("index_put_", 1, t)
   if type(indices) ~= "table" or is_t(indices) then fail("index_put_", "indices must be a table of tensors") end
-  if is_opts(accumulate) then accumulate = accumulate.accumulate end
+  if is_opts(accumulate) then accumulate = ck("index_put_", accumulate, { "accumulate" }).accumulate end
   if not is_t(values) then values = T.tensor(values, { dtype = t.dtype }) end
   if not accumulate then
     local key = #indices == 1 and indices[1] or indices
@@ -685,6 +707,7 @@ def("index_put_", function(t, indices, values, accumulate)
 end)
 def("index_put", function(t, indices, values, accumulate)
   check_t("index_put", 1, t)
+  if is_opts(accumulate) then ck("index_put", accumulate, { "accumulate" }) end
   return T.index_put_(t:clone(), indices, values, accumulate)
 end)
 
@@ -697,7 +720,7 @@ local function tri_indices(fname, lower)
     check_int(fname, "offset", offset)
     if rows < 0 then fail(fname, ("row must be non-negative, got%d"):format(rows)) end
     if cols < 0 then fail(fname, ("col must be non-negative, got%d"):format(cols)) end
-    opts = opts_arg(fname, opts)
+    opts = opts_arg(fname, opts, { "dtype" })
     local dt = opts and opts.dtype or T.int64
     local m = T.ones(rows, cols, { dtype = T.bool })
     m = lower and T.tril(m, offset) or T.triu(m, offset)
@@ -714,6 +737,7 @@ def("diff", function(t, n, dim, ...)
   if is_opts(n) then opts, n = n, nil
   elseif is_opts(dim) then opts, dim = dim, nil
   else opts = opts_arg("diff", (...)) end
+  ck("diff", opts, { "n", "dim", "prepend", "append" })
   if opts then
     if n == nil then n = opts.n end
     if dim == nil then dim = opts.dim end
@@ -762,7 +786,7 @@ end)
 local function cumext(fname, is_max)
   return function(t, dim, opts)
     check_t(fname, 1, t)
-    if is_opts(dim) then dim = dim.dim end
+    if is_opts(dim) then dim = ck(fname, dim, { "dim" }).dim end
     if dim == nil then fail(fname, "missing argument dim") end
     local d = normdim(fname, dim, t:dim())
     if is_complex(t) then fail(fname, ("%s is not implemented for complex tensors"):format(fname)) end
@@ -803,7 +827,7 @@ LogCumSumExp = autograd.Function {
 }
 def("logcumsumexp", function(t, dim)
   check_t("logcumsumexp", 1, t)
-  if is_opts(dim) then dim = dim.dim end
+  if is_opts(dim) then dim = ck("logcumsumexp", dim, { "dim" }).dim end
   if dim == nil then fail("logcumsumexp", "missing argument dim") end
   local d = normdim("logcumsumexp", dim, t:dim())
   if not is_float(t) then
@@ -868,6 +892,7 @@ local function fused(fname, product, check)
       -- positional beta, alpha are not PyTorch's keyword-only form; accept options only
       opts = is_opts((...)) and (...) or {}
     end
+    ck(fname, opts, { "beta", "alpha" })
     local beta, alpha = opts.beta, opts.alpha
     if beta == nil then beta = 1 end
     if alpha == nil then alpha = 1 end
@@ -931,7 +956,7 @@ end))
 def("tensordot", function(a, b, dims, ...)
   check_t("tensordot", 1, a)
   check_t("tensordot", 2, b)
-  if is_opts(dims) then dims = dims.dims end
+  if is_opts(dims) then dims = ck("tensordot", dims, { "dims" }).dims end
   if dims == nil then dims = 2 end
   local na, nb = a:dim(), b:dim()
   local da, db = {}, {}
@@ -989,13 +1014,14 @@ local function einsum_parse(eq, nops)
   for term in (lhs .. ","):gmatch("(.-),") do terms[#terms + 1] = term end
   if #terms < nops then fail("einsum", "more operands were provided than specified in the equation") end
   if #terms > nops then fail("einsum", "fewer operands were provided than were specified in the equation") end
-  local function labels(term, what)
+  -- offset: where the term starts in the equation (error indices are PyTorch's: 0-based in the whole string)
+  local function labels(term, what, offset)
     local list, ell = {}, false
     local i = 1
     while i <= #term do
       local c = term:sub(i, i)
       if c == "." then
-        if term:sub(i, i + 2) ~= "..." then fail("einsum", ("invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]"):format(i - 1)) end
+        if term:sub(i, i + 2) ~= "..." then fail("einsum", ("invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]"):format(offset + i - 1)) end
         if ell then fail("einsum", ("found more than one ellipsis (\"...\") in %s"):format(what)) end
         ell = true
         list[#list + 1] = "..."
@@ -1004,21 +1030,34 @@ local function einsum_parse(eq, nops)
         list[#list + 1] = c
         i = i + 1
       else
-        fail("einsum", ("invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]"):format(i - 1))
+        fail("einsum", ("invalid subscript given at index %d in the equation string, subscripts must be in [a-zA-Z]"):format(offset + i - 1))
       end
     end
     return list, ell
   end
-  local ins = {}
-  for k, term in ipairs(terms) do ins[k] = { labels(term, "operand " .. (k - 1)) } end
+  local ins, at = {}, 0
+  for k, term in ipairs(terms) do
+    ins[k] = { labels(term, "operand " .. (k - 1), at) }
+    at = at + #term + 1
+  end
   local out
-  if rhs then out = { labels(rhs, "the output") } end
+  if rhs then out = { labels(rhs, "the output", #lhs + 2) } end
   return ins, out
 end
 
 -- the contraction of two aligned operands (same rank; each dim size 1 or
 -- the shared size) over the aligned dims in `sum`, through one bmm
 local function sumproduct_pair(l, r, sum)
+  -- as PyTorch's: with nothing to contract the pair is a broadcast product
+  -- (types promote); a contraction is one bmm, which takes one dtype and
+  -- no bool or (on the CPU) half operands
+  if next(sum) == nil then return l * r end
+  if l.dtype ~= r.dtype then
+    fail("einsum", ("expected scalar type %s but found %s"):format(torch_dtype_name(l.dtype), torch_dtype_name(r.dtype)))
+  end
+  if l.dtype == T.bool or l.dtype == T.float16 then
+    fail("einsum", ('"bmm" not implemented for \'%s\''):format(torch_dtype_name(l.dtype)))
+  end
   local R = l:dim()
   local ls, rs = l.shape, r.shape
   local lro, lo, ro, sd = {}, {}, {}, {}
@@ -1181,7 +1220,7 @@ local function einsum_plan(eq, ranks)
   end
   local rest = {}
   for j = nout + 1, R do rest[#rest + 1] = j end
-  return { n = n, R = R, nout = nout, aligned = aligned, ops = ops, pair_sum = pair_sum, rest = rest }
+  return { n = n, R = R, nout = nout, aligned = aligned, ops = ops, pair_sum = pair_sum, rest = rest, ell = ell }
 end
 
 local plan_cache, plan_count = {}, 0
@@ -1201,9 +1240,7 @@ local function einsum(eq, ...)
     plan_cache[ck] = plan
     plan_count = plan_count + 1
   end
-  local same = true
-  for i = 2, n do if ops[i].dtype ~= ops[1].dtype then same = false break end end
-  if not same then ops = common("einsum", ops) end
+  ops = { table.unpack(ops, 1, n) }   -- the caller's list stays as it was
   local R = plan.R
   local sizes = {}
   for k = 1, n do
@@ -1226,9 +1263,10 @@ local function einsum(eq, ...)
         if have and have ~= s then
           local d = plan.aligned[j]
           if type(d) == "table" then
-            fail("einsum", ("operands do not broadcast with remapped shapes (original->remapped): size %d != %d in the ellipsis dims"):format(have, s))
+            fail("einsum", ("dimension %d covered by ellipsis in operand %d has size %d which does not broadcast with previously seen ellipsis with size %d for the respective dimension")
+              :format(plan.ell - d[2], k - 1, s, have))
           end
-          fail("einsum", ("operands do not broadcast with remapped shapes (original->remapped): subscript %s has size %d for operand %d which does not broadcast with previously seen size %d"):format(d, s, k - 1, have))
+          fail("einsum", ("subscript %s has size %d for operand %d which does not broadcast with previously seen size %d"):format(d, s, k - 1, have))
         end
         sizes[j] = s
       end
@@ -1268,7 +1306,7 @@ def("cdist", function(x1, x2, p, opts)
   check_t("cdist", 1, x1)
   check_t("cdist", 2, x2)
   if is_opts(p) then opts, p = p, nil end
-  opts = opts_arg("cdist", opts)
+  opts = opts_arg("cdist", opts, { "p", "compute_mode" })
   if p == nil and opts then p = opts.p end
   p = p or 2
   check_num("cdist", "p", p)
@@ -1323,8 +1361,8 @@ end)
 local function pad(t, pads, mode, value, ...)
   local fname = "nn.functional.pad"
   check_t(fname, 1, t)
-  if is_opts(mode) then mode, value = mode.mode, mode.value end
-  if is_opts(value) then value = value.value end
+  if is_opts(mode) then mode, value = ck(fname, mode, { "mode", "value" }).mode, mode.value end
+  if is_opts(value) then value = ck(fname, value, { "value" }).value end
   mode = mode or "constant"
   if type(pads) ~= "table" then fail(fname, "pad must be a table of integers") end
   local np = #pads
@@ -1415,6 +1453,7 @@ end
 def("searchsorted", function(seq, vals, opts, ...)
   check_t("searchsorted", 1, seq)
   if not is_opts(opts) then opts = is_opts((...)) and (...) or {} end
+  ck("searchsorted", opts, { "right", "side", "sorter", "out_int32" })
   local right = opts.right and true or false
   if opts.side ~= nil then
     if opts.side ~= "left" and opts.side ~= "right" then
@@ -1472,6 +1511,7 @@ end)
 def("bucketize", function(x, boundaries, opts, ...)
   check_t("bucketize", 2, boundaries)
   if not is_opts(opts) then opts = is_opts((...)) and (...) or {} end
+  ck("bucketize", opts, { "right", "out_int32" })
   if boundaries:dim() ~= 1 then
     fail("bucketize", ("boundaries tensor must be 1 dimension, but got dim(%d)"):format(boundaries:dim()))
   end
@@ -1585,11 +1625,14 @@ end
 
 local function unique_opts(fname, a, b, ...)
   -- unique(t [, sorted [, return_inverse [, return_counts [, dim]]]] [, opts])
-  if is_opts(a) then return a end
+  local known = { "sorted", "return_inverse", "return_counts", "dim" }
+  if fname ~= "unique" then known = { "return_inverse", "return_counts", "dim" } end
+  if is_opts(a) then return ck(fname, a, known) end
   local opts = {}
   local args = pack(a, b, ...)
   local last = args.n
   for i = 1, args.n do if is_opts(args[i]) then
+    ck(fname, args[i], known)
     for k, v in pairs(args[i]) do opts[k] = v end
     last = i - 1
     break
@@ -1615,6 +1658,7 @@ def("bincount", function(t, weights, minlength, ...)
   if is_opts(weights) then opts, weights = weights, nil
   elseif is_opts(minlength) then opts, minlength = minlength, nil
   else opts = opts_arg("bincount", (...)) end
+  ck("bincount", opts, { "weights", "minlength" })
   if opts then
     if weights == nil then weights = opts.weights end
     if minlength == nil then minlength = opts.minlength end
@@ -1645,6 +1689,7 @@ def("histc", function(t, bins, lo, hi, ...)
   elseif is_opts(lo) then opts, lo = lo, nil
   elseif is_opts(hi) then opts, hi = hi, nil
   else opts = opts_arg("histc", (...)) end
+  ck("histc", opts, { "bins", "min", "max" })
   if opts then
     bins = bins or opts.bins
     if lo == nil then lo = opts.min end
@@ -1674,6 +1719,7 @@ def("histogram", function(t, bins, opts, ...)
   check_t("histogram", 1, t)
   if is_opts(bins) then opts, bins = bins, nil end
   if not is_opts(opts) then opts = is_opts((...)) and (...) or {} end
+  ck("histogram", opts, { "bins", "range", "weight", "density" })
   bins = bins or opts.bins or 100
   if not is_float(t) then
     fail("histogram", ('"histogram_cpu" not implemented for \'%s\''):format(tostring(t.dtype)))
@@ -1739,7 +1785,7 @@ end
 
 def("count_nonzero", function(t, dim)
   check_t("count_nonzero", 1, t)
-  if is_opts(dim) then dim = dim.dim end
+  if is_opts(dim) then dim = ck("count_nonzero", dim, { "dim" }).dim end
   local dims = dims_arg("count_nonzero", t, dim)
   local nz = T.ne(t, 0):to(T.int64)
   if dims == nil then return T.sum(nz) end
@@ -1752,7 +1798,7 @@ end)
 local function dim_keep(fname, dim, keepdim, opts, def_dim)
   if is_opts(dim) then opts, dim = dim, nil
   elseif is_opts(keepdim) then opts, keepdim = keepdim, nil end
-  opts = opts_arg(fname, opts)
+  opts = opts_arg(fname, opts, { "dim", "keepdim" })
   if opts then
     if dim == nil then dim = opts.dim end
     if keepdim == nil then keepdim = opts.keepdim end
@@ -1796,6 +1842,30 @@ end)
 
 -- median/nanmedian along a dim: the lower median (index (n - 1) // 2 of the
 -- sorted slice); median returns NaN (its first occurrence) when a slice has one
+-- The 1-based position PyTorch's nanmedian reports for a slice of n NaNs:
+-- its CPU kernel runs std::nth_element(k = 0) over the indices with a
+-- comparator under which NaNs are all equivalent, and libstdc++'s
+-- introselect then permutes them deterministically: each round swaps the
+-- first element with the middle one, reverses the pairs of the rest around
+-- the cut, and keeps the lower part while it is longer than 3.  The rounds
+-- are replayed backwards on the one position that ends first (checked
+-- against torch 1.13 for n = 1..3000).
+local function allnan_index(n)
+  local steps, last = {}, n
+  while last > 3 do
+    local cut = 1 + math.floor((last - 1) / 2)
+    steps[#steps + 1] = { last, math.floor(last / 2), cut }
+    last = cut
+  end
+  local p = 0
+  for i = #steps, 1, -1 do
+    local l, mid, cut = steps[i][1], steps[i][2], steps[i][3]
+    if (p >= 1 and p <= cut - 1) or (p >= l - cut + 1 and p <= l - 1) then p = l - p end
+    if p == 0 then p = mid elseif p == mid then p = 0 end
+  end
+  return p + 1
+end
+
 local function median_impl(fname, t, dim, keepdim, opts, ignore_nan)
   check_t(fname, 1, t)
   if is_complex(t) then fail(fname, ("%s is not implemented for complex tensors"):format(fname)) end
@@ -1827,7 +1897,17 @@ local function median_impl(fname, t, dim, keepdim, opts, ignore_nan)
   else
     kth = (n - 1) // 2 + 1
   end
-  return select_kth(t, d, kth, keepdim)
+  local vals, idx = select_kth(t, d, kth, keepdim)
+  if ignore_nan and is_float(t) then
+    -- an all-NaN slice: PyTorch's index is where std::nth_element (k = 0,
+    -- every element equivalent) leaves the first position
+    local allnan = T.eq(T.sum(T.logical_not(T.isnan(t)):to(T.int64), d, true), 0)
+    if not keepdim then allnan = allnan:squeeze(d) end
+    if T.any(allnan):item() then
+      idx = T.where(allnan, T.full({}, allnan_index(n), { dtype = T.int64 }), idx)
+    end
+  end
+  return vals, idx
 end
 def("median", function(t, dim, keepdim, opts) return median_impl("median", t, dim, keepdim, opts, false) end)
 def("nanmedian", function(t, dim, keepdim, opts) return median_impl("nanmedian", t, dim, keepdim, opts, true) end)
@@ -1851,7 +1931,7 @@ local function quantile_impl(fname, t, q, dim, keepdim, opts, ignore_nan)
   check_t(fname, 1, t)
   if is_opts(dim) then opts, dim = dim, nil end
   if is_opts(keepdim) then opts, keepdim = keepdim, nil end
-  opts = opts_arg(fname, opts) or {}
+  opts = opts_arg(fname, opts, { "dim", "keepdim", "interpolation" }) or {}
   if dim == nil then dim = opts.dim end
   if keepdim == nil then keepdim = opts.keepdim end
   keepdim = keepdim and true or false
@@ -1959,6 +2039,7 @@ end)
 def("cov", function(t, opts, ...)
   check_t("cov", 1, t)
   if not is_opts(opts) then opts = is_opts((...)) and (...) or {} end
+  ck("cov", opts, { "correction", "fweights", "aweights" })
   local correction = opts.correction
   if correction == nil then correction = 1 end
   check_num("cov", "correction", correction)

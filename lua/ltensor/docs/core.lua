@@ -49,6 +49,12 @@ return {
   { "T.get_num_threads", "T.get_num_threads()", "The number of threads ltensor's loops may use.", "T.get_num_threads()" },
   { "T.set_printoptions", "T.set_printoptions{precision=, threshold=, edgeitems=, linewidth=, sci_mode=}", "How tostring(t) prints: digits after the point, the element count above which it summarises with ..., items shown at each edge, line width, scientific notation.", "T.set_printoptions{precision = 2}" },
   { "T.get_printoptions", "T.get_printoptions()", "The current print options as a table.", "T.get_printoptions().precision" },
+  { "T.memory_stats", "T.memory_stats([{reset_peak=false}])",
+    "This state's tensor memory, in bytes: live (heap blocks held by tensors: every tensor of more than 256 bytes; smaller ones live inside their userdata, in the Lua heap that collectgarbage(\"count\") reports), cached (freed blocks kept for reuse), peak (the largest live; reset_peak starts it again from live), limit (0: none), cached_blocks, cache_hits, cache_misses (new blocks of 64 KB and more), collections (full collections the allocator ran), released (bytes the cache gave back), collect_at (bytes handed out before the next such collection) and huge_pages (large blocks are mmap'd with transparent huge pages). Memory of ltensor_push_external tensors is the host's and is not counted.",
+    "local s = T.memory_stats()\nprint(s.live, s.cached, s.peak)" },
+  { "T.set_memory_limit", "T.set_memory_limit(bytes)",
+    "Caps this state's tensor memory (the live bytes of T.memory_stats) at bytes; nil or 0 removes the cap. Returns the previous limit (0: none). An allocation beyond it gives back cached blocks, runs one full collection and retries, then raises `ltensor.<function>: not enough memory (N bytes requested, limit L bytes, U in use)`; the state stays usable. Hosts: ltensor_set_memory_limit(L, bytes) in ltensor.h.",
+    "local prev = T.set_memory_limit(64 * 2^20)   -- 64 MB\nlocal ok, err = pcall(T.zeros, 2^25)   -- 128 MB of float32: refused\nprint(err)\nT.set_memory_limit(prev)" },
   { "T.is_tensor", "T.is_tensor(x)", "true if x is an ltensor tensor.", "T.is_tensor(T.zeros(1))  -- true" },
   { "T.help", "T.help([x])", "The documentation of a function, method, class or module (or a name as a string). help(x) and ?x at the ltensor prompt.", "print(T.help(T.zeros))\nprint(T.help(\"view\"))" },
   -- attributes and element access

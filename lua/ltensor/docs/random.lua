@@ -34,15 +34,18 @@ return {
   { "T.polygamma", "T.polygamma(n, x)", "The n-th derivative of digamma; n = 0 (digamma) and n = 1 (trigamma) are implemented, other n raise.",
     "T.polygamma(1, T.tensor({1.0}))   -- pi^2 / 6" },
 
+  { "T.erfinv", "T.erfinv(x)", "The inverse error function elementwise: erf(erfinv(x)) = x on (-1, 1), +-inf at +-1 and NaN outside, as PyTorch; integer inputs give the default float dtype. Differentiable (sqrt(pi)/2 exp(erfinv(x)^2)).",
+    "T.erfinv(T.tensor({0.0, 0.5, -0.9}))   -- 0, 0.4769, -1.1631" },
+
   -- distributions
   { "T.distributions.Normal", "T.distributions.Normal(loc, scale [, {validate_args=true}])",
-    "The normal distribution (numbers or tensors, broadcast to the batch shape). d:sample([shape] [, {generator=}]), d:rsample(...) (differentiable in loc and scale), d:log_prob(x), d:cdf(x), d:entropy(), d.mean, d.stddev, d.variance, d.batch_shape, d.event_shape, d:expand(shape).",
+    "The normal distribution (numbers or tensors, broadcast to the batch shape). d:sample([shape] [, {generator=}]), d:rsample(...) (differentiable in loc and scale), d:log_prob(x), d:cdf(x), d:icdf(p) (the quantile function; differentiable), d:entropy(), d.mean, d.stddev, d.variance, d.batch_shape, d.event_shape, d:expand(shape). Unknown option keys raise with a suggestion; tostring(d) reads like PyTorch's repr: Normal(loc: 0.0, scale: 1.0).",
     "local d = T.distributions.Normal(T.zeros(3), 1)\nlocal x = d:sample({10})          -- 10 x 3\nlocal lp = d:log_prob(x)" },
   { "T.distributions.Uniform", "T.distributions.Uniform(low, high [, opts])",
-    "The continuous uniform distribution on [low, high): sample, rsample (differentiable in low and high), log_prob (-inf outside when validation is off), cdf, entropy, mean, variance.",
+    "The continuous uniform distribution on [low, high): sample, rsample (differentiable in low and high), log_prob (-inf outside when validation is off), cdf, icdf, entropy, mean, variance.",
     "local d = T.distributions.Uniform(0, 2)\nlocal x = d:rsample({4})\nprint(d.mean, d:entropy())   -- 1, log 2" },
   { "T.distributions.Exponential", "T.distributions.Exponential(rate [, opts])",
-    "The exponential distribution of the given rate: sample, rsample, log_prob, cdf, entropy, mean (1/rate), variance.",
+    "The exponential distribution of the given rate: sample, rsample, log_prob, cdf, icdf, entropy, mean (1/rate), variance.",
     "T.distributions.Exponential(T.tensor({0.5, 2})):sample()" },
   { "T.distributions.Gamma", "T.distributions.Gamma(concentration, rate [, opts])",
     "The Gamma distribution: sample, rsample (implicit reparameterisation, differentiable in concentration and rate as PyTorch's), log_prob, entropy, mean, mode, variance.",
@@ -60,6 +63,6 @@ return {
     "The multivariate normal with event shape {n}: exactly one of the covariance matrix, its lower Cholesky factor or the precision matrix (batch dims broadcast with loc). sample, rsample (differentiable), log_prob, entropy, mean, variance, d.covariance_matrix, d.scale_tril, d.precision_matrix.",
     "local d = T.distributions.MultivariateNormal(T.zeros(2), T.tensor({{1.0, 0.5}, {0.5, 1}}))\nd:rsample({100}):size()   -- {100, 2}" },
   { "T.distributions.kl_divergence", "T.distributions.kl_divergence(p, q)",
-    "KL(p || q) in closed form, batched, for two distributions of the same family: Normal, Exponential, Bernoulli or Categorical; other pairs raise.",
+    "KL(p || q) in closed form, batched, for every pair PyTorch 1.13 registers among these distributions: each family with itself (Normal, Uniform, Exponential, Gamma, Beta, Bernoulli, Categorical, MultivariateNormal), and across Normal, Uniform, Exponential, Gamma and Beta (inf where p's support is not inside q's, as PyTorch). Other pairs raise.",
     "local D = T.distributions\nD.kl_divergence(D.Normal(0, 1), D.Normal(1, 2))" },
 }

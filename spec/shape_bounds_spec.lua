@@ -1,0 +1,122 @@
+-- Shape bounds (issue 13, item 2): wherever a tensor is made -- creation,
+-- views, loaders -- its element count and every stride (the product of the
+-- sizes after a dim, counting 0 as 1) must fit in int64, for 0-element
+-- tensors too; otherwise a clear error names the function.
+local T = require "ltensor"
+
+local function msg(f, ...)
+  local ok, e = pcall(f, ...)
+  assert.is_false(ok, "expected an error")
+  return tostring(e)
+end
+
+local BIG = 4611686018427387904   -- 2^62
+
+describe("shape bounds", function()
+  it("refuses 0-element shapes whose strides overflow, at creation", function()
+    assert.matches("ltensor%.zeros: tensor too large %(size %[0, 4611686018427387904, 4%] overflows int64%)",
+                   msg(T.zeros, 0, BIG, 4))
+    assert.matches("ltensor%.zeros: tensor too large", msg(T.zeros, 0, 2 ^ 62, 4))
+    assert.matches("ltensor%.zeros: tensor too large", msg(T.zeros, BIG, 0, 4))
+    assert.matches("ltensor%.ones: tensor too large", msg(T.ones, { 4, BIG, 0 }))
+    assert.matches("ltensor%.empty: tensor too large", msg(T.empty, 0, 2 ^ 40, 2 ^ 40))
+    assert.matches("ltensor%.full: tensor too large", msg(T.full, { 0, BIG, 4 }, 1))
+    assert.matches("ltensor%.rand: tensor too large", msg(T.rand, 0, BIG, 4))
+  end)
+
+  it("refuses huge element counts with the function's name", function()
+    assert.matches("ltensor%.empty: tensor too large", msg(T.empty, 2 ^ 40, 2 ^ 40))
+    assert.matches("ltensor%.zeros: tensor too large", msg(T.zeros, BIG, 4))
+  end)
+
+  it("still makes large 0-element tensors whose strides fit", function()
+    local t = T.zeros(0, BIG)
+    assert.are.same({ 0, BIG }, t:size())
+    assert.are.same({ BIG, 1 }, t:stride())
+    assert.are.equal(0, t:numel())
+    assert.are.equal(0, t:sum():item())
+    assert.are.same({ BIG, 0 }, T.empty(BIG, 0):size())
+  end)
+
+  it("refuses views that would produce such shapes", function()
+    assert.matches("ltensor%.expand: tensor too large", msg(function() return T.zeros(0, BIG):expand(4, 0, BIG) end))
+    assert.matches("ltensor%.expand: tensor too large",
+                   msg(function() return T.zeros(1, 0):expand(BIG, 0):expand(4, BIG, 0) end))
+    assert.matches("ltensor%.reshape: tensor too large", msg(function() return T.zeros(0):reshape(0, BIG, 8) end))
+    assert.matches("ltensor%.expand: tensor too large",
+                   msg(function() return T.zeros(0, BIG):unsqueeze(1):expand(8, 0, BIG) end))
+    assert.has_error(function() return T.zeros(0):view(BIG, 8, 0) end)
+  end)
+
+  it("refuses to unbind into more slices than a table holds", function()
+    assert.matches("ltensor%.unbind: too many slices %(9007199254740992%)",
+                   msg(function() return T.zeros(0, 2 ^ 53):unbind(-1) end))
+  end)
+
+  it("refuses results whose shape does not fit", function()
+    assert.matches("ltensor%.sum: tensor too large", msg(function() return T.zeros(0, BIG):sum(1) end))
+  end)
+
+  it("walks 0-element tensors with huge dims without overflow", function()
+    local x = T.zeros(0, 2 ^ 61)
+    assert.are.same({ 0, 2 ^ 61 }, (x + x):size())
+    assert.are.same({ 2, 2 ^ 61, 0 }, T.zeros(0, 2 ^ 61, 2):permute(3, 2, 1):contiguous():size())
+    assert.are.same({ 2 ^ 61, 0 }, x:t():clone():size())
+    assert.are.equal(0, x:sum():item())
+  end)
+end)
+
+describe("shape bounds in the loaders", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. dir)
+  teardown(function() os.execute("rm -rf " .. dir) end)
+
+  -- an .npy file with this header and no data
+  local function npy(name, shape, fortran)
+    local h = ("{'descr': '<f4', 'fortran_order': %s, 'shape': %s, }"):format(fortran and "True" or "False", shape)
+    h = h .. (" "):rep((64 - (10 + #h + 1) % 64) % 64) .. "\n"
+    local path = dir .. "/" .. name .. ".npy"
+    local f = assert(io.open(path, "wb"))
+    f:write("\147NUMPY\1\0", string.char(#h % 256, #h // 256), h)
+    f:close()
+    return path
+  end
+
+  it("T.load_npy refuses shapes whose strides overflow int64", function()
+    local p = npy("a", "(0, 9223372036854775807, 4)")
+    assert.matches("ltensor%.load_npy: '.-a%.npy': shape %(0, 9223372036854775807, 4%) is too large %(its element count or strides overflow int64%)",
+                   msg(T.load_npy, p))
+    assert.matches("ltensor%.load_npy: .- is too large", msg(T.load_npy, npy("b", "(4611686018427387904, 0, 4)", true)))
+  end)
+
+  it("T.load_npy of shape (2^63-1, 0) gives an empty tensor whose ops stay bounded", function()
+    for _, fortran in ipairs { false, true } do
+      local t = T.load_npy(npy("c", "(9223372036854775807, 0)", fortran))
+      assert.are.same({ math.maxinteger, 0 }, t:size())
+      assert.are.equal(0, t:numel())
+      assert.are.equal(0, t:sum():item())
+      assert.are.same({ math.maxinteger, 0 }, (t + 1):size())
+      assert.are.same({ 0, math.maxinteger }, t:t():contiguous():size())
+      assert.matches("ltensor%.sum: tensor too large", msg(function() return t:sum(2) end))
+      assert.is_string(tostring(t))
+    end
+  end)
+
+  -- a safetensors file: 8-byte header length, JSON header, no data
+  local function st(name, shape)
+    local h = ('{"x": {"dtype": "F32", "shape": %s, "data_offsets": [0, 0]}}'):format(shape)
+    local path = dir .. "/" .. name .. ".safetensors"
+    local f = assert(io.open(path, "wb"))
+    f:write(string.pack("<I8", #h), h)
+    f:close()
+    return path
+  end
+
+  it("T.load refuses shapes whose strides overflow int64", function()
+    assert.matches("ltensor%.load: tensor 'x': shape %[0, 9223372036854775807, 4%] is too large",
+                   msg(T.load, st("a", "[0, 9223372036854775807, 4]")))
+    local t = T.load(st("b", "[9223372036854775807, 0]")).x
+    assert.are.same({ math.maxinteger, 0 }, t:size())
+  end)
+end)

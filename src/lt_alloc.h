@@ -1,0 +1,119 @@
+/*
+ * lt_alloc.h -- the per-state caching allocator for tensor data (Lua-free).
+ *
+ * Every tensor whose data does not fit inside its own userdata (more than
+ * 256 bytes) gets a heap block from here.  Why a cache: the collector frees
+ * a temporary some time after its last use, and a fresh block of many MB is
+ * new memory whose every page faults in again (a fresh 64 MB result cost
+ * 30x the arithmetic).  Freed blocks of 64 KB and more are kept, by size
+ * class, and the next request of the same class takes the newest of them.
+ *
+ * Size classes: four per power of two (64K, 80K, 96K, 112K, 128K, 160K...),
+ * so a block is at most 25% larger than asked (pages never touched cost no
+ * resident memory).
+ *
+ * Where blocks come from: the state's lua_Alloc (so a host's allocator sees
+ * and can refuse tensor memory), except when that is Lua's default
+ * allocator (plain realloc/free): then blocks of 2 MB and more are mmap'd
+ * directly, 2 MB-aligned, with madvise(MADV_HUGEPAGE) so that transparent
+ * huge pages back them (fewer faults and TLB misses).
+ *
+ * Retention: the cache keeps at most LT_ALLOC_SLOTS blocks and at most the
+ * larger of LT_ALLOC_RETAIN (256 MB) and the bytes of live blocks; beyond
+ * that the oldest cached blocks are freed.  lt_alloc_age, called at the end
+ * of every collection cycle, frees the blocks that stayed unused for a
+ * whole cycle; lt_alloc_trim frees them under pressure.
+ *
+ * Accounting (what T.memory_stats reports): live = bytes of blocks held by
+ * storages (block sizes: the size class, plus 64 bytes of alignment slack
+ * when the block comes from lua_Alloc); cached = bytes of cached blocks.
+ * A limit, when set, bounds live + the new block; the cache is trimmed
+ * first so that live + cached stays within it too.
+ *
+ * Nothing here raises or calls Lua; the binding decides when to collect
+ * garbage (lt_alloc_should_collect) and raises the errors.  Not thread-safe:
+ * one allocator per lua_State, used by the thread that runs the state.
+ */
+#ifndef LT_ALLOC_H
+#define LT_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* = lua_Alloc */
+
+#define LT_ALIGN 64                              /* data alignment of every heap block */
+#define LT_ALLOC_SLOTS 512                       /* cached blocks at most */
+#define LT_ALLOC_MIN_CACHED ((size_t)64 << 10)   /* smaller blocks go straight back */
+#define LT_ALLOC_RETAIN ((size_t)256 << 20)      /* cache bound when less is live */
+#define LT_ALLOC_HUGE ((size_t)2 << 20)          /* mmap'd, 2 MB-aligned from this size */
+#define LT_ALLOC_COLLECT_MIN ((size_t)64 << 20)  /* see lt_alloc_should_collect */
+
+typedef struct lt_alloc_slot {
+  void *block;
+  size_t size;          /* block size (what was allocated) */
+  unsigned stamp;       /* epoch when cached (lt_alloc_age) */
+} lt_alloc_slot;
+
+typedef struct lt_alloc {
+  lt_allocf allocf;     /* the state's allocator and its ud */
+  void *alloc_ud;
+  int use_mmap;         /* blocks >= LT_ALLOC_HUGE are mmap'd (default allocator only) */
+  int closed;           /* after lt_alloc_close: released blocks are freed at once */
+  lt_alloc_slot slot[LT_ALLOC_SLOTS];   /* oldest first */
+  int n;
+  size_t cached;        /* bytes in slot[] */
+  size_t live;          /* bytes of blocks held by storages */
+  size_t peak;          /* the largest live seen (lt_alloc_reset_peak) */
+  size_t limit;         /* 0: none */
+  size_t since;         /* bytes of cacheable blocks handed out since the last lt_alloc_collected */
+  size_t collect_at;    /* since >= collect_at: a collection is worth its cost */
+  unsigned epoch;       /* collection cycles seen (lt_alloc_age) */
+  /* counters, for T.memory_stats */
+  uint64_t hits;        /* blocks of cacheable sizes taken from the cache */
+  uint64_t misses;      /* ... allocated new */
+  uint64_t collections; /* lt_alloc_collected calls */
+  uint64_t trimmed;     /* bytes of cached blocks given back */
+} lt_alloc;
+
+/* Result of lt_alloc_block. */
+enum { LT_ALLOC_OK = 0, LT_ALLOC_NOMEM = 1, LT_ALLOC_OVER_LIMIT = 2 };
+
+/* use_mmap: the state's allocator is Lua's default one (and no sanitizer
+   needs to see the blocks), so large blocks may bypass it. */
+void lt_alloc_init(lt_alloc *A, lt_allocf allocf, void *alloc_ud, int use_mmap);
+/* The block size for nbytes of data (size class, alignment slack). */
+size_t lt_alloc_block_size(const lt_alloc *A, size_t nbytes);
+/* A block for nbytes of data: *block (to free) and *size (its size), data
+   at lt_alloc_data(*block).  Tries the cache first; cached_only: do not
+   allocate new memory (returns LT_ALLOC_NOMEM on a miss).  Never raises. */
+int lt_alloc_block(lt_alloc *A, size_t nbytes, int cached_only, void **block, size_t *size);
+static inline char *lt_alloc_data(void *block) {
+  return (char *)(((uintptr_t)block + LT_ALIGN - 1) & ~(uintptr_t)(LT_ALIGN - 1));
+}
+/* A storage is done with a block: keep it in the cache, or free it. */
+void lt_alloc_release(lt_alloc *A, void *block, size_t size);
+/* Free a block at once (t:free(), <close>): not cached. */
+void lt_alloc_free(lt_alloc *A, void *block, size_t size);
+/* Free cached blocks, oldest first, until at most keep bytes stay cached.
+   Returns the bytes freed. */
+size_t lt_alloc_trim(lt_alloc *A, size_t keep);
+/* The end of a collection cycle: free the blocks cached before the previous
+   cycle ended (unused for a whole cycle). */
+void lt_alloc_age(lt_alloc *A);
+/* Should the binding run a full collection before allocating fresh memory?
+   Yes once the bytes handed out since the last one reach collect_at: the
+   larger of LT_ALLOC_COLLECT_MIN, the live bytes and the Lua heap at the
+   last collection -- so at most that much garbage piles up between
+   collections, and a collection's cost (proportional to the Lua heap) is
+   spread over at least as many bytes (Lua's own 200% pause, for blocks).
+   Only blocks of cacheable sizes count: smaller ones are many and cheap,
+   and the binding tells Lua's own collector about them (a GC step per
+   256 KB), whose pacing frees them sooner. */
+static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >= A->collect_at; }
+/* The binding ran a full collection; lua_heap: the Lua heap's bytes now. */
+void lt_alloc_collected(lt_alloc *A, size_t lua_heap);
+/* Free every cached block; later releases free at once (the state closes). */
+void lt_alloc_close(lt_alloc *A);
+
+#endif
