@@ -112,3 +112,96 @@ describe("clone and *_like keep a dense input's layout (preserve_format)", funct
     assert.equal("4,1", strides(T.zeros_like(T.zeros(3, 1):expand(3, 4))))
   end)
 end)
+
+describe("the elementwise build (lt_iter_ew)", function()
+  local function strides(t) return table.concat(t:stride(), ",") end
+
+  it("lays a new output out as PyTorch 1.13 does for mixed layouts", function()
+    local a, b = T.ones(3, 4), T.ones(4, 3)
+    assert.equal("1,3", strides(b:t() + a))     -- the first input that orders the dims decides
+    assert.equal("4,1", strides(a + b:t()))
+    assert.equal("1,3", strides(b:t() + b:t()))
+    assert.equal("1,3", strides(T.ones(3, 1) + b:t()))
+    assert.equal("1,3", strides(b:t() + T.ones(3, 1)))
+    assert.equal("1,3", strides(T.ones(1, 4) + b:t()))
+    local x, y = T.ones(2, 3, 4):permute(3, 1, 2), T.ones(4, 2, 3)
+    assert.equal("1,12,4", strides(x + y))
+    assert.equal("6,3,1", strides(y + x))
+  end)
+
+  -- shapes above the tile size (64) with ragged edges, so the tiled walk
+  -- with staged (transposed-through-a-buffer) operands runs
+  local function check_tiled(dt, n1, n2)
+    local a = T.arange(0, n1 * n2, { dtype = T.float64 }):reshape(n1, n2):remainder(100):to(dt)
+    local b = T.arange(0, n1 * n2, { dtype = T.float64 }):reshape(n2, n1):remainder(7):to(dt)
+    local want = a:contiguous() + b:t():contiguous()
+    local got = a + b:t()                                   -- b staged
+    assert.is_true(got:eq(want):all():item(), tostring(dt))
+    local got2 = b:t() + a                                  -- output transposed, a staged
+    assert.equal("1," .. n1, strides(got2))
+    assert.is_true(got2:eq(want):all():item(), tostring(dt))
+    local o = T.zeros(n2, n1, { dtype = dt }):t()           -- out= transposed: the output staged
+    T.add(a, a, { out = o })
+    assert.is_true(o:eq(a + a):all():item(), tostring(dt))
+  end
+
+  it("adds transposed and contiguous operands in tiles for 1-, 2-, 4- and 8-byte dtypes", function()
+    for _, dt in ipairs({ T.uint8, T.int16, T.float16, T.float32, T.int32, T.float64, T.int64 }) do
+      check_tiled(dt, 130, 67)
+      check_tiled(dt, 64, 64)
+    end
+  end)
+
+  it("adds transposed complex operands (not staged) and casts in the tiled walk", function()
+    check_tiled(T.complex128, 70, 65)
+    local a = T.arange(0, 70 * 65, { dtype = T.int32 }):reshape(70, 65)
+    local b = T.arange(0, 70 * 65, { dtype = T.float32 }):reshape(65, 70)
+    local r = a + b:t()
+    assert.equal(T.float32, r.dtype)
+    assert.is_true(r:eq(a:to(T.float32) + b:t():contiguous()):all():item())
+  end)
+
+  it("gives the same tiled results on one and several threads", function()
+    local old = T.get_num_threads()
+    local a = T.randn(300, 257)
+    local b = T.randn(257, 300)
+    T.set_num_threads(1)
+    local r1 = a + b:t()
+    T.set_num_threads(3)
+    local r3 = a + b:t()
+    T.set_num_threads(old)
+    assert.is_true(r1:eq(r3):all():item())
+    assert.is_true(r1:eq(a + b:t():contiguous()):all():item())
+  end)
+
+  it("broadcasts a column and a row over large operands (stride-0 loops)", function()
+    local a = T.arange(0, 300 * 200, { dtype = T.float32 }):reshape(300, 200)
+    local c = T.arange(0, 300, { dtype = T.float32 }):reshape(300, 1)
+    local r = T.arange(0, 200, { dtype = T.float32 }):reshape(1, 200)
+    assert.is_true((a + c):eq(a + c:expand(300, 200):contiguous()):all():item())
+    assert.is_true((c + a):eq(a + c:expand(300, 200):contiguous()):all():item())
+    assert.is_true((a - r):eq(a - r:expand(300, 200):contiguous()):all():item())
+    assert.is_true((c * r):eq(c:expand(300, 200):contiguous() * r:expand(300, 200):contiguous()):all():item())
+  end)
+
+  it("reads an input that aliases the output through a copy", function()
+    local x = T.arange(1, 10, { dtype = T.float64 }):reshape(3, 3)
+    local want = x + x:t()
+    x:add_(x:t())
+    assert.are.same(want:totable(), x:totable())
+  end)
+
+  it("reports build errors as ltensor.<function>: messages", function()
+    assert.has_error(function() return T.ones(2, 3) + T.ones(4) end,
+      "ltensor.add: the size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 2")
+    assert.has_error(function() return T.mul(T.ones(2, 3), T.ones(3), { out = T.zeros(3) }) end,
+      "ltensor.mul: output with shape [3] doesn't match the broadcast shape [2, 3]")
+    assert.has_error(function() return T.add(T.ones(3), 1.5, { out = T.zeros(3, { dtype = T.int64 }) }) end,
+      "ltensor.add: result type Float can't be cast to the desired output type Long")
+    assert.has_error(function() return T.ones(1):expand(3):add_(1) end,
+      "ltensor.add_: unsupported operation: more than one element of the written-to tensor refers to a single " ..
+      "memory location. Please clone() the tensor before performing the operation.")
+    assert.has_error(function() return T.tensor({ 1, 2 }) // T.tensor({ 0, 1 }) end,
+      "ltensor.floor_divide: integer division by zero")
+  end)
+end)

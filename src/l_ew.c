@@ -89,119 +89,85 @@ int ew_not_implemented(lua_State *L, const char *fname, ltensor_dtype dt) {
   return ltl_error(L, fname, "\"%s_cpu\" not implemented for '%s'", fname, lt_torch_name(dt));
 }
 
-/* The written-to tensor: broadcast shape, overlap and safe-cast checks. */
-static void check_out(lua_State *L, const char *fname, const lt_tensor *out, ltensor_dtype rdt, int ndim,
-                      const int64_t *shape) {
-  if (!lt_can_cast(rdt, out->dtype))
-    ltl_error(L, fname, "result type %s can't be cast to the desired output type %s", lt_torch_name(rdt),
-             lt_torch_name(out->dtype));
-  switch (lt_iter_check_out(out, ndim, shape)) {
-  case LT_OUT_SHAPE: {
-    char b1[LT_SHAPE_STR_MAX], b2[LT_SHAPE_STR_MAX];
-    ltl_error(L, fname, "output with shape %s doesn't match the broadcast shape %s",
-             lt_shape_str(b1, sizeof b1, out->ndim, out->shape, "[]"), lt_shape_str(b2, sizeof b2, ndim, shape, "[]"));
-    break;
-  }
-  case LT_OUT_OVERLAP:
-    ltl_error(L, fname, "unsupported operation: more than one element of the written-to tensor refers to a "
-                       "single memory location. Please clone() the tensor before performing the operation.");
-    break;
-  default: break;
-  }
-}
-
 /* ====================================================================== */
 /* the elementwise driver                                                 */
 /* ====================================================================== */
 
+/* The iterator's allocation callback: a new tensor on the Lua stack (the
+   GC owns it; the state's caching allocator, lt_alloc.c, supplies the memory), with the
+   layout the iterator chose.  Raises on out of memory, which is safe: the
+   build holds nothing of its own when it calls this. */
+static lt_tensor *ew_alloc(void *ud, ltensor_dtype dt, int ndim, const int64_t *shape, const int64_t *stride) {
+  lt_tensor *t = ltl_push_new((lua_State *)ud, dt, ndim, shape);
+  if (stride && ndim > 1) memcpy(t->stride, stride, sizeof(int64_t) * (size_t)ndim);
+  return t;
+}
+
+/* The iterator's status as PyTorch's message. */
+static void raise_iter(lua_State *L, const char *fname, int code, const lt_iter_err *e, const lt_tensor *out) {
+  char b1[LT_SHAPE_STR_MAX], b2[LT_SHAPE_STR_MAX];
+  switch (code) {
+  case LT_ITER_BROADCAST:
+    ltl_error(L, fname, "the size of tensor a (%I) must match the size of tensor b (%I) at non-singleton dimension %d",
+             (lua_Integer)e->a, (lua_Integer)e->b, e->dim);
+    break;
+  case LT_ITER_OUT_CAST:
+    ltl_error(L, fname, "result type %s can't be cast to the desired output type %s", lt_torch_name(e->from),
+             lt_torch_name(e->to));
+    break;
+  case LT_ITER_OUT_SHAPE:
+    ltl_error(L, fname, "output with shape %s doesn't match the broadcast shape %s",
+             lt_shape_str(b1, sizeof b1, out->ndim, out->shape, "[]"), lt_shape_str(b2, sizeof b2, e->ndim, e->shape, "[]"));
+    break;
+  case LT_ITER_OUT_OVERLAP:
+    ltl_error(L, fname, "unsupported operation: more than one element of the written-to tensor refers to a "
+                       "single memory location. Please clone() the tensor before performing the operation.");
+    break;
+  case LT_ITER_ZERODIV:
+    ltl_error(L, fname, "integer division by zero");
+    break;
+  default:
+    ltl_error(L, fname, "not enough memory");
+  }
+}
+
 /* Run kernel k over ops[0..n-1] (already classified).  cdt is the compute
-   dtype of the inputs, kout the dtype the kernel writes, rdt the result
-   dtype.  out_idx: stack index of the written-to tensor, or 0 for a new
-   one, which is pushed.  Returns the output. */
+   dtype of the inputs (in_kdt[i] per input when given), kout the dtype the
+   kernel writes, rdt the result dtype.  out_idx: stack index of the
+   written-to tensor, or 0 for a new one.  The build, checks and run are
+   the iterator's (lt_iter_ew); this turns Lua values into its operands and
+   its status into errors.  Leaves the output on top of the stack. */
 lt_tensor *ew_run_in(lua_State *L, const char *fname, lt_loop_fn k, operand *ops, int n, ltensor_dtype cdt,
                             const ltensor_dtype *in_kdt, ltensor_dtype kout, ltensor_dtype rdt, int out_idx,
                             lt_kctx *ctx) {
-  const lt_tensor *ts[LT_ITER_MAX_OPS];
-  int nt = 0, fast = !out_idx && kout == rdt;
+  lt_iter_config cfg;
+  cfg.out = out_idx ? ltl_check(L, out_idx) : NULL;
+  cfg.out_dtype = rdt;
+  cfg.kout = kout;
+  cfg.nin = n;
+  cfg.round_to = -1;
+  cfg.alloc = ew_alloc;
+  cfg.alloc_ud = L;
+  cfg.pool = ltl_settings_of(L)->pool;
+  int mixed = 0;   /* a tensor input whose dtype is not cdt */
   for (int i = 0; i < n; i++) {
-    if (ops[i].weak) continue;
-    const lt_tensor *t = ops[i].t;
-    ts[nt++] = t;
-    if (fast && (t->dtype != (in_kdt ? in_kdt[i] : cdt) || !lt_is_contiguous(t) || t->ndim != ts[0]->ndim ||
-                 memcmp(t->shape, ts[0]->shape, sizeof(int64_t) * (size_t)t->ndim) != 0))
-      fast = 0;
+    cfg.kin[i] = in_kdt ? in_kdt[i] : cdt;
+    if (ops[i].weak) weak_tensor(L, &ops[i], cfg.kin[i]);
+    else mixed |= ops[i].t->dtype != cdt;
+    cfg.in[i] = ops[i].t;
   }
-  if (fast && nt > 0 && lt_numel(ts[0]) < LT_GRAIN) {
-    /* small same-shape contiguous operands: no broadcasting, layout or
-       casts to work out, so call the loop once (the 1-element path) */
-    lt_tensor *out = ltl_push_new(L, rdt, ts[0]->ndim, ts[0]->shape);
-    char *data[LT_ITER_MAX_OPS];
-    int64_t st[LT_ITER_MAX_OPS];
-    data[0] = lt_data(out);
-    st[0] = (int64_t)lt_itemsize(kout);
-    for (int i = 0; i < n; i++) {
-      if (ops[i].weak) { weak_tensor(L, &ops[i], in_kdt ? in_kdt[i] : cdt); st[i + 1] = 0; }
-      else st[i + 1] = (int64_t)lt_itemsize(ops[i].t->dtype);
-      data[i + 1] = lt_data(ops[i].t);
-    }
-    atomic_init(&ctx->err, 0);
-    int64_t numel = lt_numel(out);
-    if (numel > 0) k(data, st, numel, ctx);
-    if (atomic_load(&ctx->err) == LT_KERR_ZERODIV) ltl_error(L, fname, "integer division by zero");
-    return out;
-  }
-  int ndim = 0;
-  int64_t shape[LT_MAX_DIMS];
-  int64_t ba, bb;
-  int bd;
-  if (lt_broadcast_shape(ts, nt, &ndim, shape, &ba, &bb, &bd) != 0)
-    ltl_error(L, fname, "the size of tensor a (%I) must match the size of tensor b (%I) at non-singleton dimension %d",
-             (lua_Integer)ba, (lua_Integer)bb, bd);
-  lt_tensor *out;
-  if (out_idx) {
-    out = ltl_check(L, out_idx);
-    check_out(L, fname, out, rdt, ndim, shape);
-    /* an input that is another view of the written storage is copied
-       first (the copy stays on the stack until the op is done) */
-    for (int i = 0; i < n; i++) {
-      if (ops[i].weak || !lt_iter_input_aliases(ops[i].t, out)) continue;
-      lt_tensor *c = ltl_push_new_like(L, ops[i].t, ops[i].t->dtype);
-      lt_copy_into(c, ops[i].t);
-      ops[i].t = c;
-    }
-  } else {
-    out = ltl_push_new(L, rdt, ndim, shape);
-    if (ndim > 1 && nt > 0) lt_iter_out_strides(ts, nt, ndim, shape, out->stride);
-  }
-  for (int i = 0; i < n; i++)
-    if (ops[i].weak) weak_tensor(L, &ops[i], in_kdt ? in_kdt[i] : cdt);
-  const lt_tensor *its[LT_ITER_MAX_OPS];
-  ltensor_dtype kdt[LT_ITER_MAX_OPS];
-  its[0] = out;
-  kdt[0] = kout;
-  for (int i = 0; i < n; i++) { its[i + 1] = ops[i].t; kdt[i + 1] = in_kdt ? in_kdt[i] : cdt; }
-  lt_iter it;
-  lt_iter_init(&it, its, 1, n, kdt, ndim, shape, ltl_settings_of(L)->pool);
   /* PyTorch casts every tensor input to the common dtype before computing:
      when that is a 16-bit float (computed in float32) the rounding shows
-     (int16 2049 + float16 1 is 2048).  Weak scalars stay exact, as in
-     PyTorch's scalar kernels. */
-  if (cdt == LTENSOR_FLOAT32 || cdt == LTENSOR_COMPLEX64) {
-    int mixed = 0;   /* a 16-bit common dtype needs an input that is not cdt */
-    for (int i = 0; i < n; i++) mixed |= !ops[i].weak && ops[i].t->dtype != cdt;
-    if (mixed) {
-      ltensor_dtype common = ew_common_dtype(L, fname, ops, n);
-      if (lt_compute_dtype(common) == cdt && common != cdt) lt_iter_round_inputs(&it, common);
-    }
+     (int16 2049 + float16 1 is 2048). */
+  if (mixed && (cdt == LTENSOR_FLOAT32 || cdt == LTENSOR_COMPLEX64)) {
+    ltensor_dtype common = ew_common_dtype(L, fname, ops, n);
+    if (lt_compute_dtype(common) == cdt && common != cdt) cfg.round_to = common;
   }
-  /* grain policy (lt_parallel.h): a compute-bound element costs ~2 units */
-  it.grain = ctx->heavy ? LT_GRAIN / 2 : LT_GRAIN;
-  atomic_init(&ctx->err, 0);
-  lt_iter_run(&it, k, ctx);
-  if (out_idx) lt_bump_version(out);
-  if (atomic_load(&ctx->err) == LT_KERR_ZERODIV) ltl_error(L, fname, "integer division by zero");
+  lt_iter_err e;
+  int code = lt_iter_ew(&cfg, k, ctx, &e);
+  if (code != LT_ITER_OK) raise_iter(L, fname, code, &e, cfg.out);
   if (out_idx) lua_pushvalue(L, out_idx);
-  return out;
+  return cfg.out;
 }
 
 lt_tensor *ew_run(lua_State *L, const char *fname, lt_loop_fn k, operand *ops, int n, ltensor_dtype cdt,

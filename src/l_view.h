@@ -1,12 +1,13 @@
 /* l_view.h -- helpers shared by the view, indexing and scatter binding files
-   (l_view.c, l_index.c, l_scatter.c): shape text, sizes, infer_size, a
-   strided odometer, index wrapping.  Private to those files. */
+   (l_view.c, l_index.c, l_scatter.c): shape text, sizes, infer_size, the
+   ordered walk (lt_iter.h's odometer), index wrapping.  Private to those files. */
 #ifndef L_VIEW_H
 #define L_VIEW_H
 
 #include <stdio.h>
 #include <string.h>
 #include "l_lua.h"
+#include "lt_iter.h"
 #include "lt_promote.h"
 #include "lt_view.h"
 
@@ -77,30 +78,11 @@ static inline void infer_size(lua_State *L, const char *fname, int64_t numel, in
            (lua_Integer)numel);
 }
 
-/* A strided odometer over one shape carrying up to three offset streams. */
-typedef struct {
-  int nd;
-  int64_t shape[LT_MAX_DIMS], idx[LT_MAX_DIMS];
-  int64_t stride[3][LT_MAX_DIMS];
-  int64_t off[3];
-} odo;
-
-static inline void odo_init(odo *o, int nd, const int64_t *shape) {
-  memset(o, 0, sizeof *o);
-  o->nd = nd;
-  memcpy(o->shape, shape, sizeof(int64_t) * (size_t)nd);
-}
-static inline int odo_next(odo *o) {
-  for (int i = o->nd - 1; i >= 0; i--) {
-    if (++o->idx[i] < o->shape[i]) {
-      for (int k = 0; k < 3; k++) o->off[k] += o->stride[k][i];
-      return 1;
-    }
-    o->idx[i] = 0;
-    for (int k = 0; k < 3; k++) o->off[k] -= o->stride[k][i] * (o->shape[i] - 1);
-  }
-  return 0;
-}
+/* The index/gather/scatter walks: the iterator's ordered walk (lt_odo in
+   lt_iter.h), under the short names these files use. */
+typedef lt_odo odo;
+static inline void odo_init(odo *o, int nd, const int64_t *shape) { lt_odo_init(o, nd, shape); }
+static inline int odo_next(odo *o) { return lt_odo_next(o); }
 static inline int is_nonzero(ltensor_dtype dt, const char *p) {
   switch (lt_kind(dt)) {
   case LT_KIND_BOOL: return *(const uint8_t *)p != 0;

@@ -1,6 +1,7 @@
 /* lt_iter.c -- the elementwise iteration engine (see lt_iter.h). */
 #include <string.h>
 #include "lt_iter.h"
+#include "lt_promote.h"
 
 /* PyTorch's reorder_dimensions: perm[0] is the fastest-moving dim.  An
    insertion sort with an ambiguous comparison: broadcast (stride 0) dims of
@@ -190,8 +191,13 @@ static void run_range(const lt_iter *it, int64_t start, int64_t end, lt_loop_fn 
 /* 2-d iterations where operands disagree on the fast dim (a transposed
    input with a contiguous one): runs along dim 0 step a large stride for
    some operand, one cache line per element.  Going in TILE x TILE tiles
-   keeps those lines in L1 while the tile's columns reuse them. */
+   keeps those lines in cache while the tile's columns reuse them, and an
+   operand that runs along dim 1 instead is staged: its tile is transposed
+   into a small buffer (read along its own rows; written back the same way
+   for an output), so that the kernel sees contiguous runs for every
+   operand and takes its vectorised branch. */
 #define TILE 64
+#define STAGE_MAX 8            /* bytes per element of a staged operand */
 static int wants_tiles(const lt_iter *it) {
   if (it->ndim != 2 || it->shape[0] < TILE || it->shape[1] < TILE) return 0;
   int far = 0, across = 0;
@@ -204,21 +210,149 @@ static int wants_tiles(const lt_iter *it) {
   return far && across;
 }
 
+/* staged: its dim-0 stride is far, its dim-1 stride one element */
+static int staged_op(const lt_iter *it, int k) {
+  int64_t sz = (int64_t)lt_itemsize(it->dtype[k]);
+  int64_t s0 = it->strides[k][0] < 0 ? -it->strides[k][0] : it->strides[k][0];
+  return sz <= STAGE_MAX && it->strides[k][1] == sz && s0 > 64;
+}
+
+/* buf[j * TILE + i] <-> p[i * s0 + j * sz], i < m, j < w, one element size
+   per instantiation (fixed-size copies the compiler turns into moves) */
+#define TILE_MOVES(SZ)                                                                       \
+  static void gather_##SZ(char *buf, const char *p, int64_t s0, int64_t m, int64_t w) {      \
+    for (int64_t i = 0; i < m; i++, p += s0)                                                 \
+      for (int64_t j = 0; j < w; j++) memcpy(buf + (j * TILE + i) * SZ, p + j * SZ, SZ);     \
+  }                                                                                          \
+  static void scatter_##SZ(const char *buf, char *p, int64_t s0, int64_t m, int64_t w) {     \
+    for (int64_t i = 0; i < m; i++, p += s0)                                                 \
+      for (int64_t j = 0; j < w; j++) memcpy(p + j * SZ, buf + (j * TILE + i) * SZ, SZ);     \
+  }
+TILE_MOVES(1) TILE_MOVES(2)
+#if defined(__SSE2__)
+/* 4- and 8-byte elements: 4x4 / 2x2 blocks transposed in SSE2 registers
+   (a quarter of the scalar loads and stores; the scalar loops above were
+   half of a transposed add's time) */
+#include <emmintrin.h>
+static inline void tr4(__m128i *r) {
+  __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]), t1 = _mm_unpacklo_epi32(r[2], r[3]);
+  __m128i t2 = _mm_unpackhi_epi32(r[0], r[1]), t3 = _mm_unpackhi_epi32(r[2], r[3]);
+  r[0] = _mm_unpacklo_epi64(t0, t1);
+  r[1] = _mm_unpackhi_epi64(t0, t1);
+  r[2] = _mm_unpacklo_epi64(t2, t3);
+  r[3] = _mm_unpackhi_epi64(t2, t3);
+}
+static void gather_4(char *buf, const char *p, int64_t s0, int64_t m, int64_t w) {
+  int64_t m4 = m & ~(int64_t)3, w4 = w & ~(int64_t)3;
+  for (int64_t i = 0; i < m4; i += 4)
+    for (int64_t j = 0; j < w4; j += 4) {
+      __m128i r[4];
+      for (int c = 0; c < 4; c++) r[c] = _mm_loadu_si128((const __m128i *)(p + (i + c) * s0 + j * 4));
+      tr4(r);
+      for (int c = 0; c < 4; c++) _mm_storeu_si128((__m128i *)(buf + ((j + c) * TILE + i) * 4), r[c]);
+    }
+  for (int64_t i = 0; i < m; i++)     /* the ragged edges */
+    for (int64_t j = i < m4 ? w4 : 0; j < w; j++) memcpy(buf + (j * TILE + i) * 4, p + i * s0 + j * 4, 4);
+}
+static void scatter_4(const char *buf, char *p, int64_t s0, int64_t m, int64_t w) {
+  int64_t m4 = m & ~(int64_t)3, w4 = w & ~(int64_t)3;
+  for (int64_t i = 0; i < m4; i += 4)
+    for (int64_t j = 0; j < w4; j += 4) {
+      __m128i r[4];
+      for (int c = 0; c < 4; c++) r[c] = _mm_loadu_si128((const __m128i *)(buf + ((j + c) * TILE + i) * 4));
+      tr4(r);
+      for (int c = 0; c < 4; c++) _mm_storeu_si128((__m128i *)(p + (i + c) * s0 + j * 4), r[c]);
+    }
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = i < m4 ? w4 : 0; j < w; j++) memcpy(p + i * s0 + j * 4, buf + (j * TILE + i) * 4, 4);
+}
+static void gather_8(char *buf, const char *p, int64_t s0, int64_t m, int64_t w) {
+  int64_t m2 = m & ~(int64_t)1, w2 = w & ~(int64_t)1;
+  for (int64_t i = 0; i < m2; i += 2)
+    for (int64_t j = 0; j < w2; j += 2) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(p + i * s0 + j * 8));
+      __m128i b = _mm_loadu_si128((const __m128i *)(p + (i + 1) * s0 + j * 8));
+      _mm_storeu_si128((__m128i *)(buf + (j * TILE + i) * 8), _mm_unpacklo_epi64(a, b));
+      _mm_storeu_si128((__m128i *)(buf + ((j + 1) * TILE + i) * 8), _mm_unpackhi_epi64(a, b));
+    }
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = i < m2 ? w2 : 0; j < w; j++) memcpy(buf + (j * TILE + i) * 8, p + i * s0 + j * 8, 8);
+}
+static void scatter_8(const char *buf, char *p, int64_t s0, int64_t m, int64_t w) {
+  int64_t m2 = m & ~(int64_t)1, w2 = w & ~(int64_t)1;
+  for (int64_t i = 0; i < m2; i += 2)
+    for (int64_t j = 0; j < w2; j += 2) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(buf + (j * TILE + i) * 8));
+      __m128i b = _mm_loadu_si128((const __m128i *)(buf + ((j + 1) * TILE + i) * 8));
+      _mm_storeu_si128((__m128i *)(p + i * s0 + j * 8), _mm_unpacklo_epi64(a, b));
+      _mm_storeu_si128((__m128i *)(p + (i + 1) * s0 + j * 8), _mm_unpackhi_epi64(a, b));
+    }
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = i < m2 ? w2 : 0; j < w; j++) memcpy(p + i * s0 + j * 8, buf + (j * TILE + i) * 8, 8);
+}
+#else
+TILE_MOVES(4) TILE_MOVES(8)
+#endif
+typedef void (*gather_fn)(char *, const char *, int64_t, int64_t, int64_t);
+typedef void (*scatter_fn)(const char *, char *, int64_t, int64_t, int64_t);
+static gather_fn gather_of(int64_t sz) {
+  return sz == 1 ? gather_1 : sz == 2 ? gather_2 : sz == 4 ? gather_4 : gather_8;
+}
+static scatter_fn scatter_of(int64_t sz) {
+  return sz == 1 ? scatter_1 : sz == 2 ? scatter_2 : sz == 4 ? scatter_4 : scatter_8;
+}
+
 /* columns [j0, j1) of dim 1, in tiles */
 static void run_tiles(const lt_iter *it, int64_t j0, int64_t j1, lt_loop_fn fn, void *ctx) {
   int nops = it->nops;
-  int64_t s0[LT_ITER_MAX_OPS];
-  for (int k = 0; k < nops; k++) s0[k] = it->strides[k][0];
+  _Alignas(64) char sbuf[LT_ITER_MAX_OPS - 1][TILE * TILE * STAGE_MAX];
+  char *bufk[LT_ITER_MAX_OPS] = {0};
+  int64_t s0[LT_ITER_MAX_OPS], st[LT_ITER_MAX_OPS], sz[LT_ITER_MAX_OPS];
+  int nstaged = 0;
+  for (int k = 0; k < nops; k++) {
+    s0[k] = it->strides[k][0];
+    sz[k] = (int64_t)lt_itemsize(it->dtype[k]);
+    /* at most nops - 1 operands are staged: one (the one the dims were
+       ordered by) always runs along dim 0 */
+    if (nstaged < LT_ITER_MAX_OPS - 1 && staged_op(it, k)) bufk[k] = sbuf[nstaged++];
+    st[k] = bufk[k] ? sz[k] : s0[k];
+  }
   for (int64_t jt = j0; jt < j1; jt += TILE) {
-    int64_t je = jt + TILE < j1 ? jt + TILE : j1;
+    int64_t w = jt + TILE < j1 ? TILE : j1 - jt;
     for (int64_t it0 = 0; it0 < it->shape[0]; it0 += TILE) {
       int64_t m = it->shape[0] - it0 < TILE ? it->shape[0] - it0 : TILE;
-      for (int64_t j = jt; j < je; j++) {
-        char *ptr[LT_ITER_MAX_OPS];
-        for (int k = 0; k < nops; k++) ptr[k] = it->data[k] + it0 * s0[k] + j * it->strides[k][1];
-        if (it->needs_cast) run_cast(it, ptr, s0, m, fn, ctx);
-        else fn(ptr, s0, m, ctx);
+      char *base[LT_ITER_MAX_OPS];
+      for (int k = 0; k < nops; k++) {
+        base[k] = it->data[k] + it0 * s0[k] + jt * it->strides[k][1];
+        if (bufk[k] && k >= it->nout) gather_of(sz[k])(bufk[k], base[k], s0[k], m, w);
       }
+      /* the next tile (down dim 0, or the next band of columns): its
+         lines are fetched while this one computes -- each row or column of
+         a tile is a few lines on its own page, which the hardware
+         prefetchers do not follow, so without this the walk waits on
+         memory once per line */
+      int64_t ni = it0 + TILE, nj = jt;
+      if (ni >= it->shape[0]) { ni = 0; nj = jt + TILE; }
+      int pf = nj < j1;
+      int64_t pm = pf ? (it->shape[0] - ni < TILE ? it->shape[0] - ni : TILE) : 0;
+      int64_t pw = pf ? (j1 - nj < TILE ? j1 - nj : TILE) : 0;
+      for (int64_t j = 0; j < w; j++) {
+        char *ptr[LT_ITER_MAX_OPS];
+        for (int k = 0; k < nops; k++) {
+          ptr[k] = bufk[k] ? bufk[k] + j * TILE * sz[k] : base[k] + j * it->strides[k][1];
+          if (bufk[k] ? j < pm : (j < pw && s0[k] == sz[k])) {
+            /* staged: row j of the next tile; else its column j */
+            const char *q = it->data[k] + ni * s0[k] + nj * it->strides[k][1] +
+                            (bufk[k] ? j * s0[k] : j * it->strides[k][1]);
+            int64_t len = (bufk[k] ? pw : pm) * sz[k];
+            for (int64_t b = 0; b < len; b += 64) __builtin_prefetch(q + b);
+          }
+        }
+        if (it->needs_cast) run_cast(it, ptr, st, m, fn, ctx);
+        else fn(ptr, st, m, ctx);
+      }
+      for (int k = 0; k < it->nout; k++)
+        if (bufk[k]) scatter_of(sz[k])(bufk[k], base[k], s0[k], m, w);
     }
   }
 }
@@ -253,15 +387,19 @@ void lt_iter_run(lt_iter *it, lt_loop_fn fn, void *ctx) {
   int64_t n = it->numel;
   if (n <= 0) return;
   int64_t grain = it->grain > 0 ? it->grain : LT_GRAIN;
-  /* the common case: one contiguous run, no casts, too small to split */
-  if (it->ndim == 1 && !it->needs_cast && n < 2 * grain) {
+  /* The hand-off to the pool (waking workers, joining them) costs about
+     one grain of work, so it is counted as such: 64k elements (operands
+     in L2) stay on one thread, as PyTorch at its better thread count does
+     there; from 96k on the split pays. */
+  int nt = n > grain ? lt_parallel_parts(it->pool, n - grain, grain, n) : 1;
+  /* the common case: one contiguous run, no casts, not split */
+  if (it->ndim == 1 && !it->needs_cast && nt <= 1) {
     int64_t s[LT_ITER_MAX_OPS];
     for (int k = 0; k < it->nops; k++) s[k] = it->strides[k][0];
     fn(it->data, s, n, ctx);
     return;
   }
   int tiles = wants_tiles(it);
-  int nt = lt_parallel_parts(it->pool, n, grain, n);
   if (nt <= 1) {
     if (tiles) run_tiles(it, 0, it->shape[1], fn, ctx);
     else run_range(it, 0, n, fn, ctx);
@@ -324,3 +462,97 @@ static void fill_with(lt_tensor *dst, ltensor_dtype vt, const void *v) {
 void lt_fill_f64(lt_tensor *dst, double v) { fill_with(dst, LTENSOR_FLOAT64, &v); }
 void lt_fill_i64(lt_tensor *dst, int64_t v) { fill_with(dst, LTENSOR_INT64, &v); }
 void lt_fill_c128(lt_tensor *dst, lt_cdouble v) { fill_with(dst, LTENSOR_COMPLEX128, &v); }
+
+/* ---- the whole build: lt_iter_ew (see lt_iter.h) ---------------------------- */
+
+/* Small same-shape contiguous inputs (0-dim ones broadcast freely: they
+   never change the shape), no casts, a new output: nothing to work out, so
+   the loop runs once over a contiguous result (the 1-element path). */
+static int try_small(lt_iter_config *cfg, lt_loop_fn fn, lt_kctx *ctx, int *status) {
+  if (cfg->out || cfg->kout != cfg->out_dtype || cfg->round_to >= 0) return 0;
+  const lt_tensor *ref = NULL;
+  for (int i = 0; i < cfg->nin; i++) {
+    const lt_tensor *t = cfg->in[i];
+    if (t->dtype != cfg->kin[i]) return 0;
+    if (t->ndim == 0) continue;
+    if (!lt_is_contiguous(t)) return 0;
+    if (!ref) { ref = t; continue; }
+    if (t->ndim != ref->ndim || memcmp(t->shape, ref->shape, sizeof(int64_t) * (size_t)t->ndim) != 0) return 0;
+  }
+  int64_t n = ref ? lt_numel(ref) : 1;
+  if (n >= LT_GRAIN) return 0;
+  lt_tensor *out = cfg->alloc(cfg->alloc_ud, cfg->out_dtype, ref ? ref->ndim : 0, ref ? ref->shape : NULL, NULL);
+  if (!out) { *status = LT_ITER_NOMEM; return 1; }
+  cfg->out = out;
+  char *data[LT_ITER_MAX_OPS];
+  int64_t st[LT_ITER_MAX_OPS];
+  data[0] = lt_data(out);
+  st[0] = (int64_t)lt_itemsize(cfg->kout);
+  for (int i = 0; i < cfg->nin; i++) {
+    data[i + 1] = lt_data(cfg->in[i]);
+    st[i + 1] = cfg->in[i]->ndim == 0 ? 0 : (int64_t)lt_itemsize(cfg->in[i]->dtype);
+  }
+  if (n > 0) fn(data, st, n, ctx);
+  *status = LT_ITER_OK;
+  return 1;
+}
+
+int lt_iter_ew(lt_iter_config *cfg, lt_loop_fn fn, lt_kctx *ctx, lt_iter_err *err) {
+  int nin = cfg->nin, status;
+  atomic_store_explicit(&ctx->err, LT_KERR_NONE, memory_order_relaxed);
+  if (try_small(cfg, fn, ctx, &status)) {
+    if (status == LT_ITER_OK && atomic_load(&ctx->err) == LT_KERR_ZERODIV) return LT_ITER_ZERODIV;
+    return status;
+  }
+  int ndim = 0;
+  int64_t shape[LT_MAX_DIMS];
+  if (lt_broadcast_shape(cfg->in, nin, &ndim, shape, &err->a, &err->b, &err->dim) != 0) return LT_ITER_BROADCAST;
+  lt_tensor *out = cfg->out;
+  int given = out != NULL;
+  if (given) {
+    if (!lt_can_cast(cfg->out_dtype, out->dtype)) {
+      err->from = cfg->out_dtype;
+      err->to = out->dtype;
+      return LT_ITER_OUT_CAST;
+    }
+    int code = lt_iter_check_out(out, ndim, shape);
+    if (code != LT_OUT_OK) {
+      err->ndim = ndim;
+      memcpy(err->shape, shape, sizeof(int64_t) * (size_t)ndim);
+      return code == LT_OUT_SHAPE ? LT_ITER_OUT_SHAPE : LT_ITER_OUT_OVERLAP;
+    }
+    /* an input that is another view of the written storage is read
+       through a copy (the very same view is safe: each element is read
+       before it is written) */
+    for (int i = 0; i < nin; i++) {
+      const lt_tensor *t = cfg->in[i];
+      if (!lt_iter_input_aliases(t, out)) continue;
+      lt_tensor *c = cfg->alloc(cfg->alloc_ud, t->dtype, t->ndim, t->shape, NULL);
+      if (!c) return LT_ITER_NOMEM;
+      lt_copy_into(c, t);
+      cfg->in[i] = c;
+    }
+  } else {
+    /* laid out like the inputs (PyTorch's reorder_dimensions: the first
+       input that orders two dims decides, so a:t() + b is transposed) */
+    int64_t stride[LT_MAX_DIMS];
+    int perm_out = ndim > 1 && nin > 0;
+    if (perm_out) lt_iter_out_strides(cfg->in, nin, ndim, shape, stride);
+    out = cfg->alloc(cfg->alloc_ud, cfg->out_dtype, ndim, shape, perm_out ? stride : NULL);
+    if (!out) return LT_ITER_NOMEM;
+    cfg->out = out;
+  }
+  const lt_tensor *ops[LT_ITER_MAX_OPS];
+  ltensor_dtype kdt[LT_ITER_MAX_OPS];
+  ops[0] = out;
+  kdt[0] = cfg->kout;
+  for (int i = 0; i < nin; i++) { ops[i + 1] = cfg->in[i]; kdt[i + 1] = cfg->kin[i]; }
+  lt_iter it;
+  lt_iter_init(&it, ops, 1, nin, kdt, ndim, shape, cfg->pool);
+  if (cfg->round_to >= 0) lt_iter_round_inputs(&it, (ltensor_dtype)cfg->round_to);
+  /* grain policy (lt_parallel.h): a compute-bound element costs ~2 units */
+  it.grain = ctx->heavy ? LT_GRAIN / 2 : LT_GRAIN;
+  lt_iter_run(&it, fn, ctx);
+  if (given) lt_bump_version(out);
+  return atomic_load(&ctx->err) == LT_KERR_ZERODIV ? LT_ITER_ZERODIV : LT_ITER_OK;
+}

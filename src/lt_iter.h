@@ -1,10 +1,11 @@
 /*
  * lt_iter.h -- TensorIterator for elementwise ops (Lua-free).
  *
- * Building an iteration, in stages (as PyTorch's TensorIterator):
+ * lt_iter_ew does an elementwise op's whole build and run in one call
+ * (below); the stages it goes through, usable alone for custom walks:
  *   1. lt_broadcast_shape: the common shape of the inputs (infer_size);
- *   2. the caller picks dtypes (lt_promote.h) and allocates outputs, laid
- *      out like the inputs (lt_iter_out_strides gives their strides);
+ *   2. the caller picks dtypes (lt_promote.h); outputs are laid out like
+ *      the inputs (lt_iter_out_strides gives their strides);
  *   3. lt_iter_init: operands (outputs first, then inputs), each with the
  *      dtype the kernel wants; dims are reordered by stride and coalesced;
  *   4. lt_iter_run: calls the inner loop over runs of the innermost dim,
@@ -20,6 +21,7 @@
 #define LT_ITER_H
 
 #include <stdatomic.h>
+#include <string.h>
 #include "lt_tensor.h"
 #include "lt_parallel.h"
 
@@ -73,6 +75,66 @@ bool lt_iter_input_aliases(const lt_tensor *in, const lt_tensor *out);
 void lt_iter_out_strides(const lt_tensor *const *ins, int nin, int ndim, const int64_t *shape,
                          int64_t *stride);
 
+/* ---- the whole build of an elementwise op: lt_iter_ew ------------------
+   One call does what PyTorch's TensorIterator build does: the broadcast
+   shape of the inputs, the checks of a written-to tensor (safe cast, shape,
+   internal overlap), a new output laid out like the inputs (allocated
+   through the caller's callback), temporaries for inputs that alias the
+   output, the casting stage (with the rounding to a 16-bit common dtype),
+   dims reordered and coalesced, the small-operand fast path, the split over
+   the pool, and the kernel's error flag.  It returns a status code and
+   never raises; the binding words the message (`ltensor.<f>: ...`).
+
+   Allocation: alloc(ud, dtype, ndim, shape, stride) returns a new tensor
+   of that shape with the given element strides (a permutation of a dense
+   layout; stride NULL: contiguous), or NULL when out of memory.  The
+   binding's callback may instead not return (a Lua error): the build holds
+   no resources of its own when it calls it, so nothing leaks. */
+typedef lt_tensor *(*lt_iter_alloc_fn)(void *ud, ltensor_dtype dt, int ndim, const int64_t *shape,
+                                      const int64_t *stride);
+
+enum {
+  LT_ITER_OK = 0,
+  LT_ITER_BROADCAST,     /* inputs do not broadcast: err.a, err.b, err.dim (1-based) */
+  LT_ITER_OUT_CAST,      /* the result dtype cannot be cast to out's (err.from, err.to) */
+  LT_ITER_OUT_SHAPE,     /* out lacks the broadcast shape (err.ndim, err.shape) */
+  LT_ITER_OUT_OVERLAP,   /* out reaches one element through two indices */
+  LT_ITER_NOMEM,         /* the allocation callback returned NULL */
+  LT_ITER_ZERODIV        /* the kernel raised integer division by zero */
+};
+
+typedef struct lt_iter_err {
+  int64_t a, b;                  /* LT_ITER_BROADCAST: the conflicting sizes */
+  int dim;                       /* ... and the 1-based result dim */
+  ltensor_dtype from, to;        /* LT_ITER_OUT_CAST */
+  int ndim;                      /* LT_ITER_OUT_SHAPE: the broadcast shape */
+  int64_t shape[LT_MAX_DIMS];
+} lt_iter_err;
+
+typedef struct lt_iter_config {
+  lt_tensor *out;                /* the written-to tensor (out=, in-place), or NULL: a new
+                                    one, returned here */
+  ltensor_dtype out_dtype;       /* the result dtype: a new output's, or the one checked
+                                    castable to out's */
+  ltensor_dtype kout;            /* the dtype the loop writes */
+  int nin;                       /* inputs, at most LT_ITER_MAX_OPS - 1 */
+  const lt_tensor *in[LT_ITER_MAX_OPS - 1];   /* weak scalars: 0-dim tensors, already
+                                                 of their loop dtype */
+  ltensor_dtype kin[LT_ITER_MAX_OPS - 1];     /* the dtype the loop reads for each */
+  int round_to;                  /* a 16-bit common dtype computed in float32 (or
+                                    complex32 in complex64): inputs are rounded
+                                    through it (lt_iter_round_inputs); -1: none */
+  lt_iter_alloc_fn alloc;
+  void *alloc_ud;
+  lt_pool *pool;
+} lt_iter_config;
+
+/* Build and run: fn(ctx) over the broadcast shape.  ctx->heavy picks the
+   grain (a compute-bound element counts as two units).  On success
+   cfg->out is the output (written to, its version bumped when it was
+   given); inputs replaced by temporaries are replaced in cfg->in. */
+int lt_iter_ew(lt_iter_config *cfg, lt_loop_fn fn, lt_kctx *ctx, lt_iter_err *err);
+
 /* ops[0..nout-1] outputs (already of the full shape), then inputs (they
    broadcast to it).  kdt[i] is the dtype the loop reads/writes for op i. */
 void lt_iter_init(lt_iter *it, const lt_tensor *const *ops, int nout, int nin,
@@ -98,6 +160,39 @@ void lt_copy_into(lt_tensor *dst, const lt_tensor *src);
 void lt_fill_f64(lt_tensor *dst, double v);
 void lt_fill_i64(lt_tensor *dst, int64_t v);
 void lt_fill_c128(lt_tensor *dst, lt_cdouble v);
+
+/* ---- the ordered walk -------------------------------------------------
+   Walks whose order is part of the result (nonzero, masked_select, the
+   index/gather/scatter families, where a later write to one place wins)
+   cannot reorder or split dims: a row-major odometer over one shape
+   carrying up to three offset streams (element strides, set by the caller
+   in stride[k]; off[k] is the current offset).  Use:
+     lt_odo o; lt_odo_init(&o, nd, shape); o.stride[0][d] = ...;
+     if (numel > 0) do { ... o.off[k] ... } while (lt_odo_next(&o)); */
+typedef struct lt_odo {
+  int nd;
+  int64_t shape[LT_MAX_DIMS], idx[LT_MAX_DIMS];
+  int64_t stride[3][LT_MAX_DIMS];
+  int64_t off[3];
+} lt_odo;
+
+static inline void lt_odo_init(lt_odo *o, int nd, const int64_t *shape) {
+  memset(o, 0, sizeof *o);
+  o->nd = nd;
+  memcpy(o->shape, shape, sizeof(int64_t) * (size_t)nd);
+}
+/* Advance to the next index in row-major order; 0 after the last. */
+static inline int lt_odo_next(lt_odo *o) {
+  for (int i = o->nd - 1; i >= 0; i--) {
+    if (++o->idx[i] < o->shape[i]) {
+      for (int k = 0; k < 3; k++) o->off[k] += o->stride[k][i];
+      return 1;
+    }
+    o->idx[i] = 0;
+    for (int k = 0; k < 3; k++) o->off[k] -= o->stride[k][i] * (o->shape[i] - 1);
+  }
+  return 0;
+}
 
 /* ---- kernel tables (lt_k_*.c), indexed by compute dtype; NULL where the
    op does not exist for that dtype ------------------------------------- */
