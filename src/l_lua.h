@@ -94,6 +94,11 @@ lt_tensor *ltl_push_external(lua_State *L, void *data, size_t nbytes, void (*rel
                             int *attached);
 /* A 0-dim tensor holding one Lua number/boolean converted to dt. */
 lt_tensor *ltl_push_scalar(lua_State *L, ltensor_dtype dt, int value_idx);
+/* Shape bounds (lt_check_shape): raises "ltensor.<fname>: tensor too large
+   (...)" when the element count or a stride (stride NULL: the contiguous
+   ones) would overflow int64.  ltl_push_new / ltl_push_view check already;
+   call it before computing strides for a new shape. */
+void ltl_check_shape(lua_State *L, const char *fname, int ndim, const int64_t *shape);
 /* Set the autograd flag (no checks); use this, not t->requires_grad = ... */
 void ltl_set_requires_grad(lua_State *L, lt_tensor *t, bool b);
 /* Copy src into dst with broadcasting; raises on a shape mismatch, on an

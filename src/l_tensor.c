@@ -215,6 +215,12 @@ static void check_shape(lua_State *L, int ndim, const int64_t *shape, const int6
                 stride ? " with its strides" : "");
 }
 
+void ltl_check_shape(lua_State *L, const char *fname, int ndim, const int64_t *shape) {
+  if (lt_check_shape(ndim, shape, NULL, 0) == 0) return;
+  char buf[LT_SHAPE_STR_MAX];
+  ltl_error(L, fname, "tensor too large (size %s overflows int64)", lt_shape_str(buf, sizeof buf, ndim, shape, "[]"));
+}
+
 lt_tensor *ltl_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *shape) {
   ltl_settings *S = ltl_settings_of(L);
   check_shape(L, ndim, shape, NULL, 0);

@@ -34,6 +34,7 @@ static int reshape_common(lua_State *L, const char *fname, int allow_copy) {
   int64_t shape[LT_MAX_DIMS];
   int nd = get_sizes(L, 2, shape, fname);
   infer_size(L, fname, lt_numel(t), nd, shape);
+  ltl_check_shape(L, fname, nd, shape);   /* before any stride arithmetic */
   push_reshaped(L, fname, t, nd, shape, allow_copy);
   return 1;
 }

@@ -81,17 +81,29 @@ static void *take_slot(lt_alloc *A, int i) {
   return b;
 }
 
-static void free_slot(lt_alloc *A, int i) {
-  size_t size = A->slot[i].size;
-  void *b = take_slot(A, i);
-  LT_UNPOISON(b, size);
-  sys_free(A, b, size);
-  A->trimmed += size;
+/* Give the k oldest cached blocks back to the system (one memmove). */
+static void drop_oldest(lt_alloc *A, int k) {
+  for (int i = 0; i < k; i++) {
+    LT_UNPOISON(A->slot[i].block, A->slot[i].size);
+    sys_free(A, A->slot[i].block, A->slot[i].size);
+    A->cached -= A->slot[i].size;
+    A->trimmed += A->slot[i].size;
+  }
+  A->n -= k;
+  memmove(&A->slot[0], &A->slot[k], sizeof(lt_alloc_slot) * (size_t)A->n);
+}
+
+/* How many of the oldest blocks must go so that at most keep bytes stay. */
+static int excess(const lt_alloc *A, size_t keep) {
+  size_t c = A->cached;
+  int k = 0;
+  while (k < A->n && c > keep) c -= A->slot[k++].size;
+  return k;
 }
 
 size_t lt_alloc_trim(lt_alloc *A, size_t keep) {
   size_t before = A->cached;
-  while (A->n > 0 && A->cached > keep) free_slot(A, 0);
+  drop_oldest(A, excess(A, keep));
   return before - A->cached;
 }
 
@@ -148,7 +160,9 @@ void lt_alloc_release(lt_alloc *A, void *block, size_t size) {
   }
   A->live -= size;
   /* make room: the oldest blocks go first */
-  while (A->n > 0 && (A->n == LT_ALLOC_SLOTS || A->cached + size > bound)) free_slot(A, 0);
+  int k = excess(A, bound - size);
+  if (A->n - k == LT_ALLOC_SLOTS) k++;
+  drop_oldest(A, k);
   LT_POISON(block, size);
   A->slot[A->n].block = block;
   A->slot[A->n].size = size;
@@ -160,7 +174,7 @@ void lt_alloc_release(lt_alloc *A, void *block, size_t size) {
 void lt_alloc_age(lt_alloc *A) {
   int k = 0;   /* stamps grow along slot[]: the stale ones are a prefix */
   while (k < A->n && A->slot[k].stamp < A->epoch) k++;
-  while (k-- > 0) free_slot(A, 0);
+  drop_oldest(A, k);
   A->epoch++;
 }
 
