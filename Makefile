@@ -19,8 +19,17 @@
 LUA_VERSION ?= 5.4
 PKG_CONFIG  ?= pkg-config
 LUA         ?= lua$(LUA_VERSION)
+# The Lua host (issue 12): `make LUA_VERSION=5.1|5.2|5.3|5.4` or `make
+# LUA=luajit` (luarocks passes LUA=/path/to/interpreter).  LUA_PC is the
+# pkg-config name (lua5.1 ... lua5.4, luajit), asked of the interpreter
+# itself; LUA_ABI the version modules install under (5.1 for LuaJIT).
+# Every host but 5.4 builds into its own directory, build/$(LUA_PC)/.
+LUA_PC      ?= $(or $(shell $(LUA) -e 'io.write(jit and "luajit" or "lua" .. _VERSION:sub(5))' 2>/dev/null),lua$(LUA_VERSION))
+LUA_ABI     := $(if $(filter luajit,$(LUA_PC)),5.1,$(patsubst lua%,%,$(LUA_PC)))
 BUSTED      ?= busted
 DEB_PKGS    := gcc libc6-dev lua5.4 liblua5.4-dev libopenblas-dev lua-busted luarocks pkg-config libedit-dev zlib1g-dev
+# the other hosts (make LUA_VERSION=5.1 ..., make test-compat)
+DEB_COMPAT  := lua5.1 liblua5.1-0-dev lua5.2 liblua5.2-dev lua5.3 liblua5.3-dev luajit libluajit-5.1-dev
 
 # luarocks passes CFLAGS (optimisation, -fPIC) and LUA_INCDIR; warnings and the
 # language level stay in WARN so that an overriding CFLAGS keeps them.
@@ -28,8 +37,8 @@ OPT         ?= -O2
 CFLAGS      ?= $(OPT)
 LIBFLAG     ?= -shared
 WARN        := -std=c11 -Wall -Wextra -D_GNU_SOURCE -Werror=int-conversion -Werror=incompatible-pointer-types -Werror=implicit-function-declaration
-LUA_CFLAGS  := $(if $(LUA_INCDIR),-I$(LUA_INCDIR),$(shell $(PKG_CONFIG) --cflags lua$(LUA_VERSION) 2>/dev/null || echo -I/usr/include/lua$(LUA_VERSION)))
-LUA_LIBS    := $(shell $(PKG_CONFIG) --libs lua$(LUA_VERSION) 2>/dev/null || echo -llua$(LUA_VERSION))
+LUA_CFLAGS  := $(if $(LUA_INCDIR),-I$(LUA_INCDIR),$(shell $(PKG_CONFIG) --cflags $(LUA_PC) 2>/dev/null || echo -I/usr/include/$(LUA_PC)))
+LUA_LIBS    := $(shell $(PKG_CONFIG) --libs $(LUA_PC) 2>/dev/null || echo -l$(LUA_PC))
 # BLAS (issue 12): "openblas" (default) links a BLAS+LAPACK found through
 # pkg-config under the first of openblas, flexiblas, blas+lapack, or from
 # luarocks' OPENBLAS_INCDIR/OPENBLAS_LIBDIR; "none" links no BLAS at all and
@@ -55,24 +64,28 @@ CFLAGS_ALL   = $(WARN) $(CFLAGS) -fPIC $(LUA_CFLAGS) $(BLAS_CFLAGS) $(SAN) $(XCF
 ZLIB_LIBS   := $(shell $(PKG_CONFIG) --libs zlib 2>/dev/null || echo -lz)
 LDLIBS       = $(BLAS_LIBS) $(ZLIB_LIBS) -lm -lpthread
 
-# B is the build directory: build/ normally, build/asan/ for the sanitizer build.
-B    ?= build
+# B is the build directory: build/ normally, build/asan/ for the sanitizer
+# build, build/lua5.1/ (...) for another Lua host.
+B    ?= $(if $(filter lua5.4,$(LUA_PC)),build,build/$(LUA_PC))
 SRC  := $(filter-out $(BLAS_OUT),$(wildcard src/*.c))
 HDR  := $(wildcard src/*.h)
 LUA_SRC := $(shell find lua/ltensor -name '*.lua' 2>/dev/null | sort)
-GEN  := build/gen/ltensor_lua.c
+# the embedded modules: source text, the same for every host, but generated
+# (and syntax-checked) by each host's interpreter
+GEN_DIR := $(if $(filter lua5.4,$(LUA_PC)),build,build/$(LUA_PC))/gen
+GEN  := $(GEN_DIR)/ltensor_lua.c
 OBJ  := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/ltensor_lua.o
 CLI_OBJ := $(B)/obj/cli_ltensor.o
 
 # Run a Lua script against the in-tree build (paths first, then the defaults).
-RUN_LUA = LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' $(LUA)
+RUN_LUA = LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' $(LUA)
 
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
 
 PREFIX      ?= /usr/local
 INST_PREFIX ?= $(PREFIX)
-INST_LIBDIR ?= $(INST_PREFIX)/lib/lua/$(LUA_VERSION)
-INST_LUADIR ?= $(INST_PREFIX)/share/lua/$(LUA_VERSION)
+INST_LIBDIR ?= $(INST_PREFIX)/lib/lua/$(LUA_ABI)
+INST_LUADIR ?= $(INST_PREFIX)/share/lua/$(LUA_ABI)
 INST_BINDIR ?= $(INST_PREFIX)/bin
 
 .PHONY: all libs test demo asan asan-build bench install clean deps doc fuzz tsan check-core noblas test-noblas bench-gemm
@@ -115,10 +128,10 @@ $(CLI_OBJ): cli/ltensor.c src/ltensor.h src/ltensor_types.h $(BLAS_STAMP) | $(B)
 	$(CC) $(CFLAGS_ALL) $(EDIT_CFLAGS) -c $< -o $@
 
 # The Lua modules as a C file, so luaopen_ltensor needs no files on disk.
-$(GEN): $(LUA_SRC) tools/embed_lua.lua | build/gen
+$(GEN): $(LUA_SRC) tools/embed_lua.lua | $(GEN_DIR)
 	$(LUA) tools/embed_lua.lua $@ lua $(LUA_SRC)
 
-$(B)/obj $(B)/ltensor $(B)/bin build/gen:
+$(B)/obj $(B)/ltensor $(B)/bin $(sort build/gen $(GEN_DIR)):
 	mkdir -p $@
 
 $(B)/ltensor/core.so: $(OBJ) | $(B)/ltensor
