@@ -25,6 +25,7 @@ LUA         ?= lua$(LUA_VERSION)
 # itself; LUA_ABI the version modules install under (5.1 for LuaJIT).
 # Every host but 5.4 builds into its own directory, build/$(LUA_PC)/.
 LUA_PC      ?= $(or $(shell $(LUA) -e 'io.write(jit and "luajit" or "lua" .. _VERSION:sub(5))' 2>/dev/null),lua$(LUA_VERSION))
+COMPAT_HOSTS := luajit lua5.1 lua5.2 lua5.3
 LUA_ABI     := $(if $(filter luajit,$(LUA_PC)),5.1,$(patsubst lua%,%,$(LUA_PC)))
 BUSTED      ?= busted
 DEB_PKGS    := gcc libc6-dev lua5.4 liblua5.4-dev libopenblas-dev lua-busted luarocks pkg-config libedit-dev zlib1g-dev
@@ -88,7 +89,7 @@ INST_LIBDIR ?= $(INST_PREFIX)/lib/lua/$(LUA_ABI)
 INST_LUADIR ?= $(INST_PREFIX)/share/lua/$(LUA_ABI)
 INST_BINDIR ?= $(INST_PREFIX)/bin
 
-.PHONY: all libs test demo asan asan-build bench install clean deps doc fuzz tsan check-core noblas test-noblas bench-gemm
+.PHONY: all libs test test-host luajit-host test-compat deps-compat $(addprefix test-,$(COMPAT_HOSTS)) demo asan asan-build bench install clean deps doc fuzz tsan check-core noblas test-noblas bench-gemm
 
 all: $(B)/ltensor/core.so $(B)/libltensor.a $(B)/bin/ltensor
 
@@ -156,7 +157,48 @@ deps:
 # through tools/busted_summary.lua.
 test: deps
 	@$(MAKE) --no-print-directory all check-core
-	$(BUSTED)
+	$(BUSTED) $(BUSTED_HOST)
+
+# Another Lua host (issue 12): busted re-executes under that interpreter
+# against build/<host>/; spec files named *_lua53_spec.lua (integer
+# operators, 64-bit integer arithmetic) run on 5.3+ only, *_lua54_spec.lua
+# (`<close>`) on 5.4 only.  Specs that start child processes (the CLI,
+# lua5.4 scripts) still use the 5.4 build in build/, which test-<host>
+# builds first.
+BUSTED_HOST := $(if $(filter lua5.4,$(LUA_PC)),,--lua=$(LUA) --cpath=$(B)/?.so --helper=spec/compat_helper.lua \
+  '--exclude-pattern=$(if $(filter lua5.3,$(LUA_PC)),_lua54_spec,_lua5[34]_spec)')
+
+# make test-luajit / test-lua5.1 / test-lua5.2 / test-lua5.3: the specs under
+# that host (each ends with "N passed, M failed"); test-compat runs the four.
+deps-compat: deps
+	@missing=""; for p in $(DEB_COMPAT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing missing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+
+$(addprefix test-,$(COMPAT_HOSTS)): test-%: deps-compat
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory LUA=$* all
+	$(MAKE) --no-print-directory LUA=$* test-host
+
+test-host:
+	$(BUSTED) $(BUSTED_HOST)
+
+# examples/luajit_host.c: a C host on libluajit linking build/luajit/libltensor.a
+# (spec/luajit_host_spec.lua runs it under make test-luajit).
+luajit-host:
+	@$(MAKE) --no-print-directory LUA=luajit libs
+	$(CC) $(WARN) -Werror -O2 -Isrc $$($(PKG_CONFIG) --cflags luajit) examples/luajit_host.c \
+	  build/luajit/libltensor.a $$($(PKG_CONFIG) --libs luajit) $(LDLIBS) -o build/luajit/luajit_host
+	build/luajit/luajit_host
+
+test-compat: deps-compat
+	@mkdir -p build; pass=0; fail=0; for h in $(COMPAT_HOSTS); do \
+	  $(MAKE) --no-print-directory test-$$h 2>&1 | tee build/test-$$h.log; \
+	  line=$$(grep -E '^[0-9]+ passed, [0-9]+ failed$$' build/test-$$h.log | tail -n 1); \
+	  echo "== $$h: $${line:-no summary line}"; \
+	  if [ -z "$$line" ]; then fail=$$((fail + 1)); else \
+	    pass=$$((pass + $${line%% passed*})); f=$${line#*, }; fail=$$((fail + $${f%% failed})); fi; \
+	done; echo "$$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 # The core (src/lt_*) never includes lua.h: every core header must compile
 # on its own with no Lua include path (a guard also fails if a Lua header

@@ -25,7 +25,7 @@ local function load(path)
     io.stderr:write(("pca.lua: cannot open %s: the iris data is expected in shared/data/ beside the repository\n"):format(path))
     os.exit(1)
   end
-  local header = f:read("l")
+  local header = f:read("*l")
   local n, d, names = header:match("^(%d+),(%d+),(.*)$")
   local species = {}
   for s in (names or ""):gmatch("[^,]+") do species[#species + 1] = s end

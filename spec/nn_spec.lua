@@ -150,7 +150,7 @@ describe("training", function()
     if not f then return end
     f:close()
     local function rss()
-      local h = io.open("/proc/self/status") local s = h:read("a") h:close()
+      local h = io.open("/proc/self/status") local s = h:read("*a") h:close()
       return tonumber(s:match("VmRSS:%s*(%d+)"))
     end
     T.manual_seed(0)

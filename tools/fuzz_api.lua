@@ -26,7 +26,7 @@ local M = {}
 function M.under_asan()
   local f = io.open("/proc/self/maps")
   if not f then return false end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s:find("libasan", 1, true) ~= nil or os.getenv("LTENSOR_ASAN") ~= nil
 end
@@ -395,7 +395,7 @@ end
 function M.rss_kb()
   local f = io.open("/proc/self/status")
   if not f then return nil end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return tonumber(s:match("VmRSS:%s*(%d+)"))
 end

@@ -25,7 +25,7 @@ os.execute("mkdir -p " .. dir)
 local function slurp(path)
   local f = io.open(path, "rb")
   if not f then return nil end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -19,14 +19,16 @@
 local compat = {}
 
 local floor, huge = math.floor, math.huge
-local has_int = math.type ~= nil
+-- the integer subtype: the host parses 5.3's `//` (asked of the parser, not
+-- of math.type, which a host's own polyfill may have added)
+local has_int = (loadstring or load)("return 1 // 1") ~= nil
 compat.has_integers = has_int            -- false on 5.1, 5.2 and LuaJIT
 compat.lua_version = _VERSION            -- "Lua 5.1" on LuaJIT too
 compat.luajit = rawget(_G, "jit") ~= nil
 
 -- ---- math -----------------------------------------------------------------
 local M = math
-if not has_int or not math.ult then
+if not has_int then
   M = {}
   for k, v in pairs(math) do M[k] = v end
   local TWO63 = 9223372036854775808            -- 2^63, exact as a double
