@@ -13,3 +13,13 @@ end
 if rawget(_G, "utf8") == nil then utf8 = compat.utf8 end               -- luacheck: ignore
 if rawget(_G, "rawlen") == nil then rawlen = compat.rawlen end         -- luacheck: ignore
 if string.pack == nil then string.pack, string.unpack = compat.spack, compat.sunpack end
+-- 5.1's load takes only a function; 5.2+ (and LuaJIT) take a string and an env
+if not pcall(load, "return 1") or select(2, pcall(load, "return 1")) == nil then
+  local load_fn, loadstring, setfenv = load, loadstring, setfenv
+  load = function(chunk, name, mode, env)                               -- luacheck: ignore
+    local f, err
+    if type(chunk) == "string" then f, err = loadstring(chunk, name) else f, err = load_fn(chunk, name) end
+    if f and env ~= nil then setfenv(f, env) end
+    return f, err
+  end
+end

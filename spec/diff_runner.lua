@@ -173,7 +173,7 @@ local UN = {
 -- Lua 5.3's integer operators: compiled with load() so that this file parses
 -- on Lua 5.1/LuaJIT too, where the cases call the methods the operators
 -- stand for (issue 12: those hosts have no // & | ~ << >>).
-if math.type then
+if (loadstring or load)("return 1 // 1") then   -- the parser knows 5.3's operators
   for _, op in ipairs({ "//", "&", "|", "~", "<<", ">>" }) do
     BIN[op] = (loadstring or load)("return function(a, b) return a " .. op .. " b end")()
   end

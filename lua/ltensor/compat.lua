@@ -180,8 +180,8 @@ end
 compat.utf8 = U
 
 -- ---- string.pack / string.unpack ------------------------------------------
--- On 5.1/5.2/LuaJIT only the formats ltensor's file formats use:
--- "<I2" "<I4" "<I8" "<i8" (little-endian integers) and "f" (a float32).
+-- On 5.1/5.2/LuaJIT a subset: little-endian "<", integers "i<n>"/"I<n>",
+-- "f" (float32) and "d" (float64), any number of items.
 local spack, sunpack = string.pack, string.unpack
 if not spack then
   local char, byte = string.char, string.byte
@@ -223,29 +223,90 @@ if not spack then
     end
     return char((compat.unpack)(out, 1, n))
   end
-  local function fmt_size(fmt)
-    if fmt == "f" then return "f", 4 end
-    local kind, n = fmt:match("^<([iI])(%d)$")
-    if not kind then error("ltensor.compat: string.pack format '" .. tostring(fmt) .. "' not supported on " .. _VERSION, 3) end
-    return kind, tonumber(n)
+  local function f64_bytes(x)
+    -- IEEE double, little-endian, from frexp (NaN: the quiet NaN)
+    local hi, lo
+    if x ~= x then hi, lo = 0x7FF80000, 0
+    else
+      local sign = 0
+      if x < 0 or (x == 0 and 1 / x < 0) then sign, x = 0x80000000, -x end
+      if x == huge then hi, lo = sign + 0x7FF00000, 0
+      elseif x == 0 then hi, lo = sign, 0
+      else
+        local m, e = math.frexp(x)            -- x = m * 2^e, 0.5 <= m < 1
+        local exp = e + 1022
+        local mant
+        if exp <= 0 then mant, exp = x / 2 ^ -1074, 0                    -- subnormal: exact
+        else mant = (m * 2 - 1) * 2 ^ 52 end                              -- exact: 52 bits
+        hi = sign + exp * 0x100000 + floor(mant / 2 ^ 32)
+        lo = mant % 2 ^ 32
+      end
+    end
+    return le(lo, 4) .. le(hi, 4)
   end
-  function spack(fmt, v)
-    local kind, n = fmt_size(fmt)
-    if kind == "f" then return le(f32_bits(v), 4) end
-    if v < 0 then v = v + 2 ^ (8 * n) end
-    return le(v, n)
+  local function f64_value(lo, hi)
+    local sign = hi >= 0x80000000 and -1 or 1
+    hi = hi % 0x80000000
+    local exp, mhi = floor(hi / 0x100000), hi % 0x100000
+    local mant = mhi * 2 ^ 32 + lo
+    if exp == 2047 then return mant == 0 and sign * huge or 0 / 0 end
+    if exp == 0 then return sign * mant * 2 ^ -1074 end
+    return sign * (1 + mant / 2 ^ 52) * 2 ^ (exp - 1023)
   end
-  function sunpack(fmt, s, pos)
-    pos = pos or 1
-    local kind, n = fmt_size(fmt)
+  -- the items of a format: "<" (little-endian, the only order here), "d",
+  -- "f", "i<n>", "I<n>"
+  local function items(fmt)
+    local out, pos = {}, 1
+    while pos <= #fmt do
+      local c = fmt:sub(pos, pos)
+      if c == "<" or c == " " then pos = pos + 1
+      elseif c == "d" or c == "f" then out[#out + 1] = { c, c == "d" and 8 or 4 }; pos = pos + 1
+      else
+        local kind, n = fmt:match("^([iI])(%d*)", pos)
+        if not kind then error("ltensor.compat: string.pack format '" .. tostring(fmt) .. "' not supported on " .. _VERSION, 3) end
+        out[#out + 1] = { kind, tonumber(n) or 4 }
+        pos = pos + 1 + #n
+      end
+    end
+    return out
+  end
+  function spack(fmt, ...)
+    local parts = {}
+    for k, it in ipairs(items(fmt)) do
+      local v = select(k, ...)
+      if it[1] == "f" then parts[k] = le(f32_bits(v), 4)
+      elseif it[1] == "d" then parts[k] = f64_bytes(v)
+      else
+        if v < 0 then v = v + 2 ^ (8 * it[2]) end
+        parts[k] = le(v, it[2])
+      end
+    end
+    return table.concat(parts)
+  end
+  local function uint(s, pos, n)
     local v, p = 0, 1
     for k = 0, n - 1 do
       v = v + byte(s, pos + k) * p
       p = p * 256
     end
-    if kind == "f" then return f32_value(v), pos + 4 end
-    if kind == "i" and v >= 2 ^ (8 * n - 1) then v = v - 2 ^ (8 * n) end
-    return v, pos + n
+    return v
+  end
+  function sunpack(fmt, s, pos)
+    pos = pos or 1
+    local out = {}
+    for k, it in ipairs(items(fmt)) do
+      local kind, n = it[1], it[2]
+      if kind == "f" then out[k] = f32_value(uint(s, pos, 4))
+      elseif kind == "d" then out[k] = f64_value(uint(s, pos, 4), uint(s, pos + 4, 4))
+      else
+        local v = uint(s, pos, n)
+        if kind == "i" and v >= 2 ^ (8 * n - 1) then v = v - 2 ^ (8 * n) end
+        out[k] = v
+      end
+      pos = pos + n
+    end
+    out[#out + 1] = pos
+    return (compat.unpack)(out, 1, #out)
   end
 end
 compat.spack, compat.sunpack = spack, sunpack
