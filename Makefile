@@ -100,10 +100,11 @@ libs: $(B)/ltensor/core.so $(B)/libltensor.a
 $(B)/bin/ltensor: $(CLI_OBJ) $(B)/libltensor.a | $(B)/bin
 	$(CC) $(SAN) -o $@ $(CLI_OBJ) $(B)/libltensor.a $(LUA_LIBS) $(LDLIBS) $(EDIT_LIBS) -ldl
 
-# Objects depend on a stamp naming the BLAS choice, so that switching BLAS=
-# in the same build directory recompiles them instead of mixing the two;
+# Objects depend on a stamp naming the BLAS choice and the Lua host, so that
+# switching BLAS= or LUA= in the same build directory recompiles them
+# instead of mixing the two;
 # -MMD: each object depends on the headers it includes (build/obj/*.d).
-BLAS_STAMP := $(B)/obj/blas-$(BLAS).stamp
+BLAS_STAMP := $(B)/obj/blas-$(BLAS)-$(LUA_PC).stamp
 $(BLAS_STAMP): | $(B)/obj
 	rm -f $(B)/obj/blas-*.stamp && touch $@
 
@@ -183,8 +184,10 @@ $(addprefix test-,$(COMPAT_HOSTS)): test-%: deps-compat
 	@$(MAKE) --no-print-directory LUA=$* all
 	$(MAKE) --no-print-directory LUA=$* test-host
 
+# (specs that run make themselves must build the 5.4 defaults, not inherit
+# LUA=<host> through MAKEFLAGS)
 test-host:
-	$(BUSTED) $(BUSTED_HOST)
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(BUSTED) $(BUSTED_HOST)
 
 # examples/luajit_host.c: a C host on libluajit linking build/luajit/libltensor.a
 # (spec/luajit_host_spec.lua runs it under make test-luajit).
