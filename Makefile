@@ -185,9 +185,9 @@ $(addprefix test-,$(COMPAT_HOSTS)): test-%: deps-compat
 	$(MAKE) --no-print-directory LUA=$* test-host
 
 # (specs that run make themselves must build the 5.4 defaults, not inherit
-# LUA=<host> through MAKEFLAGS)
+# LUA=<host> through MAKEFLAGS or the environment)
 test-host:
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(BUSTED) $(BUSTED_HOST)
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u LUA -u LUA_VERSION $(BUSTED) $(BUSTED_HOST)
 
 # examples/luajit_host.c: a C host on libluajit linking build/luajit/libltensor.a
 # (spec/luajit_host_spec.lua runs it under make test-luajit).
