@@ -24,6 +24,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include "l_compat.h"   /* builds for Lua 5.1-5.4 and LuaJIT */
 #include <editline/readline.h>
 #include "ltensor.h"
 
@@ -511,7 +512,9 @@ static int pmain(lua_State *L) {
   luaL_requiref(L, "ltensor", luaopen_ltensor, 0);
   lua_pop(L, 1);
   createargtable(L, argv, argc, script);
-  lua_gc(L, LUA_GCGEN, 0, 0);   /* as lua5.4 does */
+#ifdef LUA_GCGEN
+  lua_gc(L, LUA_GCGEN, 0, 0);   /* as lua5.4 does (5.4 only) */
+#endif
   if (args & HAS_V) print_version();
   if (args & (HAS_E | HAS_I) || script == argc) {
     /* Interactive use and one-liners get the module as the global T. */

@@ -15,7 +15,7 @@ local nn, F = T.nn, T.nn.functional
 
 local budget = tonumber(arg and arg[1]) or 45
 local f = assert(io.open(here .. "/data/shakespeare.txt", "rb"))
-local text = f:read("a")
+local text = f:read("*a")
 f:close()
 
 -- vocabulary: the distinct characters, sorted; ids are 1-based

@@ -17,7 +17,7 @@ if mode then collectgarbage(mode) end   -- lua5.4 defaults to generational, host
 
 local function status_kb(field)
   local f = assert(io.open("/proc/self/status"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return tonumber(s:match(field .. ":%s*(%d+) kB"))
 end

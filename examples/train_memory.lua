@@ -18,7 +18,7 @@ local STEPS = tonumber(arg and arg[1]) or 10000
 local function rss_kb()
   local f = io.open("/proc/self/status", "r")
   if not f then return nil end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return tonumber(s:match("VmRSS:%s*(%d+)"))
 end

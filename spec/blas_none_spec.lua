@@ -12,7 +12,7 @@ local NOBLAS = "build/noblas"
 
 local function sh(cmd)
   local p = io.popen(cmd .. " 2>&1; echo \"rc=$?\"")
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   local rc = tonumber(out:match("rc=(%d+)%s*$"))
   return rc, out

@@ -3,7 +3,7 @@ local T = require "ltensor"
 
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   local body, rc = out:match("^(.-)rc=(%d+)\n?$")
   return body, tonumber(rc)
@@ -48,7 +48,7 @@ describe("the build products", function()
   end)
 
   it("embeds every Lua module in the library", function()
-    local gen = assert(io.open("build/gen/ltensor_lua.c")):read("a")
+    local gen = assert(io.open("build/gen/ltensor_lua.c")):read("*a")
     local p = io.popen("find lua/ltensor -name '*.lua'")
     local n = 0
     for f in p:lines() do

@@ -1,6 +1,6 @@
 -- The public differential suite generated from PyTorch 1.13 (../shared/conformance),
 -- run against the in-tree build: every category must pass completely.
-local root = io.popen("pwd"):read("l")
+local root = io.popen("pwd"):read("*l")
 local shared = root .. "/../shared/conformance"
 local f = io.open(shared .. "/run.lua")
 
@@ -13,7 +13,7 @@ describe("public conformance suite", function()
   local cmd = string.format("cd %q && LTENSOR_ROOT=%q CONF_SHOW=5 lua5.4 %q %q 2>&1",
     root, root, shared .. "/run.lua", shared .. "/cases.lua")
   local p = io.popen(cmd)
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   local cats = {}
   for line in out:gmatch("[^\n]+") do

@@ -8,7 +8,7 @@ local n = 0
 local made = {}   -- every path handed out, removed at the end
 local function tmp(content)
   n = n + 1
-  local path = string.format("%s/ltensor_csv_spec_%d_%d.csv", tmpdir, math.random(1 << 30), n)
+  local path = string.format("%s/ltensor_csv_spec_%d_%d.csv", tmpdir, math.random(1073741824), n)
   made[#made + 1] = path
   if content then
     local f = assert(io.open(path, "wb"))
@@ -19,7 +19,7 @@ local function tmp(content)
 end
 local function slurp(path)
   local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -46,10 +46,10 @@ describe("the reference documentation", function()
     os.remove(dir)
     os.execute("mkdir -p " .. dir)
     local p = io.popen("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' lua5.4 tools/gen_doc.lua " .. dir .. " 2>&1")
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     assert.truthy(out:find(("doc: %d entries"):format(#help.entries()), 1, true), out)
-    local index = io.open(dir .. "/index.html"):read("a")
+    local index = io.open(dir .. "/index.html"):read("*a")
     for _, e in ipairs(help.entries()) do
       assert.truthy(index:find(">" .. e.name:gsub("[&<>]", "") .. "<", 1, true), "not in index.html: " .. e.name)
     end

@@ -9,7 +9,7 @@ local SAN = asan and "-fsanitize=address,undefined -fno-sanitize-recover=all -g"
 
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   local body, rc = out:match("^(.-)rc=(%d+)\n?$")
   return body, tonumber(rc)

@@ -8,6 +8,15 @@ local tmpdir = os.tmpname()
 os.remove(tmpdir)
 os.execute("mkdir -p " .. tmpdir)
 local function tmp(name) return tmpdir .. "/" .. name end
+-- a ~ b of two bytes without Lua 5.3's operator (the spec runs on Lua 5.1 too)
+local function bxor(a, b)
+  local r, p = 0, 1
+  for _ = 1, 8 do
+    if a % 2 ~= b % 2 then r = r + p end
+    a, b, p = math.floor(a / 2), math.floor(b / 2), p * 2
+  end
+  return r
+end
 
 local function raises(substr, fn, ...)
   local ok, err = pcall(fn, ...)
@@ -15,9 +24,9 @@ local function raises(substr, fn, ...)
   assert.truthy(tostring(err):find(substr, 1, true), "error was: " .. tostring(err))
 end
 
-local function sh(cmd) local p = io.popen(cmd .. " 2>&1") local o = p:read("a") p:close() return o end
+local function sh(cmd) local p = io.popen(cmd .. " 2>&1") local o = p:read("*a") p:close() return o end
 
-local function read(path) local f = assert(io.open(path, "rb")) local s = f:read("a") f:close() return s end
+local function read(path) local f = assert(io.open(path, "rb")) local s = f:read("*a") f:close() return s end
 local function write(path, s) local f = assert(io.open(path, "wb")) f:write(s) f:close() end
 
 local function test_image(c, h, w)
@@ -117,7 +126,7 @@ describe("image errors", function()
     raises("ltensor.load_image: '" .. tmp("bad.png") .. "' is neither PNG nor PPM/PGM", T.load_image, tmp("bad.png"))
     -- random corruption of every byte position: errors or a valid image, never a crash
     for pos = 9, #good, 3 do
-      write(tmp("fuzz.png"), good:sub(1, pos - 1) .. string.char((good:byte(pos) ~ 0x5a)) .. good:sub(pos + 1))
+      write(tmp("fuzz.png"), good:sub(1, pos - 1) .. string.char(bxor(good:byte(pos), 0x5a)) .. good:sub(pos + 1))
       local ok, err = pcall(T.load_image, tmp("fuzz.png"))
       assert.truthy(ok or tostring(err):find("ltensor.load_image: ", 1, true), tostring(err))
     end

@@ -148,7 +148,7 @@ describe("lr_scheduler behaviour", function()
     io.output(old)
     assert(ok, err)
     f:seek("set")
-    local out = f:read("a")
+    local out = f:read("*a")
     f:close()
     assert.equal("Adjusting learning rate of group 1 to 1.0000e-01.\n"
       .. "Adjusting learning rate of group 1 to 5.0000e-02.\n"

@@ -5,7 +5,7 @@ local function run_memory(count, mode)
   local cmd = ("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' "
     .. "lua5.4 examples/memory.lua %d %s 2>&1; echo \"rc=$?\""):format(count, mode)
   local p = assert(io.popen(cmd))
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   return out, tonumber(out:match("rc=(%d+)"))
 end
@@ -44,12 +44,12 @@ describe("tensor memory", function()
         local T = require "ltensor"
         local a = T.ones(1024 * 1024)
         for i = 1, 300 do local d = a * a end
-        local f = io.open("/proc/self/status"); local s = f:read("a"); f:close()
+        local f = io.open("/proc/self/status"); local s = f:read("*a"); f:close()
         print("peak " .. s:match("VmHWM:%%s*(%%d+)"))
       ]]):format(mode)
       local p = assert(io.popen("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' lua5.4 -e '"
         .. code:gsub("'", "'\\''") .. "' 2>&1"))
-      local out = p:read("a")
+      local out = p:read("*a")
       p:close()
       local peak = tonumber(out:match("peak (%d+)"))
       assert.is_truthy(peak, out)
@@ -63,7 +63,7 @@ describe("tensor memory", function()
     local f = os.tmpname()
     local h = assert(io.open(f, "w")) h:write(script) h:close()
     local p = assert(io.popen("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' lua5.4 " .. f .. " 2>&1"))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.remove(f)
     return out

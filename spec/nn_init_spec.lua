@@ -97,7 +97,7 @@ describe("nn.init", function()
     T.manual_seed(2)
     for _, s in ipairs({ { 5, 8 }, { 8, 5 }, { 6, 6 }, { 4, 2, 3 } }) do
       local w = init.orthogonal_(T.empty(s, { dtype = T.float64 }), 2)
-      local m = w:reshape({ s[1], w:numel() // s[1] })
+      local m = w:reshape({ s[1], math.floor(w:numel() / s[1]) })
       local g = m:size(1) <= m:size(2) and T.matmul(m, m:t()) or T.matmul(m:t(), m)
       local n = g:size(1)
       assert(T.amax(T.abs(g - T.eye(n, { dtype = T.float64 }) * 4)):item() < 1e-10)

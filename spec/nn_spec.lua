@@ -159,7 +159,7 @@ describe("training", function()
       local T = require "ltensor"
       local nn, F = T.nn, T.nn.functional
       local function rss()
-        local h = io.open("/proc/self/status") local s = h:read("a") h:close()
+        local h = io.open("/proc/self/status") local s = h:read("*a") h:close()
         return tonumber(s:match("VmRSS:%s*(%d+)"))
       end
       T.manual_seed(0)
@@ -177,7 +177,7 @@ describe("training", function()
     ]])
     h:close()
     local p = assert(io.popen("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' lua5.4 " .. script .. " 2>&1"))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.remove(script)
     local growth = tonumber(out:match("growth_kb=(%-?%d+)"))

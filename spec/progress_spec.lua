@@ -8,7 +8,7 @@ local function capture(fn)
   local f = assert(io.tmpfile())
   fn(f)
   f:seek("set")
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -14,21 +14,11 @@ local function raises(substr, fn, ...)
   assert.truthy(tostring(err):find(substr, 1, true), "error was: " .. tostring(err))
 end
 
-local function sh(cmd) local p = io.popen(cmd .. " 2>&1") local o = p:read("a") p:close() return (o:gsub("\n$", "")) end
+local function sh(cmd) local p = io.popen(cmd .. " 2>&1") local o = p:read("*a") p:close() return (o:gsub("\n$", "")) end
 local function write(path, s) local f = assert(io.open(path, "wb")) f:write(s) f:close() end
-local function read(path) local f = assert(io.open(path, "rb")) local s = f:read("a") f:close() return s end
+local function read(path) local f = assert(io.open(path, "rb")) local s = f:read("*a") f:close() return s end
 
 describe("a tensor freed while autograd still needs it", function()
-  it("raises a clear error from backward (was a segfault) when freed by <close>", function()
-    local a = T.randn(300, { requires_grad = true })
-    local y
-    do
-      local b <close> = T.randn(300)
-      y = a * b
-    end
-    raises("ltensor.backward: a tensor saved by MulBackward0 for the gradient computation was freed",
-      function() y:sum():backward() end)
-  end)
   it("raises for :free() of a saved input and of a saved result", function()
     local a = T.randn(5, { requires_grad = true })
     local c = T.randn(5)

@@ -5,7 +5,7 @@ local CLI = "./build/bin/ltensor"
 
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
+  local out = p:read("*a")
   local ok, _, code = p:close()
   return out, ok and 0 or code
 end
@@ -144,7 +144,7 @@ describe("the prompt on a terminal", function()
     out = typed({ "\\x1b[A\\r" }, history)
     assert.truthy(out:find("\n42\n", 1, true))
     -- libedit's file format escapes spaces as \040
-    local h = assert(io.open(history)):read("a"):gsub("\\040", " ")
+    local h = assert(io.open(history)):read("*a"):gsub("\\040", " ")
     assert.truthy(h:find("7 * 6", 1, true))
   end)
   it("edits the line: left arrow and insert", function()

@@ -158,7 +158,7 @@ static void attach(lua_State *L, int spec, int target, int first, int last, int 
   }
   /* the rules' need(n, i): which inputs want a gradient */
   if (!full) {
-    if (nin <= 62) {
+    if (nin <= LTC_MASK_BITS) {
       lua_pushinteger(L, mask);
     } else {
       lua_createtable(L, nin, 0);

@@ -64,7 +64,7 @@ static void register_area(lua_State *L, const ltl_reg *regs, int module, int met
     }
     if (r->flags & LT_MODULE) { lua_pushvalue(L, -1); lua_setfield(L, module, r->name); }
     if (r->flags & LT_METHOD) { lua_pushvalue(L, -1); lua_setfield(L, methods, r->name); }
-    if (r->flags & LT_META) { lua_pushvalue(L, -1); lua_setfield(L, mt, r->name); }
+    if ((r->flags & LT_META) && ltc_has_metamethod(r->name)) { lua_pushvalue(L, -1); lua_setfield(L, mt, r->name); }
     lua_pushstring(L, r->name);
     lua_rawset(L, names);
   }

@@ -225,7 +225,7 @@ static int l_isatty(lua_State *L) {
     fd = (int)lua_tointeger(L, 1);
   } else {
     luaL_Stream *s = (luaL_Stream *)luaL_testudata(L, 1, LUA_FILEHANDLE);
-    if (s && s->closef && s->f) fd = fileno(s->f);
+    if (s && ltc_stream_open(s)) fd = fileno(s->f);
   }
   lua_pushboolean(L, fd >= 0 && isatty(fd));
   return 1;

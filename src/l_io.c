@@ -119,7 +119,7 @@ static int l_frombytes(lua_State *L) {
    so that the rename that follows never exposes a half-written file. */
 static int l_fsync(lua_State *L) {
   luaL_Stream *p = (luaL_Stream *)ltl_checkudata(L, 1, LUA_FILEHANDLE);
-  if (p->closef == NULL || p->f == NULL) return ltl_argerror(L, 1, "attempt to use a closed file");
+  if (!ltc_stream_open(p)) return ltl_argerror(L, 1, "attempt to use a closed file");
   if (fflush(p->f) != 0 || fsync(fileno(p->f)) != 0) return luaL_fileresult(L, 0, NULL);
   lua_pushboolean(L, 1);
   return 1;

@@ -20,6 +20,7 @@
 
 #include <lua.h>
 #include <lauxlib.h>
+#include "l_compat.h"   /* the 5.4 API on Lua 5.1-5.3 and LuaJIT */
 #include "lt_tensor.h"
 #include "lt_parallel.h"
 #include "lt_iter.h"

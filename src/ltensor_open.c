@@ -7,6 +7,7 @@
 #include <string.h>
 #include <lua.h>
 #include <lauxlib.h>
+#include "l_compat.h"
 #include "ltensor.h"
 #include "lt_embedded.h"
 
@@ -31,7 +32,7 @@ int luaopen_ltensor(lua_State *L) {
   lua_pop(L, 1);
 
   const lt_embedded_module *init = NULL;
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  ltc_getpreload(L);   /* package.preload */
   lua_pushcfunction(L, luaopen_ltensor_core);
   lua_setfield(L, -2, "ltensor.core");
   for (const lt_embedded_module *m = lt_embedded_modules; m->name; m++) {

@@ -3,6 +3,9 @@
 -- links build/libltensor.a needs no Lua files on disk.
 --
 -- usage: lua5.4 tools/embed_lua.lua OUT.c ROOT FILE...
+--   (any of Lua 5.1-5.4 and LuaJIT: each host's build runs it with its own
+--   interpreter, so the syntax check below is that host's; the output is the
+--   source text, not bytecode, which every host loads.)
 --   ROOT is stripped from each FILE to form the module name:
 --   lua/ltensor/nn.lua -> "ltensor.nn", lua/ltensor/init.lua -> "ltensor".
 local out_path, root = arg[1], arg[2]
@@ -27,10 +30,10 @@ local parts = {
 local entries = {}
 for i, path in ipairs(files) do
   local f = assert(io.open(path, "rb"))
-  local src = f:read("a")
+  local src = f:read("*a")
   f:close()
   -- Check syntax now: a broken module should fail the build, not the host.
-  assert(load(src, "@" .. path))
+  assert((loadstring or load)(src, "@" .. path))
   local name = module_name(path)
   -- Bytes, not a string literal: no escaping rules, no literal length limit.
   local bytes = {}

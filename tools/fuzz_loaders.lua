@@ -25,7 +25,7 @@ os.execute("mkdir -p " .. dir)
 local function slurp(path)
   local f = io.open(path, "rb")
   if not f then return nil end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end
@@ -73,15 +73,16 @@ local function mutate(s, other)
   if n == 0 then return string.char(math.random(0, 255)) end
   local p = math.random(n)
   if op == 1 then         -- flip one bit
-    return s:sub(1, p - 1) .. string.char(s:byte(p) ~ (1 << math.random(0, 7))) .. s:sub(p + 1)
+    local bit, b = math.floor(2 ^ math.random(0, 7)), s:byte(p)   -- b ~ bit, in Lua 5.1 syntax
+    return s:sub(1, p - 1) .. string.char(math.floor(b / bit) % 2 == 1 and b - bit or b + bit) .. s:sub(p + 1)
   elseif op == 2 then     -- an interesting byte
     return s:sub(1, p - 1) .. string.char(INTERESTING8[math.random(#INTERESTING8)]) .. s:sub(p + 1)
   elseif op == 3 then     -- an interesting 32-bit integer, either byte order
-    local v = math.floor(INTERESTING32[math.random(#INTERESTING32)]) & 0xffffffff
+    local v = math.floor(INTERESTING32[math.random(#INTERESTING32)]) % 4294967296   -- & 0xffffffff
     local packed = string.pack(math.random(2) == 1 and "<I4" or ">I4", v)
     return s:sub(1, p - 1) .. packed .. s:sub(p + 4)
   elseif op == 4 then     -- a 64-bit little-endian integer (safetensors' header length)
-    local v = ({ 0, -1, 1 << 62, 0x7fffffffffffffff, n, n - 8, 100000000 })[math.random(7)]
+    local v = ({ 0, -1, 4611686018427387904, 0x7fffffffffffffff, n, n - 8, 100000000 })[math.random(7)]
     return s:sub(1, p - 1) .. string.pack("<i8", v) .. s:sub(p + 8)
   elseif op == 5 then     -- delete a run
     return s:sub(1, p - 1) .. s:sub(p + math.random(1, 16))

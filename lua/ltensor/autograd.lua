@@ -24,6 +24,8 @@
 -- the input's dtype and summed back to its shape (sum_to, broadcasting's
 -- backward) in one place, so the formulas below do not do it themselves.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local TMT = T._metatable
 local methods = T._methods
@@ -79,7 +81,7 @@ local math_type = math.type
 local function need(n, i)
   local m = n.need
   if m == nil then return true end
-  if math_type(m) == "integer" then return (m >> (i - 1)) & 1 == 1 end
+  if math_type(m) == "integer" then return compat.bit(m, i) end
   return m[i] == true
 end
 

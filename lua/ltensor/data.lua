@@ -22,6 +22,8 @@
 -- a generator (a T.Generator), so a seeded generator gives the same order
 -- on every run; without one the default generator is used (T.manual_seed).
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local data = {}
 local mtype = math.type
@@ -285,8 +287,8 @@ end })
 
 function DataLoader:__len()
   local n = #self.dataset
-  if self.drop_last then return n // self.batch_size end
-  return (n + self.batch_size - 1) // self.batch_size
+  if self.drop_last then return math.floor(n / self.batch_size) end
+  return math.floor((n + self.batch_size - 1) / self.batch_size)
 end
 
 local function unpack_batch(b)
@@ -348,7 +350,7 @@ local function atomic_write(fname, path, text)
   tmp_counter = tmp_counter + 1
   local seed = tostring({}) .. os.time() .. os.clock() .. tmp_counter
   local h = 5381
-  for i = 1, #seed do h = (h * 33 + seed:byte(i)) & 0xffffffff end
+  for i = 1, #seed do h = (h * 33 + seed:byte(i)) % 4294967296 end
   local tmp = string.format("%s.tmp-%08x%d", path, h, tmp_counter)
   local f, oerr = io.open(tmp, "wb")
   if not f then fail(fname, "cannot open '%s' for writing: %s", tmp, tostring(oerr)) end
@@ -429,7 +431,7 @@ function T.read_csv(path, opts)
   if dtype.is_complex then fail(fname, "complex dtypes are not supported") end
   local f, err = io.open(path, "rb")
   if not f then fail(fname, "cannot open '%s': %s", path, tostring(err)) end
-  local text = f:read("a")
+  local text = f:read("*a")
   f:close()
   if text:sub(1, 3) == "\239\187\191" then text = text:sub(4) end   -- UTF-8 byte-order mark
   -- the first non-blank line: the header, or the row that fixes the column count

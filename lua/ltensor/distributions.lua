@@ -26,6 +26,8 @@
 -- T.digamma and T.polygamma (n = 1) with their gradients, unless the core
 -- already has them.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local autograd = T.autograd or require "ltensor.autograd"
 
 local D = {}

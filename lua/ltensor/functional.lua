@@ -15,6 +15,8 @@
 -- 1-based.  Other engineers install conv/pool/pad functions into this same
 -- table from their own modules.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
 local autograd = T.autograd
 
@@ -546,8 +548,8 @@ function F.glu(x, ...)
   if n % 2 ~= 0 then
     fail("glu", ("Halving dimension must be even, but dimension %d is size %d"):format(d, n))
   end
-  local a = x:narrow(d, 1, n // 2)
-  local b = x:narrow(d, n // 2 + 1, n // 2)
+  local a = x:narrow(d, 1, math.floor(n / 2))
+  local b = x:narrow(d, math.floor(n / 2) + 1, math.floor(n / 2))
   return a * T.sigmoid(b)
 end
 
@@ -1493,7 +1495,7 @@ function F.batch_norm(x, rm, rv, ...)
   check_vec(fname, 4, "weight", w, C)
   check_vec(fname, 5, "bias", b, C)
   if training then
-    local per = x:numel() // math.max(C, 1)
+    local per = math.floor(x:numel() / math.max(C, 1))
     if per <= 1 and x:numel() > 0 then
       fail(fname, ("Expected more than 1 value per channel when training, got input size %s"):format(shape_str(x.shape)))
     end
@@ -1508,7 +1510,7 @@ function F.batch_norm(x, rm, rv, ...)
   if training then
     local y, mu, var = norm_composite(x, dims, eps, chan(w, nd, dt), chan(b, nd, dt))
     if rm ~= nil or rv ~= nil then
-      local n = x:numel() // C
+      local n = math.floor(x:numel() / C)
       T.no_grad(function()
         if rm ~= nil then rm:mul_(1 - momentum):add_(mu:detach():reshape({ C }):to(rm.dtype) * momentum) end
         if rv ~= nil then
@@ -1548,7 +1550,7 @@ function F.instance_norm(x, ...)
   check_vec(fname, 4, "weight", w, C)
   check_vec(fname, 5, "bias", b, C)
   if use_input_stats then
-    local per = x:numel() // math.max(N * C, 1)
+    local per = math.floor(x:numel() / math.max(N * C, 1))
     if per <= 1 and x:numel() > 0 then
       fail(fname, ("Expected more than 1 spatial element when training, got input size %s"):format(shape_str(x.shape)))
     end
@@ -1678,7 +1680,7 @@ function F.group_norm(x, num_groups, ...)
   local fused = F._gn_fused and x:numel() > 0 and F._gn_fused(x, num_groups, w, b, eps)
   if fused then return fused end
   local shape = x.shape
-  local xr = x:reshape({ N, num_groups, (C // num_groups) * (x:numel() // math.max(N * C, 1)) })
+  local xr = x:reshape({ N, num_groups, math.floor(C / num_groups) * math.floor(x:numel() / math.max(N * C, 1)) })
   local y = norm_composite(xr, { 3 }, eps):reshape(shape)
   local dt = x.dtype
   if w ~= nil then y = y * chan(w, nd, dt) end
@@ -1702,7 +1704,7 @@ function F.local_response_norm(x, size, ...)
   local sq = x * x
   -- zero-pad the channel dim by size/2 before and (size-1)/2 after, then a
   -- sliding sum of width `size`
-  local before, after = size // 2, (size - 1) // 2
+  local before, after = math.floor(size / 2), math.floor((size - 1) / 2)
   local zs = x.shape
   local parts = {}
   if before > 0 then zs[2] = before parts[#parts + 1] = T.zeros(zs, { dtype = x.dtype }) end
@@ -1805,7 +1807,7 @@ local FUSED = { float32 = true, float64 = true }
 local function need(n, i)   -- does input i want a gradient? (autograd.lua's need)
   local m = n.need
   if m == nil then return true end
-  if math.type(m) == "integer" then return (m >> (i - 1)) & 1 == 1 end
+  if math.type(m) == "integer" then return compat.bit(m, i) end
   return m[i] == true
 end
 
@@ -1830,7 +1832,7 @@ local function rows_bw(n, g)
   if T.is_grad_enabled() then
     local xv, gv, dims, wv, wdims
     if n.G > 0 then
-      local N = n.R // n.G
+      local N = math.floor(n.R / n.G)
       local sh = { N, n.G, n.Cg, n.S }
       xv, gv, dims, wdims = x:reshape(sh), g:reshape(sh), { 3, 4 }, { 1, 4 }
       wv = w and w:reshape({ 1, n.G, n.Cg, 1 })
@@ -1859,7 +1861,7 @@ local function chan_bw(n, g)
   local nx, nw, nb = need(n, 1), w ~= nil and need(n, 2), n.has_b and need(n, 3)
   if T.is_grad_enabled() then
     local N, C = x:size(1), x:size(2)
-    local sh = { N, C, x:numel() // math.max(N * C, 1) }
+    local sh = { N, C, math.floor(x:numel() / math.max(N * C, 1)) }
     local dx, dw, db = norm_backward_composite(x:reshape(sh), g:reshape(sh), { 1, 3 }, w and w:reshape({ 1, C, 1 }),
       { 1, 3 }, n.eps)
     return nx and dx:reshape(x.shape) or nil, nw and dw:reshape(w.shape) or nil, nb and db:reshape(n.b_shape) or nil
@@ -1918,15 +1920,15 @@ function F._ln_fused(x, k, w, b, eps)
   if not FUSED[x.dtype.name] then return nil end
   local D = 1
   for i = x:dim() - k + 1, x:dim() do D = D * x:size(i) end
-  local y = T._norm_rows(x:contiguous(), cdt(w, x.dtype), cdt(b, x.dtype), x:numel() // D, D, eps, 0, 0, 0)
+  local y = T._norm_rows(x:contiguous(), cdt(w, x.dtype), cdt(b, x.dtype), math.floor(x:numel() / D), D, eps, 0, 0, 0)
   return y
 end
 
 function F._gn_fused(x, G, w, b, eps)
   if not FUSED[x.dtype.name] then return nil end
   local N, C = x:size(1), x:size(2)
-  local S = x:numel() // (N * C)
-  local Cg = C // G
+  local S = math.floor(x:numel() / (N * C))
+  local Cg = math.floor(C / G)
   local y = T._norm_rows(x:contiguous(), cdt(w, x.dtype), cdt(b, x.dtype), N * G, Cg * S, eps, G, Cg, S)
   return y
 end
@@ -1935,7 +1937,7 @@ function F._bn_fused(x, rm, rv, w, b, training, momentum, eps)
   if not training or not FUSED[x.dtype.name] then return nil end
   local y, mean, _, var = T._norm_chan(x:contiguous(), cdt(w, x.dtype), cdt(b, x.dtype), eps)
   if rm ~= nil or rv ~= nil then
-    local n = x:numel() // x:size(2)
+    local n = math.floor(x:numel() / x:size(2))
     T.no_grad(function()
       if rm ~= nil then rm:mul_(1 - momentum):add_(mean:to(rm.dtype) * momentum) end
       if rv ~= nil then rv:mul_(1 - momentum):add_((var * (n / math.max(n - 1, 1))):to(rv.dtype) * momentum) end

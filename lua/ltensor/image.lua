@@ -7,6 +7,8 @@
 -- save_image).  load_image always returns C x H x W uint8.  The format comes
 -- from the file name (.png, .ppm, .pgm, .pnm) or opts.format.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local function is_t(x) return getmetatable(x) == T._metatable end
 local function fail(fname, msg, ...) error("ltensor." .. fname .. ": " .. msg:format(...), 0) end
@@ -130,7 +132,7 @@ local function load_pnm(s, path)
     -- rescale to 0..255, rounding; samples above maxval are an error
     local big = t:to(T.int64)
     if big:max():item() > maxval then fail("load_image", "'%s': a sample exceeds maxval %d", path, maxval) end
-    t = T.floor_divide(big * 255 + maxval // 2, maxval)
+    t = T.floor_divide(big * 255 + math.floor(maxval / 2), maxval)
   end
   return t:to(T.uint8):permute(3, 1, 2):contiguous()
 end
@@ -140,7 +142,7 @@ function T.load_image(path, opts)
   opts = check_opts("load_image", opts)
   local f, err = io.open(path, "rb")
   if not f then fail("load_image", "cannot open '%s': %s", path, tostring(err)) end
-  local s, rerr = f:read("a")
+  local s, rerr = f:read("*a")
   f:close()
   if not s then fail("load_image", "cannot read '%s': %s", path, tostring(rerr)) end
   local fmt = opts.format and format_of("load_image", path, opts)

@@ -23,6 +23,8 @@
 -- against the real file size before allocating, so a corrupt or hostile file
 -- gives an "ltensor.load: ..." error, never a crash or a huge allocation.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local sfmt, concat = string.format, table.concat
 
@@ -100,12 +102,12 @@ function json.decode(s)
           local lo = s:match("^\\u(%x%x%x%x)", pos)
           lo = lo and tonumber(lo, 16)
           if not lo or lo < 0xDC00 or lo > 0xDFFF then err("unpaired surrogate") end
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+          cp = 0x10000 + (cp - 0xD800) * 1024 + (lo - 0xDC00)
           pos = pos + 6
         elseif cp >= 0xDC00 and cp <= 0xDFFF then
           err("unpaired surrogate")
         end
-        parts[#parts + 1] = utf8.char(cp)
+        parts[#parts + 1] = compat.utf8.char(cp)
       else
         err("bad escape")
       end
@@ -191,7 +193,7 @@ local function tmp_name(path)
   tmp_counter = tmp_counter + 1
   local seed = tostring({}) .. os.time() .. os.clock() .. tmp_counter
   local h = 5381
-  for i = 1, #seed do h = (h * 33 + seed:byte(i)) & 0xffffffff end
+  for i = 1, #seed do h = (h * 33 + seed:byte(i)) % 4294967296 end
   return sfmt("%s.tmp-%08x%d", path, h, tmp_counter)
 end
 
@@ -283,7 +285,7 @@ local function byte_count(shape, itemsize)
   for _, n in ipairs(shape) do if n == 0 then return 0 end end
   local nb = itemsize
   for _, n in ipairs(shape) do
-    if nb > math.maxinteger // n then return nil end
+    if nb > math.floor(math.maxinteger / n) then return nil end
     nb = nb * n
   end
   return nb
@@ -310,7 +312,7 @@ local MAX_HEADER = 100000000   -- the reference implementation's limit
 
 local function check_name(fname, k)
   if type(k) ~= "string" then fail(fname, "tensor names must be strings, got %s", type(k)) end
-  if not utf8.len(k) then fail(fname, "tensor name %q is not valid UTF-8", k) end
+  if not compat.utf8.len(k) then fail(fname, "tensor name %q is not valid UTF-8", k) end
   if k == "__metadata__" then fail(fname, "'__metadata__' is reserved and cannot name a tensor") end
 end
 
@@ -337,7 +339,7 @@ function T.save(path, obj, metadata)
       if type(k) ~= "string" or type(v) ~= "string" then
         fail("save", "metadata must map strings to strings (key %s)", tostring(k))
       end
-      if not utf8.len(k) or not utf8.len(v) then fail("save", "metadata must be valid UTF-8") end
+      if not compat.utf8.len(k) or not compat.utf8.len(v) then fail("save", "metadata must be valid UTF-8") end
       meta[k] = v
     end
   end
@@ -376,7 +378,7 @@ function T.save(path, obj, metadata)
   end
   local header = json.encode(hdr)
   header = header .. string.rep(" ", (8 - #header % 8) % 8)
-  chunks[1] = string.pack("<I8", #header)
+  chunks[1] = compat.spack("<I8", #header)
   chunks[2] = header
   atomic_write("save", path, chunks)
 end
@@ -397,7 +399,7 @@ function T.load(path)
   f:seek("set", 0)
   local ok, res, meta = pcall(function()
     if size < 8 then fail("load", "'%s' is too small to be a safetensors file (%d bytes)", path, size) end
-    local n = string.unpack("<i8", f:read(8))
+    local n = compat.sunpack("<i8", f:read(8))
     if n < 0 or n > MAX_HEADER then
       fail("load", "'%s': header length is larger than the limit of %d bytes", path, MAX_HEADER)
     end
@@ -407,7 +409,7 @@ function T.load(path)
     if n < 2 then fail("load", "'%s': header too small (%d bytes)", path, n) end
     local header = f:read(n)
     if header:sub(1, 1) ~= "{" then fail("load", "'%s': header does not start with '{'", path) end
-    if not utf8.len(header) then fail("load", "'%s': header is not valid UTF-8", path) end
+    if not compat.utf8.len(header) then fail("load", "'%s': header is not valid UTF-8", path) end
     local obj, jerr = json.decode(header)
     if obj == nil then fail("load", "'%s': malformed header JSON: %s", path, jerr) end
     if type(obj) ~= "table" or not getmetatable(obj) then fail("load", "'%s': header must be a JSON object", path) end
@@ -505,7 +507,7 @@ local NPY_DTYPE = {}   -- "f4" -> dtype
 for name, d in pairs(NPY_DESCR) do NPY_DTYPE[d:sub(2)] = T[name] end
 
 local MAGIC = "\147NUMPY"
-local MAX_NPY_HEADER = 1 << 20
+local MAX_NPY_HEADER = 1048576   -- 2^20
 
 local function npy_shape_str(shape)
   if #shape == 1 then return "(" .. shape[1] .. ",)" end
@@ -527,7 +529,7 @@ function T.save_npy(path, t)
   if #header + 1 + 64 > 65535 then pre, major = 12, 2 end
   local pad = (64 - (pre + #header + 1) % 64) % 64
   header = header .. string.rep(" ", pad) .. "\n"
-  local lenfield = major == 1 and string.pack("<I2", #header) or string.pack("<I4", #header)
+  local lenfield = major == 1 and compat.spack("<I2", #header) or compat.spack("<I4", #header)
   atomic_write("save_npy", path, { MAGIC, string.char(major, 0), lenfield, header, T._tobytes(t) })
 end
 
@@ -615,10 +617,10 @@ function T.load_npy(path)
     local major = pre:byte(7)
     local hlen, start
     if major == 1 then
-      hlen, start = string.unpack("<I2", f:read(2)), 10
+      hlen, start = compat.sunpack("<I2", f:read(2)), 10
     elseif major == 2 or major == 3 then
       if size < 12 then fail("load_npy", "'%s' is truncated", path) end
-      hlen, start = string.unpack("<I4", f:read(4)), 12
+      hlen, start = compat.sunpack("<I4", f:read(4)), 12
     else
       fail("load_npy", "'%s': unsupported .npy format version %d.%d", path, major, pre:byte(8))
     end

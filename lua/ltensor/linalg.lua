@@ -12,6 +12,8 @@
 -- differentiable ops.  Results that cannot have a gradient (info, pivots,
 -- rank) are returned beside the Function's outputs, never through it.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local autograd = T.autograd
 
 local linalg = T.linalg or {}   -- another module may have started the table
@@ -1369,7 +1371,7 @@ function linalg.matrix_power(A, n)
   while n > 0 do
     z = z and z:matmul(z) or A
     if n % 2 == 1 then result = result and result:matmul(z) or z end
-    n = n // 2
+    n = math.floor(n / 2)
   end
   return result
 end

@@ -15,6 +15,8 @@
 --   sched:get_last_lr()     the list of lrs the last step set, one per group
 --   sched:state_dict() / sched:load_state_dict(sd)
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local S = {}
 local mtype = math.type
@@ -264,7 +266,7 @@ function StepLR:get_lr()
 end
 function StepLR:_closed_form()
   local out = {}
-  for i, b in ipairs(self.base_lrs) do out[i] = b * self.gamma ^ (self.last_epoch // self.step_size) end
+  for i, b in ipairs(self.base_lrs) do out[i] = b * self.gamma ^ math.floor(self.last_epoch / self.step_size) end
   return out
 end
 
@@ -297,7 +299,7 @@ end
 local function bisect_right(list, x)
   local lo, hi = 1, #list + 1
   while lo < hi do
-    local mid = (lo + hi) // 2
+    local mid = math.floor((lo + hi) / 2)
     if x < list[mid] then hi = mid else lo = mid + 1 end
   end
   return lo - 1   -- number of elements <= x

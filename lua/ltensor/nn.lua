@@ -20,6 +20,8 @@
 -- state dict, and files interchange with PyTorch unchanged.  Class targets
 -- and Embedding indices (padding_idx too) are 1-based.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local F = require "ltensor.functional"
 require "ltensor.autograd"
 local autograd = T.autograd
@@ -687,7 +689,7 @@ local function suggest(k, allowed)
     end
     if prev[n] < bd then best, bd = a, prev[n] end
   end
-  if best and bd <= math.max(2, #k // 3) then return best end
+  if best and bd <= math.max(2, math.floor(#k / 3)) then return best end
 end
 local function check_opts(fname, opts, allowed, argn)
   if opts == nil then return {} end

@@ -11,6 +11,8 @@
 -- float mask is added to the scores.  attn_mask (L, S) or (N*num_heads, L, S);
 -- key_padding_mask (N, S) ((S) unbatched).
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
 local nn = require "ltensor.nn"
 local init = require "ltensor.nn_init"
@@ -48,7 +50,7 @@ function MHA:init(embed_dim, num_heads, opts)
     fail(cname, "embed_dim and num_heads must be greater than 0, got embed_dim=" .. tostring(embed_dim) ..
       " and num_heads=" .. tostring(num_heads) .. " instead")
   end
-  local head_dim = embed_dim // num_heads
+  local head_dim = math.floor(embed_dim / num_heads)
   if head_dim * num_heads ~= embed_dim then fail(cname, "embed_dim must be divisible by num_heads") end
   local kdim, vdim = opts.kdim or embed_dim, opts.vdim or embed_dim
   for _, d in ipairs({ { "kdim", kdim }, { "vdim", vdim } }) do

@@ -14,6 +14,8 @@
 -- within each input plane, embedding_bag's indices (and offsets, the 1-based
 -- position where each bag starts in a 1-D input) too.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local F = require "ltensor.functional"
 local nn = require "ltensor.nn"
 local autograd = T.autograd
@@ -98,7 +100,7 @@ end
 local function need(n, i)
   local m = n.need
   if m == nil then return true end
-  if mtype(m) == "integer" then return (m >> (i - 1)) & 1 == 1 end
+  if mtype(m) == "integer" then return compat.bit(m, i) end
   return m[i] == true
 end
 
@@ -219,7 +221,7 @@ local function conv_nd(fname, nd, x, w, b, stride, padding, dilation, groups)
       end
       for i = 1, nd do
         local total = dilation[i] * (wshape[i + 2] - 1)
-        pad_l[i] = total // 2
+        pad_l[i] = math.floor(total / 2)
         pad_r[i] = total - pad_l[i]
       end
     else
@@ -251,7 +253,7 @@ local function conv_nd(fname, nd, x, w, b, stride, padding, dilation, groups)
     padded[i] = inn + pad_l[i] + pad_r[i]
     ksz[i] = dilation[i] * (wshape[i + 2] - 1) + 1
     if padded[i] < ksz[i] then bad = true end
-    out_sp[i] = (padded[i] - ksz[i]) // stride[i] + 1
+    out_sp[i] = math.floor((padded[i] - ksz[i]) / stride[i]) + 1
   end
   if bad then
     fail(fname, ("Calculated padded input size per channel: (%s). Kernel size: (%s). Kernel size can't be greater than actual input size"):format(
@@ -392,7 +394,7 @@ rules._adaptive_avg_pool2d = function(raw, x, Ho, Wo)
 end
 
 local function pool_out(inn, k, s, p, d, ceil)
-  local o = (inn + 2 * p - d * (k - 1) - 1 + (ceil and s - 1 or 0)) // s + 1
+  local o = math.floor((inn + 2 * p - d * (k - 1) - 1 + (ceil and s - 1 or 0)) / s) + 1
   if ceil and (o - 1) * s >= inn + p then o = o - 1 end
   return o
 end
@@ -431,7 +433,7 @@ local function pool_geometry(fname, nd, x4, kernel, stride, padding, dilation, c
     if s[i] <= 0 then fail(fname, "stride should not be zero") end
     if d[i] <= 0 then fail(fname, "dilation should be greater than zero, but got " .. size_str(d)) end
     if p[i] < 0 then fail(fname, "pad must be non-negative, but got pad: " .. p[i]) end
-    if p[i] > k[i] // 2 then
+    if p[i] > math.floor(k[i] / 2) then
       fail(fname, ("pad should be at most half of kernel size, but got pad=%d and kernel_size=%d"):format(p[i], k[i]))
     end
   end
@@ -691,7 +693,7 @@ function F.pixel_shuffle(x, r)
   end
   local lead = 1
   for i = 1, nd - 3 do lead = lead * s[i] end
-  local oc = c // (r * r)
+  local oc = math.floor(c / (r * r))
   local y = x:reshape(lead, oc, r, r, h, w):permute(1, 2, 5, 3, 6, 4)
   local shape = { unpack(s, 1, nd - 3) }
   shape[#shape + 1], shape[#shape + 2], shape[#shape + 3] = oc, h * r, w * r
@@ -715,9 +717,9 @@ function F.pixel_unshuffle(x, r)
   end
   local lead = 1
   for i = 1, nd - 3 do lead = lead * s[i] end
-  local y = x:reshape(lead, c, h // r, r, w // r, r):permute(1, 2, 4, 6, 3, 5)
+  local y = x:reshape(lead, c, math.floor(h / r), r, math.floor(w / r), r):permute(1, 2, 4, 6, 3, 5)
   local shape = { unpack(s, 1, nd - 3) }
-  shape[#shape + 1], shape[#shape + 2], shape[#shape + 3] = c * r * r, h // r, w // r
+  shape[#shape + 1], shape[#shape + 2], shape[#shape + 3] = c * r * r, math.floor(h / r), math.floor(w / r)
   return y:reshape(shape)
 end
 
@@ -727,7 +729,7 @@ local function eye_kernel(kh, kw, dtype)
 end
 local UNFOLD_ARGS = { "dilation", "padding", "stride" }
 -- PyTorch's im2col/col2im argument checks
-local BIG = 1 << 31
+local BIG = 2147483648   -- 2^31
 local function fold_checks(fname, k, d, p, s)
   if k[1] <= 0 or k[2] <= 0 then
     fail(fname, ("kernel size should be greater than zero, but got kernel_height: %d kernel_width: %d"):format(k[1], k[2]))
@@ -762,8 +764,8 @@ function F.unfold(x, kernel_size, ...)
   local s = ntuple(fname, "stride", a.stride or 1, 2)
   fold_checks(fname, k, d, p, s)
   local N, C, H, W = x4:size(1), x4:size(2), x4:size(3), x4:size(4)
-  local oh = (H + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
-  local ow = (W + 2 * p[2] - (d[2] * (k[2] - 1) + 1)) // s[2] + 1
+  local oh = math.floor((H + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) / s[1]) + 1
+  local ow = math.floor((W + 2 * p[2] - (d[2] * (k[2] - 1) + 1)) / s[2]) + 1
   if oh < 1 or ow < 1 then
     fail(fname, ("Given input with spatial size (%d, %d), kernel_size=(%d, %d), dilation=(%d, %d), padding=(%d, %d), " ..
       "calculated shape of the array of sliding blocks as (%d, %d), but its components must be at least one."):format(
@@ -801,14 +803,14 @@ function F.fold(x, output_size, kernel_size, ...)
     fail(fname, ("Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got " ..
       "input.size(1)=%d and kernel_size=(%d, %d)"):format(CK, k[1], k[2]))
   end
-  local oh = (o[1] + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
-  local ow = (o[2] + 2 * p[2] - (d[2] * (k[2] - 1) + 1)) // s[2] + 1
+  local oh = math.floor((o[1] + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) / s[1]) + 1
+  local ow = math.floor((o[2] + 2 * p[2] - (d[2] * (k[2] - 1) + 1)) / s[2]) + 1
   if oh * ow ~= L then
     fail(fname, ("Given output_size=(%d, %d), kernel_size=(%d, %d), dilation=(%d, %d), padding=(%d, %d), stride=(%d, %d), " ..
       "expected size of input's dimension 2 to match the calculated number of sliding blocks %d * %d = %d, but got input.size(2)=%d."):format(
       o[1], o[2], k[1], k[2], d[1], d[2], p[1], p[2], s[1], s[2], oh, ow, oh * ow, L))
   end
-  local C = CK // kk
+  local C = math.floor(CK / kk)
   local img = T._conv_big(x3:reshape(N * C, kk, oh, ow), eye_kernel(k[1], k[2], x.dtype), nil, s[1], s[2], p[1], p[2],
     d[1], d[2], 1, o[1], o[2])
   img = img:reshape(N, C, o[1], o[2])
@@ -1051,7 +1053,7 @@ local function conv_module(cls, nd, transposed)
     end
     self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
     self.groups, self.padding_mode = groups, padding_mode
-    local wshape = transposed and { in_channels, out_channels // groups } or { out_channels, in_channels // groups }
+    local wshape = transposed and { in_channels, math.floor(out_channels / groups) } or { out_channels, math.floor(in_channels / groups) }
     local fan_in = wshape[2]
     for i = 1, nd do wshape[#wshape + 1] = k[i] fan_in = fan_in * k[i] end
     local bound = fan_in > 0 and 1 / sqrt(fan_in) or 0
@@ -1065,7 +1067,7 @@ local function conv_module(cls, nd, transposed)
       for i = 1, nd do
         if self.padding == "same" then
           local total = self.dilation[i] * (k[i] - 1)
-          pads[i] = { total // 2, total - total // 2 }
+          pads[i] = { math.floor(total / 2), total - math.floor(total / 2) }
         elseif self.padding == "valid" then pads[i] = { 0, 0 }
         else pads[i] = { self.padding[i], self.padding[i] } end
       end
@@ -1112,7 +1114,7 @@ local function conv_module(cls, nd, transposed)
             local k = i == 1 and kh or kw
             if self.padding == "same" then
               local total = dl[i] * (k - 1)
-              pl[i], pr[i] = total // 2, total - total // 2
+              pl[i], pr[i] = math.floor(total / 2), total - math.floor(total / 2)
             elseif self.padding == "valid" then pl[i], pr[i] = 0, 0
             else pl[i], pr[i] = self.padding[i], self.padding[i] end
           end
@@ -1120,8 +1122,8 @@ local function conv_module(cls, nd, transposed)
             pl[1] + pr[1] - dl[1] * (kh - 1) - 1, pl[2] + pr[2] - dl[2] * (kw - 1) - 1 }
           rawset(self, "_geom", f)
         end
-        local Ho = (x:size(3) + f[7]) // f[1] + 1
-        local Wo = (x:size(4) + f[8]) // f[2] + 1
+        local Ho = math.floor((x:size(3) + f[7]) / f[1]) + 1
+        local Wo = math.floor((x:size(4) + f[8]) / f[2]) + 1
         if Ho >= 1 and Wo >= 1 and w:size(2) * self.groups == self.in_channels then
           return T._conv_small(x, w, self.bias, f[1], f[2], f[3], f[4], f[5], f[6], self.groups, Ho, Wo)
         end

@@ -6,6 +6,8 @@
 -- Fans (PyTorch's _calculate_fan_in_and_fan_out): for a weight of shape
 -- (out, in, k1, k2, ...) fan_in = in * k1 * k2 * ..., fan_out = out * k1 * ...
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
 local nn = require "ltensor.nn"
 
@@ -130,7 +132,7 @@ function init.dirac_(t, groups)
   if nd < 3 or nd > 5 then fail("dirac_", "Only tensors with 3, 4, or 5 dimensions are supported") end
   local s = t.shape
   if s[1] % groups ~= 0 then fail("dirac_", "dim 0 must be divisible by groups") end
-  local out_per = s[1] // groups
+  local out_per = math.floor(s[1] / groups)
   local min_dim = math.min(out_per, s[2])
   no_grad(function()
     t:zero_()
@@ -138,7 +140,7 @@ function init.dirac_(t, groups)
     for g = 0, groups - 1 do
       for d = 1, min_dim do
         local idx = { g * out_per + d, d }
-        for k = 3, nd do idx[k] = s[k] // 2 + 1 end
+        for k = 3, nd do idx[k] = math.floor(s[k] / 2) + 1 end
         local v = t
         for k = 1, nd - 1 do v = v:select(1, idx[k]) end
         v[idx[nd]] = 1
@@ -291,7 +293,7 @@ function init.orthogonal_(t, gain, opts)
   local o = gen_opts("orthogonal_", opts)
   no_grad(function()
     local rows = t.shape[1]
-    local cols = t:numel() // rows
+    local cols = math.floor(t:numel() / rows)
     -- drawn and orthogonalised in float64, then converted
     local flat = T.empty({ rows, cols }, { dtype = T.float64 })
     if o then flat:normal_(0, 1, o) else flat:normal_(0, 1) end

@@ -10,6 +10,8 @@
 -- BatchNorm's `momentum = false` stands for PyTorch's momentum=None (a
 -- cumulative moving average): a Lua table cannot hold nil.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local nn = require "ltensor.nn"
 local F = require "ltensor.functional"
 

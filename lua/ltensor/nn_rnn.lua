@@ -22,6 +22,8 @@
 -- with differentiable tensor ops, and so does a backward with create_graph
 -- (double backward) of the fused node.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
 local nn = require "ltensor.nn"
 local F = nn.functional
@@ -48,7 +50,7 @@ local function shape_str(s) return "{" .. table.concat(s, ", ") .. "}" end
 local function layer_ops(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, w_hr)
   local Tn, B, I = x.shape[1], x.shape[2], x.shape[3]
   local GH = w_ih.shape[1]
-  local H = GH // GATES[mode]
+  local H = math.floor(GH / GATES[mode])
   local xp = T.matmul(x:reshape({ Tn * B, I }), w_ih:t())
   if b_ih then xp = xp + b_ih end
   if mode ~= "GRU" and b_hh then xp = xp + b_hh end

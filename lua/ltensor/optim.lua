@@ -26,6 +26,8 @@
 -- be loaded any number of times; a run resumed from it is bit-identical to an
 -- uninterrupted one.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local optim = {}
 local update = T._optim_update
@@ -86,7 +88,7 @@ local function suggest(key, known)
     local d = levenshtein(key, k)
     if (not bestd or d < bestd or (d == bestd and k < best)) then best, bestd = k, d end
   end
-  if best and bestd <= math.max(2, #key // 3) then return best end
+  if best and bestd <= math.max(2, math.floor(#key / 3)) then return best end
   for k in pairs(known) do   -- 'momentum_value' -> 'momentum'
     if #k >= 3 and (key:lower():find(k, 1, true) or k:find(key:lower(), 1, true)) then return k end
   end
@@ -649,7 +651,7 @@ end
 -- mu_product_next = mu_product * mu * mu_next (mu counted twice; fixed in
 -- PyTorch 2.0): both are reproduced, with float32 rounding via string.pack.
 
-local function f32(x) return (string.unpack("f", string.pack("f", x))) end
+local function f32(x) return (compat.sunpack("f", compat.spack("f", x))) end
 local NAdam = class("NAdam", function(c, params, opts)
   return new_optimizer(c, "NAdam", params, opts, with_compat({ lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8,
     weight_decay = 0, momentum_decay = 4e-3 }), function(fname, g)
@@ -746,8 +748,8 @@ local LBFGS = class("LBFGS", function(c, params, opts)
     end)
   if #o.param_groups ~= 1 then fail("LBFGS", "LBFGS doesn't support per-parameter options (parameter groups)") end
   local g = o.param_groups[1]
-  if not g.max_eval then g.max_eval = g.max_iter * 5 // 4 end
-  if not o.defaults.max_eval then o.defaults.max_eval = o.defaults.max_iter * 5 // 4 end
+  if not g.max_eval then g.max_eval = math.floor(g.max_iter * 5 / 4) end
+  if not o.defaults.max_eval then o.defaults.max_eval = math.floor(o.defaults.max_iter * 5 / 4) end
   for _, p in ipairs(g.params) do
     if p.dtype ~= T.float32 and p.dtype ~= T.float64 then
       fail("LBFGS", "parameters of dtype %s are not supported (float32 and float64 are)", tostring(p.dtype))
@@ -897,7 +899,7 @@ function LBFGS:_lbfgs_step(closure, fname)
   local g = self.param_groups[1]
   local params = g.params
   local lr, max_iter, max_eval = g.lr, g.max_iter, g.max_eval
-  if not max_eval then max_eval = max_iter * 5 // 4 end
+  if not max_eval then max_eval = math.floor(max_iter * 5 / 4) end
   local tol_grad, tol_change, hist = g.tolerance_grad, g.tolerance_change, g.history_size
   local ls_fn = g.line_search_fn
   local p1 = params[1]

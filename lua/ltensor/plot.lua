@@ -13,6 +13,8 @@
 -- xlim/ylim ({lo, hi}); line: markers; scatter: size; hist: bins, range,
 -- density; heatmap: colorbar, cmap ("viridis" or "gray"), vmin, vmax.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local plot = {}
 T.plot = plot

@@ -9,6 +9,8 @@
 -- `threshold` elements is summarised, and then only edgeitems rows/columns
 -- per dim are fetched with t:get, so printing a 1000x1000 tensor is cheap.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local floor, huge, max = math.floor, math.huge, math.max
 local concat, unpack = table.concat, table.unpack
@@ -96,8 +98,9 @@ end
 -- "{}" of a Python int/bool; uint64 values arrive wrapped to negative
 local function fmt_plain(v, unsigned)
   if v == true then return "true" elseif v == false then return "false" end
+  if unsigned and not compat.has_integers and v < 0 then return sfmt("%.0f", v + 18446744073709551616) end
   if unsigned and math.type(v) == "integer" and v < 0 then
-    local q = (v >> 1) // 5             -- v as unsigned, divided by 10
+    local q = compat.idiv(compat.shr(v, 1), 5)   -- v as unsigned, divided by 10
     return sfmt("%d%d", q, v - q * 10)
   end
   return sfmt("%d", v)

@@ -24,6 +24,8 @@
 -- interval (plain line period, 5 s), unit ("it"), leave (keep the finished
 -- bar on a terminal, default true), disable.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local mtype = math.type
 local now = T._monotonic or os.clock
@@ -41,7 +43,7 @@ local KNOWN = { desc = true, total = true, file = true, tty = true, width = true
 local function fmt_time(s)
   if s ~= s or s == math.huge then return "??:??" end
   s = math.floor(s + 0.5)
-  local h, m, sec = s // 3600, (s // 60) % 60, s % 60
+  local h, m, sec = math.floor(s / 3600), math.floor(s / 60) % 60, s % 60
   if h > 0 then return string.format("%d:%02d:%02d", h, m, sec) end
   return string.format("%02d:%02d", m, sec)
 end

@@ -8,6 +8,8 @@
 -- last part are offered.  A tensor's methods come from T._methods, its
 -- attributes from the list below.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local help = require "ltensor.help"
 
 local repl = {}

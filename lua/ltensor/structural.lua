@@ -7,6 +7,8 @@
 -- or the kernels of src/l_struct.c and src/l_search.c, which take contiguous
 -- float64/int64 rows prepared here).  Dims and positions are 1-based.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local autograd = T.autograd
 
 local M = T._methods
@@ -128,9 +130,9 @@ local function num_str(x)
   return tostring(x)
 end
 -- a * b for sizes, refusing results past 2^62 (Lua integers wrap silently)
-local SIZE_MAX = 1 << 62
+local SIZE_MAX = 4611686018427387904   -- 2^62
 local function size_mul(fname, a, b)
-  if a ~= 0 and b > SIZE_MAX // a then fail(fname, "tensor too large (sizes overflow)") end
+  if a ~= 0 and b > math.floor(SIZE_MAX / a) then fail(fname, "tensor too large (sizes overflow)") end
   return a * b
 end
 local function shape_str(s) return "[" .. table.concat(s, ", ") .. "]" end
@@ -850,7 +852,7 @@ autograd.rules.clamp = function(raw, x, lo, hi)
   local function need(n, i)
     local m = n.need
     if m == nil then return true end
-    if mtype(m) == "integer" then return (m >> (i - 1)) & 1 == 1 end
+    if mtype(m) == "integer" then return compat.bit(m, i) end
     return m[i] == true
   end
   return { name = "ClampBackward0", inputs = { x, l, h }, saved = { x, l, h, n = 3 },
@@ -1348,7 +1350,7 @@ def("cdist", function(x1, x2, p, opts)
   -- that the temporary stays bounded (about 2^22 elements per batch entry)
   local m = x1:size(-1)
   local per_row = math.max(1, r2 * m)
-  local block = math.max(1, (1 << 22) // per_row)
+  local block = math.max(1, math.floor(4194304 / per_row))
   if r1 <= block then return dist(ab[1]) end
   local parts = {}
   for s0 = 1, r1, block do parts[#parts + 1] = dist(ab[1]:narrow(-2, s0, math.min(block, r1 - s0 + 1))) end
@@ -1404,7 +1406,7 @@ local function pad(t, pads, mode, value, ...)
   if value ~= nil and value ~= 0 then
     fail(fname, ("Padding mode \"%s\" doesn't take in value argument"):format(mode))
   end
-  local k = np // 2
+  local k = math.floor(np / 2)
   if k > 3 or nd < k + 1 or nd > k + 2 or (mode == "circular" and nd ~= k + 2) then
     fail(fname, ("invalid padding: %dD padding with mode %s expects a %dD or %dD input (got %dD)"):format(k, mode, k + 1, k + 2, nd))
   end
@@ -1497,7 +1499,7 @@ def("searchsorted", function(seq, vals, opts, ...)
   local n = ss[#ss]
   local srows = seq:dim() == 1 and 1 or prod(ss, 1, #ss - 1)
   local vrows = seq:dim() == 1 and 1 or srows
-  local m = vals:numel() // math.max(vrows, 1)
+  local m = math.floor(vals:numel() / math.max(vrows, 1))
   if vrows == 0 then m = 0 end
   local sk, vk = search_keys("searchsorted", seq, vals)
   local sorted_rows = sk:contiguous():reshape({ srows, n })
@@ -1889,13 +1891,13 @@ local function median_impl(fname, t, dim, keepdim, opts, ignore_nan)
   if is_float(t) then
     local nn = T.sum(T.logical_not(T.isnan(t)):to(T.int64), d, true)    -- non-NaN count per slice
     if ignore_nan then
-      kth = T.clamp((nn - 1) // 2, 0, n - 1) + 1
+      kth = T.clamp(T.floor_divide(nn - 1, 2), 0, n - 1) + 1
     else
       -- a NaN anywhere: its position in sorted order is nn + 1 (NaN sorts last)
-      kth = T.where(T.lt(nn, n), nn + 1, T.full({}, (n - 1) // 2 + 1, { dtype = T.int64 }))
+      kth = T.where(T.lt(nn, n), nn + 1, T.full({}, math.floor((n - 1) / 2) + 1, { dtype = T.int64 }))
     end
   else
-    kth = (n - 1) // 2 + 1
+    kth = math.floor((n - 1) / 2) + 1
   end
   local vals, idx = select_kth(t, d, kth, keepdim)
   if ignore_nan and is_float(t) then

@@ -2,6 +2,8 @@
 -- default tolerances and its message (mismatched elements, the greatest
 -- absolute and relative difference and where), positions 1-based.
 local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local testing = {}
 T.testing = testing
@@ -48,7 +50,7 @@ local function position(flat, shape)
   local idx, rem = {}, flat - 1
   for d = #shape, 1, -1 do
     idx[d] = rem % shape[d] + 1
-    rem = rem // shape[d]
+    rem = math.floor(rem / shape[d])
   end
   return "{" .. table.concat(idx, ", ") .. "}"
 end
