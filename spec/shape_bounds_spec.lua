@@ -78,7 +78,7 @@ describe("shape bounds in the loaders", function()
     h = h .. (" "):rep((64 - (10 + #h + 1) % 64) % 64) .. "\n"
     local path = dir .. "/" .. name .. ".npy"
     local f = assert(io.open(path, "wb"))
-    f:write("\147NUMPY\1\0", string.char(#h % 256, #h // 256), h)
+    f:write("\147NUMPY\1\0", string.char(#h % 256, math.floor(#h / 256)), h)
     f:close()
     return path
   end
