@@ -148,7 +148,7 @@ int main(void) {
     f:close()
     local p = assert(io.popen(("cc -std=c11 -Wall -Wextra -Werror %s -Isrc $(pkg-config --cflags lua5.4) %s -o %s %s "
       .. "$(pkg-config --libs lua5.4 openblas) -lz -lm -lpthread -ldl 2>&1 && cd / && LUA_PATH= LUA_CPATH= %s 2>&1"):format(SAN, src, exe, LIB, exe)))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.remove(exe)
     os.remove(src)
@@ -199,7 +199,7 @@ int main(void) {
     f:close()
     local p = assert(io.popen(("cc -std=c11 -Wall -Wextra -Werror %s -Isrc $(pkg-config --cflags lua5.4) %s -o %s %s "
       .. "$(pkg-config --libs lua5.4 openblas) -lz -lm -lpthread -ldl 2>&1 && cd / && LUA_PATH= LUA_CPATH= %s 2>&1"):format(SAN, src, exe, LIB, exe)))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.remove(exe)
     os.remove(src)

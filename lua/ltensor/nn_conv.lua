@@ -689,7 +689,7 @@ function F.pixel_shuffle(x, r)
   local big = r > 3037000499
   if big or c % (r * r) ~= 0 then
     fail(fname, ("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, " ..
-      "but input.size(-3)=%d is not divisible by %s"):format(c, big and (r .. "^2") or tostring(r * r)))
+      "but input.size(-3)=%d is not divisible by %s"):format(c, big and ("%d^2"):format(r) or ("%d"):format(r * r)))
   end
   local lead = 1
   for i = 1, nd - 3 do lead = lead * s[i] end
