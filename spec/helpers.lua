@@ -1,4 +1,4 @@
--- spec/helpers.lua: assertions shared by the view and indexing specs
+-- spec/helpers.lua: assertions shared by the view, indexing and elementwise specs
 -- (loaded with dofile; not a spec itself: busted runs *_spec.lua only).
 local assert = require "luassert"   -- dofile runs outside the spec's environment
 local M = {}
@@ -16,6 +16,30 @@ function M.raises(substr, fn, ...)
   assert.is_false(ok, "expected an error containing: " .. substr)
   err = tostring(err)
   assert.is_truthy(err:find(substr, 1, true), "error was: " .. err)
+end
+
+-- a nested table (or a value) as a flat list
+function M.flat(v, out)
+  out = out or {}
+  if type(v) == "table" then for i = 1, #v do M.flat(v[i], out) end else out[#out + 1] = v end
+  return out
+end
+
+-- values equal (NaN equals NaN), floats within a relative tol
+function M.same(want, got, tol, msg)
+  local w, g = M.flat(want), M.flat(got)
+  assert.equal(#w, #g, msg)
+  for i = 1, #w do
+    local a, b = w[i], g[i]
+    if type(a) == "number" and a ~= a then
+      assert.is_true(b ~= b, (msg or "") .. " [" .. i .. "] want nan, got " .. tostring(b))
+    elseif type(a) == "number" and tol and a ~= b then
+      assert.is_true(math.abs(a - b) <= tol * (1 + math.abs(a)),
+        (msg or "") .. " [" .. i .. "] want " .. a .. ", got " .. tostring(b))
+    else
+      assert.equal(a, b, (msg or "") .. " [" .. i .. "]")
+    end
+  end
 end
 
 return M

@@ -4,34 +4,8 @@ local T = require "ltensor"
 local nan, inf = 0 / 0, math.huge
 local function tt(data, dtype) return T.tensor(data, dtype and { dtype = T[dtype] } or nil) end
 
-local function flat(v, out)
-  out = out or {}
-  if type(v) == "table" then for i = 1, #v do flat(v[i], out) end else out[#out + 1] = v end
-  return out
-end
-
--- values equal (NaN equals NaN), floats within tol
-local function same(want, got, tol, msg)
-  local w, g = flat(want), flat(got)
-  assert.equal(#w, #g, msg)
-  for i = 1, #w do
-    local a, b = w[i], g[i]
-    if type(a) == "number" and a ~= a then
-      assert.is_true(b ~= b, (msg or "") .. " [" .. i .. "] want nan, got " .. tostring(b))
-    elseif type(a) == "number" and tol and a ~= b then
-      assert.is_true(math.abs(a - b) <= tol * (1 + math.abs(a)),
-        (msg or "") .. " [" .. i .. "] want " .. a .. ", got " .. tostring(b))
-    else
-      assert.equal(a, b, (msg or "") .. " [" .. i .. "]")
-    end
-  end
-end
-
-local function raises(pattern, f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error containing: " .. pattern)
-  assert.matches(pattern, tostring(err), 1, true)
-end
+local H = dofile("spec/helpers.lua")
+local flat, same, raises = H.flat, H.same, H.raises
 
 describe("arithmetic values", function()
   local cases = {
