@@ -19,7 +19,7 @@ local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local plot = {}
 T.plot = plot
 
-local function fail(fname, msg) error("ltensor.plot." .. fname .. ": " .. msg, 3) end
+local function fail(fname, msg) error("ltensor.plot." .. fname .. ": " .. msg, 0) end
 local function is_t(x) return getmetatable(x) == T._metatable end
 
 local PALETTE = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
