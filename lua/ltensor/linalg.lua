@@ -75,34 +75,15 @@ end
 
 -- PyTorch's optional positional argument (qr's mode, svd's full_matrices,
 -- eigh's UPLO), or the same under its keyword in a trailing options table,
--- whose other keys must be known: a misspelt key is an error, not a default.
-local function near(a, b)
-  if math.abs(#a - #b) > 2 then return false end
-  local d = {}
-  for i = 0, #a do d[i] = { [0] = i } end
-  for j = 0, #b do d[0][j] = j end
-  for i = 1, #a do
-    for j = 1, #b do
-      d[i][j] = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a:sub(i, i) == b:sub(j, j) and 0 or 1))
-      if i > 1 and j > 1 and a:sub(i, i) == b:sub(j - 1, j - 1) and a:sub(i - 1, i - 1) == b:sub(j, j) then
-        d[i][j] = math.min(d[i][j], d[i - 2][j - 2] + 1)
-      end
-    end
-  end
-  return d[#a][#b] <= 2
-end
+-- whose other keys must be known: a misspelt key is an error, not a default
+-- (checked by ck, the library's one checker).
 local function opt_arg(fn, o, key, ty, known)
   if o == nil then return nil end
   if type(o) == "table" and not is_t(o) then
-    for k in pairs(o) do
-      if not known[k] then
-        local hint = ""
-        for name in pairs(known) do
-          if type(k) == "string" and near(k, name) then hint = (" (did you mean '%s'?)"):format(name) break end
-        end
-        fail(fn, ("unknown option '%s'%s"):format(tostring(k), hint))
-      end
-    end
+    local names = {}
+    for name in pairs(known) do names[#names + 1] = name end
+    table.sort(names)
+    ck(fn, o, names)
     return o[key]
   end
   if type(o) ~= ty then fail(fn, ("bad argument #2 '%s' (%s expected, got %s)"):format(key, ty, type(o))) end
