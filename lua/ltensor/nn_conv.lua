@@ -109,36 +109,32 @@ local rules = autograd.rules
 ---------------------------------------------------------------------------
 -- convolution
 ---------------------------------------------------------------------------
--- backward of small = conv(big): inputs (big, w, bias)
-local function conv_small_bw(n, g)
-  local big, w = n.saved[1], n.saved[2]
-  local p = n.p
-  local gx, gw, gb
-  if need(n, 1) then gx = T._conv_big(g, w, nil, p[1], p[2], p[3], p[4], p[5], p[6], p[7], big:size(3), big:size(4)) end
-  if need(n, 2) then gw = T._conv_wgrad(big, g, w:size(3), w:size(4), p[1], p[2], p[3], p[4], p[5], p[6], p[7]) end
-  if n.has_bias and need(n, 3) then gb = T.sum(g, { 1, 3, 4 }) end
-  return gx, gw, gb
+-- _conv_small (small = conv(big)) and _conv_big (big = conv_transpose(small))
+-- are each other's input gradient; the weight gradient is _conv_wgrad(big,
+-- small) for both.  inputs (x, w, bias); x is big for _conv_small, small for
+-- _conv_big.
+local function conv_pair_rule(dual, x_is_big)
+  local function backward(n, g)
+    local x, w = n.saved[1], n.saved[2]
+    local p = n.p
+    local gx, gw, gb
+    if need(n, 1) then gx = T[dual](g, w, nil, p[1], p[2], p[3], p[4], p[5], p[6], p[7], x:size(3), x:size(4)) end
+    if need(n, 2) then
+      local big, small = x, g
+      if not x_is_big then big, small = g, x end
+      gw = T._conv_wgrad(big, small, w:size(3), w:size(4), p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+    end
+    if n.has_bias and need(n, 3) then gb = T.sum(g, { 1, 3, 4 }) end
+    return gx, gw, gb
+  end
+  return function(raw, x, w, b, sh, sw, ph, pw, dh, dw, G, H, W)
+    local out = raw(x, w, b, sh, sw, ph, pw, dh, dw, G, H, W)
+    return { name = "ConvolutionBackward0", inputs = { x, w, b }, saved = { x, w, n = 2 },
+      p = { sh, sw, ph, pw, dh, dw, G }, has_bias = b ~= nil, backward = backward }, out
+  end
 end
-rules._conv_small = function(raw, big, w, b, sh, sw, ph, pw, dh, dw, G, Hs, Ws)
-  local out = raw(big, w, b, sh, sw, ph, pw, dh, dw, G, Hs, Ws)
-  return { name = "ConvolutionBackward0", inputs = { big, w, b }, saved = { big, w, n = 2 },
-    p = { sh, sw, ph, pw, dh, dw, G }, has_bias = b ~= nil, backward = conv_small_bw }, out
-end
--- backward of big = conv_transpose(small): inputs (small, w, bias)
-local function conv_big_bw(n, g)
-  local small, w = n.saved[1], n.saved[2]
-  local p = n.p
-  local gx, gw, gb
-  if need(n, 1) then gx = T._conv_small(g, w, nil, p[1], p[2], p[3], p[4], p[5], p[6], p[7], small:size(3), small:size(4)) end
-  if need(n, 2) then gw = T._conv_wgrad(g, small, w:size(3), w:size(4), p[1], p[2], p[3], p[4], p[5], p[6], p[7]) end
-  if n.has_bias and need(n, 3) then gb = T.sum(g, { 1, 3, 4 }) end
-  return gx, gw, gb
-end
-rules._conv_big = function(raw, small, w, b, sh, sw, ph, pw, dh, dw, G, Hb, Wb)
-  local out = raw(small, w, b, sh, sw, ph, pw, dh, dw, G, Hb, Wb)
-  return { name = "ConvolutionBackward0", inputs = { small, w, b }, saved = { small, w, n = 2 },
-    p = { sh, sw, ph, pw, dh, dw, G }, has_bias = b ~= nil, backward = conv_big_bw }, out
-end
+rules._conv_small = conv_pair_rule("_conv_big", true)
+rules._conv_big = conv_pair_rule("_conv_small", false)
 
 -- dtype checks shared by the convolutions: returns "float" or "int"
 -- gw = conv_wgrad(big, small) is bilinear: its gradients are the forward
