@@ -259,7 +259,7 @@ describe("random tensors", function()
     end
     assert.is_true(math.abs(sum / #v - 0.5) < 0.01)
     assert.are.equal(T.float64, T.rand({2, 2}, {dtype = T.float64}).dtype)
-    assert.are.same({}, T.rand().shape)
+    assert.are.same({}, T.rand({}).shape)   -- 0-dim: an empty size table (T.rand() raises, as torch.rand())
     assert.are.equal(T.float16, T.rand(3, {dtype = T.float16}).dtype)
     assert.is_true(T.rand(2, {requires_grad = true}).requires_grad)
   end)

@@ -1,6 +1,7 @@
 /* l_args.c -- argument checking and the binding's error style: every error
    raised by ltensor begins with "ltensor.<function>: " (ltl_error). */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include "l_lua.h"
 
@@ -130,6 +131,12 @@ static void check_numel(lua_State *L, const int64_t *shape, int ndim, const char
 
 static int checksize_raw(lua_State *L, int first, int last, int64_t *shape, const char *fname);
 int ltl_checksize(lua_State *L, int first, int last, int64_t *shape, const char *fname) {
+  /* no size at all (T.rand(), T.rand({dtype = ...}) once the options are
+     split off) is a forgotten argument, as in PyTorch, not a 0-dim tensor:
+     that one is asked for with {} */
+  if (first > last || lua_type(L, first) == LUA_TNONE)
+    ltl_error(L, fname, "missing required argument 'size' (integers or one table of integers; "
+                        "{} for a 0-dim tensor)");
   int ndim = checksize_raw(L, first, last, shape, fname);
   check_numel(L, shape, ndim, fname);
   return ndim;
@@ -200,7 +207,9 @@ int ltl_opt_bool(lua_State *L, int idx, const char *field, int def) {
 
 
 /* ---- checked options tables ----------------------------------------------- */
-/* Edit distance between two short keys (insert, delete, substitute, swap). */
+/* Edit distance between two short keys (insert, delete, substitute, swap),
+   ignoring case ('learningRate' is one edit from 'learningrate'). */
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
 static int key_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 31 || lb > 31) return 99;
@@ -209,14 +218,48 @@ static int key_distance(const char *a, const char *b) {
   for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
   for (size_t i = 1; i <= la; i++)
     for (size_t j = 1; j <= lb; j++) {
-      int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      int c = d[i - 1][j - 1] + (lower(a[i - 1]) != lower(b[j - 1]));
       if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
       if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]) &&
+          d[i - 2][j - 2] + 1 < c)
         c = d[i - 2][j - 2] + 1;
       d[i][j] = c;
     }
   return d[la][lb];
+}
+
+/* Names users bring from other libraries (Torch7, Keras, PyTorch's own
+   positional names): suggested when the option they stand for is known.
+   One list for every checker (the C ops and the Lua modules through
+   T._check_opts), so optim's 'learning_rate' and a layer's 'epsilon' read
+   alike. */
+static const char *const OPT_ALIASES[][2] = {
+  {"learning_rate", "lr"}, {"learningrate", "lr"}, {"rate", "lr"}, {"alpha_lr", "lr"},
+  {"epsilon", "eps"}, {"beta1", "betas"}, {"beta2", "betas"}, {"beta", "betas"},
+  {"wd", "weight_decay"}, {"decay", "weight_decay"}, {"l2", "weight_decay"},
+  {"mom", "momentum"}, {"nesterov_momentum", "nesterov"}, {"maximise", "maximize"},
+  {"ams_grad", "amsgrad"}, {"history", "history_size"}, {"line_search", "line_search_fn"},
+  {"linesearch", "line_search_fn"}, {"type", "dtype"}, {"keepdims", "keepdim"}, {"axis", "dim"},
+  {NULL, NULL}};
+
+/* The known name to suggest for an unknown key k, or NULL: an alias, else
+   the nearest name within max(2, #k / 3) edits. */
+static const char *suggest_key(const char *k, const char *const *known) {
+  for (int a = 0; OPT_ALIASES[a][0]; a++) {
+    if (key_distance(k, OPT_ALIASES[a][0]) != 0) continue;
+    for (const char *const *q = known; *q; q++)
+      if (strcmp(*q, OPT_ALIASES[a][1]) == 0) return *q;
+  }
+  const char *best = NULL;
+  int limit = (int)strlen(k) / 3, bestd;
+  if (limit < 2) limit = 2;
+  bestd = limit + 1;
+  for (const char *const *q = known; *q; q++) {
+    int dd = key_distance(k, *q);
+    if (dd < bestd) { bestd = dd; best = *q; }
+  }
+  return best;
 }
 
 void ltl_check_opts(lua_State *L, int idx, const char *fname, const char *const *known) {
@@ -228,16 +271,13 @@ void ltl_check_opts(lua_State *L, int idx, const char *fname, const char *const 
     if (lua_type(L, -1) != LUA_TSTRING)
       ltl_error(L, fname, "options must have string keys (got a %s key)", luaL_typename(L, -1));
     const char *k = lua_tostring(L, -1);
-    const char *best = NULL;
-    int bestd = 3;   /* suggest only near misses */
     int found = 0;
-    for (const char *const *q = known; *q; q++) {
+    for (const char *const *q = known; *q; q++)
       if (strcmp(k, *q) == 0) { found = 1; break; }
-      int dd = key_distance(k, *q);
-      if (dd < bestd) { bestd = dd; best = *q; }
-    }
     if (!found) {
+      const char *best = suggest_key(k, known);
       if (best) ltl_error(L, fname, "unknown option '%s' (did you mean '%s'?)", k, best);
+      if (!known[0]) ltl_error(L, fname, "unknown option '%s' (%s takes no options)", k, fname);
       luaL_Buffer b;
       luaL_buffinit(L, &b);
       for (const char *const *q = known; *q; q++) {
@@ -250,12 +290,28 @@ void ltl_check_opts(lua_State *L, int idx, const char *fname, const char *const 
   }
 }
 
+/* No argument beyond max: trailing nils are absent arguments and pass, any
+   other value is a slip that PyTorch would refuse ("takes N positional
+   arguments") and must not be dropped silently. */
+void ltl_check_nargs(lua_State *L, int max) {
+  for (int i = lua_gettop(L); i > max; i--)
+    if (!lua_isnil(L, i)) {
+      const char *tn = luaL_getmetafield(L, i, "__name") == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, i);
+      ltl_argerror(L, i, lua_pushfstring(L, "unexpected extra argument (got %s)", tn));
+    }
+}
+
 /* T._check_opts(fname, opts, known): the same check for the Lua modules
    (structural, distributions, ...), so that a typo'd key reads the same
    everywhere: "ltensor.<fname>: unknown option 'dtpye' (did you mean
-   'dtype'?)".  opts nil passes; anything else but a plain table raises.
+   'dtype'?)".  known is a list of names or a set (name -> anything, as
+   the Lua modules keep their defaults).  opts nil passes; anything else but
+   a plain table raises.
    Returns opts.  The known names stay referenced by the table at 3, so the
    pointers taken from it live through the check. */
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 static int check_opts_inner(lua_State *L) {
   const char *fname = lua_tostring(L, 1);
   enum { MAX_KNOWN = 64 };
@@ -265,6 +321,18 @@ static int check_opts_inner(lua_State *L) {
     if (lua_rawgeti(L, 3, i) != LUA_TSTRING) { lua_pop(L, 1); break; }
     known[n++] = lua_tostring(L, -1);
     lua_pop(L, 1);
+  }
+  if (n == 0) {
+    /* a set (name -> default, as the Lua modules keep their options): its
+       string keys, sorted so that suggestions and lists do not depend on
+       the table's order */
+    lua_pushnil(L);
+    while (n < MAX_KNOWN && lua_next(L, 3)) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) == LUA_TSTRING) known[n++] = lua_tostring(L, -1);
+    }
+    if (n == MAX_KNOWN) lua_pop(L, 1);   /* the key lua_next left */
+    qsort(known, (size_t)n, sizeof known[0], cmp_names);
   }
   known[n] = NULL;
   ltl_check_opts(L, 2, fname, known);

@@ -31,9 +31,9 @@ static int l_stride(lua_State *L) {
   lua_pushinteger(L, t->stride[d]);
   return 1;
 }
-static int l_dim(lua_State *L) { lua_pushinteger(L, ltl_check(L, 1)->ndim); return 1; }
-static int l_numel(lua_State *L) { lua_pushinteger(L, lt_numel(ltl_check(L, 1))); return 1; }
-static int l_is_contiguous(lua_State *L) { lua_pushboolean(L, lt_is_contiguous(ltl_check(L, 1))); return 1; }
+static int l_dim(lua_State *L) { ltl_check_nargs(L, 1); lua_pushinteger(L, ltl_check(L, 1)->ndim); return 1; }
+static int l_numel(lua_State *L) { ltl_check_nargs(L, 1); lua_pushinteger(L, lt_numel(ltl_check(L, 1))); return 1; }
+static int l_is_contiguous(lua_State *L) { ltl_check_nargs(L, 1); lua_pushboolean(L, lt_is_contiguous(ltl_check(L, 1))); return 1; }
 static int l_storage_offset(lua_State *L) { lua_pushinteger(L, ltl_check(L, 1)->offset); return 1; }
 static int l_len(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
@@ -41,8 +41,8 @@ static int l_len(lua_State *L) {
   lua_pushinteger(L, t->shape[0]);
   return 1;
 }
-static int l_is_floating_point(lua_State *L) { lua_pushboolean(L, lt_is_floating(ltl_check(L, 1)->dtype)); return 1; }
-static int l_is_complex(lua_State *L) { lua_pushboolean(L, lt_is_complex(ltl_check(L, 1)->dtype)); return 1; }
+static int l_is_floating_point(lua_State *L) { ltl_check_nargs(L, 1); lua_pushboolean(L, lt_is_floating(ltl_check(L, 1)->dtype)); return 1; }
+static int l_is_complex(lua_State *L) { ltl_check_nargs(L, 1); lua_pushboolean(L, lt_is_complex(ltl_check(L, 1)->dtype)); return 1; }
 static int l_element_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)lt_itemsize(ltl_check(L, 1)->dtype)); return 1; }
 
 static int l_item(lua_State *L) {
@@ -67,6 +67,7 @@ static void totable_rec(lua_State *L, const lt_tensor *t, int d, const char *p) 
 }
 static int l_totable(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 1);
   luaL_checkstack(L, t->ndim + 4, "totable");
   totable_rec(L, t, 0, lt_data(t));
   return 1;

@@ -5,12 +5,14 @@
 
 static int l_clone(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 1);   /* extra arguments are slips, never dropped (issue 11) */
   lt_tensor *out = ltl_push_new_preserve(L, t, t->dtype);
   lt_copy_into(out, t);
   return 1;
 }
 static int l_contiguous(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 1);
   if (lt_is_contiguous(t)) { lua_settop(L, 1); return 1; }
   lt_tensor *out = ltl_push_new_like(L, t, t->dtype);
   lt_copy_into(out, t);

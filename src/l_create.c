@@ -69,6 +69,9 @@ static const char *const CREATE_OPTS[] = {"dtype", "requires_grad", NULL};
 static int l_tensor(lua_State *L) {
   ltl_settings *S = ltl_settings_of(L);
   ltl_checkany(L, 1);
+  ltl_check_nargs(L, 2);   /* (data [, opts]) */
+  if (!lua_isnoneornil(L, 2) && (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)))
+    ltl_typeerror(L, 2, "options table");
   int has_opts = lua_type(L, 2) == LUA_TTABLE;
   if (has_opts) ltl_check_opts(L, 2, "tensor", CREATE_OPTS);
   lt_tensor *src = ltl_test(L, 1);
@@ -172,6 +175,9 @@ static int l_full(lua_State *L) {
 static int like(lua_State *L, const char *fname, int kind) {
   lt_tensor *t = ltl_check(L, 1);
   int opts = kind == 3 ? 3 : 2;
+  ltl_check_nargs(L, opts);   /* (t [, value] [, opts]) */
+  if (!lua_isnoneornil(L, opts) && (lua_type(L, opts) != LUA_TTABLE || ltl_test(L, opts)))
+    ltl_typeerror(L, opts, "options table");
   ltl_check_opts(L, opts, fname, CREATE_OPTS);
   ltensor_dtype dt = ltl_opt_dtype(L, opts, t->dtype);
   if (kind == 3 && lua_type(L, opts) != LUA_TTABLE) {

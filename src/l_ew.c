@@ -267,19 +267,51 @@ int ew_out_index(lua_State *L, int inplace, int opts_idx) {
   return opts_idx ? ew_opt_out(L, opts_idx) : 0;
 }
 
-/* The option keys an elementwise op may take: out= everywhere; the others
-   belong to the ops that check their own lists first (div, round, gelu,
-   add) and pass the same table on.  Anything else is a typo. */
-static const char *const EW_OPTS[] = {"out", "rounding_mode", "decimals", "approximate", "alpha", NULL};
+/* The arguments after the operands: one slot, nil or an options table, whose
+   keys are the op's own: out= (not for in-place ops, which write into self);
+   div, round and gelu read their extra key (and accept it positionally as a
+   string: div(a, b, "floor"), gelu(x, "tanh")) before calling here.  PyTorch
+   refuses torch.exp(x, alpha=2) and torch.exp(x, 2): so do we, rather than
+   drop them. */
+static const char *const OPTS_OUT[] = {"out", NULL};
+static const char *const OPTS_DIV[] = {"rounding_mode", "out", NULL};
+static const char *const OPTS_ROUND[] = {"decimals", "out", NULL};
+static const char *const OPTS_GELU[] = {"approximate", "out", NULL};
+static void ew_check_args(lua_State *L, const ew *op, int inplace, int slot) {
+  const char *const *known = OPTS_OUT;
+  int str_ok = 0;   /* the op's extra key may come positionally as a string */
+  if (strcmp(op->name, "div") == 0) known = OPTS_DIV, str_ok = 1;
+  else if (strcmp(op->name, "round") == 0) known = OPTS_ROUND;
+  else if (strcmp(op->name, "gelu") == 0) known = OPTS_GELU, str_ok = 1;
+  int ty = lua_type(L, slot);
+  if (slot == 2 && lua_gettop(L) == 2 && lua_rawequal(L, 1, 2) &&
+      (strcmp(op->name, "neg") == 0 || strcmp(op->name, "bitwise_not") == 0))
+    return;   /* __unm / __bnot: Lua passes the operand twice */
+  ltl_check_nargs(L, slot);
+  if (ty == LUA_TTABLE && !ltl_test(L, slot)) {
+    if (inplace) {
+      /* no out= for in-place ops: check against the op's keys less "out" */
+      const char *own[3] = {NULL, NULL, NULL};
+      int n = 0;
+      for (const char *const *q = known; *q; q++)
+        if (strcmp(*q, "out") != 0) own[n++] = *q;
+      ltl_check_opts(L, slot, ltl_running_name(L), own);
+    } else {
+      ltl_check_opts(L, slot, op->name, known);
+    }
+  } else if (ty != LUA_TNIL && ty != LUA_TNONE && !(str_ok && ty == LUA_TSTRING)) {
+    ltl_typeerror(L, slot, "options table");
+  }
+}
 
 /* generic binary: args (a, b [, opts]) */
 static int binary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
-  if (lua_gettop(L) >= 3) ltl_check_opts(L, lua_gettop(L), op->name, EW_OPTS);
+  if (lua_gettop(L) >= 3) ew_check_args(L, op, inplace, 3);
   if (!inplace && ew_fast_binary(L, op, ctx)) return 1;
   operand ops[2];
   ew_classify(L, 1, op->name, &ops[0]);
   ew_classify(L, 2, op->name, &ops[1]);
-  int out_idx = ew_out_index(L, inplace, lua_gettop(L) >= 3 ? lua_gettop(L) : 0);
+  int out_idx = ew_out_index(L, inplace, lua_gettop(L) >= 3 ? 3 : 0);
   ltensor_dtype common = ew_common_dtype(L, op->name, ops, 2), cdt, kout, rdt;
   ew_op_dtypes(L, op, common, out_idx, &cdt, &kout, &rdt);
   ctx->heavy = op->heavy;
@@ -296,7 +328,7 @@ int ew_binary(lua_State *L, const ew *op, int inplace) {
 int ew_unary_k(lua_State *L, const ew *op, int inplace, lt_kctx *ctx) {
   operand o;
   ltl_check(L, 1);
-  if (lua_gettop(L) >= 2) ltl_check_opts(L, 2, op->name, EW_OPTS);
+  if (lua_gettop(L) >= 2) ew_check_args(L, op, inplace, 2);
   ew_classify(L, 1, op->name, &o);
   int out_idx = ew_out_index(L, inplace, lua_gettop(L) >= 2 ? 2 : 0);
   ltensor_dtype cdt, kout, rdt;

@@ -486,6 +486,7 @@ static int l_masked_fill_(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   lt_tensor *m = check_mask(L, 2, "masked_fill_");
   ltl_checkany(L, 3);
+  ltl_check_nargs(L, 3);   /* (self, mask, value): a 4th is a slip, as in PyTorch */
   lt_tensor te, me;
   bcast_pair(L, "masked_fill_", t, m, &te, &me);
   if (te.ndim != t->ndim || memcmp(te.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) != 0) {
@@ -506,6 +507,7 @@ static int l_masked_fill(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   lt_tensor *m = check_mask(L, 2, "masked_fill");
   ltl_checkany(L, 3);
+  ltl_check_nargs(L, 3);   /* (self, mask, value): a 4th is a slip, as in PyTorch */
   lt_tensor te, me;
   bcast_pair(L, "masked_fill", t, m, &te, &me);
   lt_tensor *out = ltl_push_new(L, t->dtype, te.ndim, te.shape);
@@ -518,6 +520,8 @@ static int l_masked_fill(lua_State *L) {
    {as_tuple = true} a list of ndim 1-D tensors (usable as an index key) */
 static int l_nonzero(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 2);   /* (t [, opts]) */
+  if (!lua_isnoneornil(L, 2) && (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2))) ltl_typeerror(L, 2, "options table");
   static const char *const NONZERO_OPTS[] = {"as_tuple", NULL};
   ltl_check_opts(L, 2, "nonzero", NONZERO_OPTS);
   int as_tuple = ltl_opt_bool(L, 2, "as_tuple", 0);

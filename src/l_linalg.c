@@ -90,7 +90,7 @@ static int do_mm(lua_State *L, const char *fname) {
   mm_into(out, a, a->shape[0], a->shape[1], a->stride[0], a->stride[1], b, b->shape[1], b->stride[0], b->stride[1]);
   return 1;
 }
-static int l_mm(lua_State *L) { return do_mm(L, "mm"); }
+static int l_mm(lua_State *L) { ltl_check_nargs(L, 2); return do_mm(L, "mm"); }
 
 static int l_mv(lua_State *L) {
   lt_tensor *a = ltl_check(L, 1), *v = ltl_check(L, 2);
@@ -195,6 +195,7 @@ static int l_bmm(lua_State *L) {
    dim is removed from the result; otherwise the batch dims broadcast. */
 static int l_matmul(lua_State *L) {
   lt_tensor *a = ltl_check(L, 1), *b = ltl_check(L, 2);
+  ltl_check_nargs(L, 2);   /* no out= here: an extra argument is a slip, not ignored */
   int da = a->ndim, db = b->ndim;
   if (da == 0 || db == 0)
     return ltl_error(L, "matmul", "both arguments to matmul need to be at least 1D, but they are %dD and %dD", da, db);

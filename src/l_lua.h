@@ -125,6 +125,9 @@ int ltl_opt_bool(lua_State *L, int idx, const char *field, int def);
    for a key of the options table at idx not in known (NULL-terminated);
    nothing if idx is not a table. */
 void ltl_check_opts(lua_State *L, int idx, const char *fname, const char *const *known);
+/* Raises "ltensor.<f>: bad argument #n (unexpected extra argument (got T))"
+   for a non-nil argument beyond max (trailing nils pass). */
+void ltl_check_nargs(lua_State *L, int max);
 
 /* ---- arguments ---------------------------------------------------------- */
 /* 1-based (negative from the end) dim -> 0-based; raises

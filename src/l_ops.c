@@ -34,7 +34,9 @@ static int read_alpha(lua_State *L, const char *fname, int negate, lt_kctx *ctx,
   if (lua_gettop(L) < 3) return 0;
   if (lua_type(L, 3) == LUA_TTABLE && !ltl_test(L, 3)) {
     static const char *const ALPHA_OPTS[] = {"alpha", "out", NULL};
-    ltl_check_opts(L, 3, fname, ALPHA_OPTS);
+    static const char *const ALPHA_ONLY[] = {"alpha", NULL};
+    /* in-place (add_, sub_) writes into self: no out= */
+    ltl_check_opts(L, 3, fname, fname[strlen(fname) - 1] == '_' ? ALPHA_ONLY : ALPHA_OPTS);
     ltl_getopt(L, 3, "alpha");
     idx = lua_gettop(L);
   }
@@ -73,6 +75,7 @@ static void sub_check(lua_State *L, const char *fname, const operand *a, const o
 
 static int add_sub(lua_State *L, int inplace, int is_sub) {
   const char *fname = is_sub ? (inplace ? "sub_" : "sub") : (inplace ? "add_" : "add");
+  ltl_check_nargs(L, 3);   /* (a, b [, alpha | opts]) */
   if (!inplace) {
     lt_kctx fctx;
     memset(&fctx, 0, sizeof fctx);
@@ -357,6 +360,7 @@ static int l_gelu_(lua_State *L) { const ew *e = gelu_kind(L); return ew_unary(L
 /* real/imag: views of a complex tensor's parts; conj: a copy */
 static int real_imag(lua_State *L, int imag) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 1);
   if (!lt_is_complex(t->dtype)) {
     if (imag) return ltl_error(L, "imag", "imag is not implemented for tensors with non-complex dtypes.");
     lua_settop(L, 1);
@@ -373,6 +377,7 @@ static int l_imag(lua_State *L) { return real_imag(L, 1); }
 static const ew E_conj = {"conj", lt_k_conj, R_SAME, 0};
 static int l_conj(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 1);
   if (!lt_is_complex(t->dtype)) { lua_settop(L, 1); return 1; }
   return ew_unary(L, &E_conj, 0);
 }
@@ -396,6 +401,7 @@ static int clamp_operands(lua_State *L, const char *fname, int imin, int imax, o
 static int clamp_impl(lua_State *L, int inplace, int which) {
   const char *fname = inplace ? "clamp_" : "clamp";
   lt_tensor *x = ltl_check(L, 1);
+  ltl_check_nargs(L, which == 0 ? 3 : 2);   /* lua_settop below would drop the rest */
   int imin = 0, imax = 0;
   if (which == 0) { imin = 2; imax = 3; }
   else if (which == 1) imin = 2;
@@ -565,6 +571,7 @@ static lt_tensor *isclose_run(lua_State *L, const char *fname) {
   memset(&ctx, 0, sizeof ctx);
   ctx.f1 = 1e-5;
   ctx.f2 = 1e-8;
+  ltl_check_nargs(L, lua_type(L, 3) == LUA_TTABLE ? 3 : 5);   /* (a, b, opts) or (a, b, rtol, atol, equal_nan) */
   int top = lua_gettop(L);
   if (top >= 3 && lua_type(L, 3) == LUA_TTABLE) {
     static const char *const CLOSE_OPTS[] = {"rtol", "atol", "equal_nan", NULL};

@@ -459,6 +459,9 @@ static int l_randn(lua_State *L) { return rand_sized(L, "randn", 1); }
 
 static int rand_like(lua_State *L, const char *fname, int normal) {
   lt_tensor *src = ltl_check(L, 1);
+  ltl_check_nargs(L, 2);   /* (t [, opts]) */
+  if (!lua_isnoneornil(L, 2) && (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)))
+    ltl_typeerror(L, 2, "options table");
   int opts = lua_type(L, 2) == LUA_TTABLE ? 2 : 0;
   check_opts(L, opts, fname, RAND_OPTS);
   ltensor_dtype dt = opt_dtype(L, opts, src->dtype);

@@ -193,6 +193,7 @@ static int l_flip(lua_State *L) {
    of every matrix zeroed row by row (all-zero bytes are 0 in every dtype). */
 static int tri_common(lua_State *L, const char *fname, int lower) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 2);   /* (t [, diagonal | opts]) */
   lua_Integer k = 0;
   if (lua_isinteger(L, 2)) k = lua_tointeger(L, 2);
   else if (lua_istable(L, 2)) {
@@ -293,6 +294,7 @@ static void real_part_struct(lt_tensor *v, const lt_tensor *c, int imag) {
 
 static int l_complex(lua_State *L) {
   lt_tensor *re = ltl_check(L, 1), *im = ltl_check(L, 2);
+  ltl_check_nargs(L, 2);
   if (!lt_is_floating(re->dtype) || !lt_is_floating(im->dtype) || re->dtype == LTENSOR_BFLOAT16 ||
       im->dtype == LTENSOR_BFLOAT16)
     return ltl_error(L, "complex", "Expected both inputs to be Half, Float or Double tensors but got %s and %s",

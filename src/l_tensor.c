@@ -546,7 +546,7 @@ static int l_shape_fits(lua_State *L) {
   return 1;
 }
 
-static int l_is_tensor(lua_State *L) { lua_pushboolean(L, ltl_test(L, 1) != NULL); return 1; }
+static int l_is_tensor(lua_State *L) { ltl_check_nargs(L, 1); lua_pushboolean(L, ltl_test(L, 1) != NULL); return 1; }
 static int l_data_ptr(lua_State *L) { lua_pushlightuserdata(L, lt_data(ltl_check(L, 1))); return 1; }
 
 

@@ -44,6 +44,7 @@ static int l_reshape(lua_State *L) { return reshape_common(L, "reshape", 1); }
 static int as_common(lua_State *L, const char *name) {
   ltl_check(L, 1);
   lt_tensor *o = ltl_check(L, 2);
+  ltl_check_nargs(L, 2);   /* lua_settop below would drop the rest */
   lua_settop(L, 1);
   lua_createtable(L, o->ndim, 0);
   for (int i = 0; i < o->ndim; i++) { lua_pushinteger(L, o->shape[i]); lua_rawseti(L, -2, i + 1); }
@@ -98,6 +99,7 @@ static int l_transpose(lua_State *L) {
 
 static int l_t(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
+  ltl_check_nargs(L, 1);
   if (t->ndim > 2)
     return ltl_error(L, "t", "t() expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
   if (t->ndim < 2) push_alias(L, t);
@@ -207,11 +209,37 @@ static int l_squeeze(lua_State *L) {
       if (t->shape[i] != 1) { sh[nd] = t->shape[i]; st[nd++] = t->stride[i]; }
   } else {
     int drop[LT_MAX_DIMS] = {0};
-    if (lua_type(L, 2) == LUA_TTABLE) {   /* a table of dims, as PyTorch 2's squeeze(dims) */
-      int64_t dims[LT_MAX_DIMS];
-      int n = get_sizes(L, 2, dims, "squeeze");
-      for (int i = 0; i < n; i++) drop[ltl_checkdim(L, dims[i], t->ndim, "squeeze")] = 1;
+    ltl_check_nargs(L, 2);
+    if (lua_type(L, 2) == LUA_TTABLE && !ltl_test(L, 2)) {
+      /* a list of dims, as PyTorch 2's squeeze(dims): each an integer, none
+         twice (dim_list_to_bitset's rule); a key that is not a list index
+         is an options table, which squeeze does not take */
+      lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
+      lua_pushnil(L);
+      while (lua_next(L, 2)) {
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n)
+          ltl_error(L, "squeeze", "dim must be an integer or a list of integers (got a %s key%s%s%s)",
+                    luaL_typename(L, -1), lua_type(L, -1) == LUA_TSTRING ? " '" : "",
+                    lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "",
+                    lua_type(L, -1) == LUA_TSTRING ? "': squeeze takes no options" : "");
+      }
+      for (lua_Integer i = 1; i <= n; i++) {
+        int isnum;
+        lua_rawgeti(L, 2, i);
+        lua_Integer v = lua_tointegerx(L, -1, &isnum);
+        if (!isnum || lua_type(L, -1) != LUA_TNUMBER)
+          ltl_error(L, "squeeze", "dim must be an integer or a list of integers (element %d is %s)", (int)i,
+                    luaL_typename(L, -1));
+        lua_pop(L, 1);
+        int d = ltl_checkdim(L, v, t->ndim, "squeeze");
+        if (drop[d]) ltl_error(L, "squeeze", "dim %d appears multiple times in the list of dims", d + 1);
+        drop[d] = 1;
+      }
     } else {
+      if (lua_type(L, 2) != LUA_TNUMBER)
+        ltl_error(L, "squeeze", "dim must be an integer or a list of integers (got %s)",
+                  ltl_test(L, 2) ? "a tensor" : luaL_typename(L, 2));
       drop[ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, "squeeze")] = 1;
     }
     for (int i = 0; i < t->ndim; i++)

@@ -39,23 +39,12 @@ local function typename(x)
   return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
 end
 
-local function suggest(key, known)
-  local ok, optim = pcall(require, "ltensor.optim")
-  if ok and type(optim) == "table" and optim._suggest then return optim._suggest(key, known) end
-  return nil
-end
 local function check_opts(fname, opts, known)
   if opts == nil then return {} end
   if type(opts) ~= "table" or is_t(opts) then
     fail(fname, "bad options argument (table expected, got %s)", typename(opts))
   end
-  for k in pairs(opts) do
-    if known[k] == nil then
-      local s = suggest(k, known)
-      fail(fname, "unknown option '%s'%s", tostring(k), s and (" (did you mean '" .. s .. "'?)") or "")
-    end
-  end
-  return opts
+  return T._check_opts(fname, opts, known)   -- the one checker: "did you mean" alike everywhere
 end
 
 local function int64_list(list)

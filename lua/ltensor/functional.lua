@@ -73,26 +73,13 @@ local EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16,
 ---------------------------------------------------------------------------
 -- options tables
 ---------------------------------------------------------------------------
-local function edit_distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      local c = (a:sub(i, i) == b:sub(j, j)) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + c)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
+-- k is not in allowed (a set): the one checker words it, with its suggestion
 local function unknown_option(fname, k, allowed)
-  local best, bd
-  for name in pairs(allowed) do
-    local d = edit_distance(tostring(k), name)
-    if d <= 2 and (bd == nil or d < bd or (d == bd and name < best)) then best, bd = name, d end
-  end
-  fail(fname, ("unknown option '%s'"):format(tostring(k)) .. (best and (" (did you mean '%s'?)"):format(best) or ""))
+  local names = {}
+  for name in pairs(allowed) do if name ~= "|" then names[#names + 1] = name end end
+  table.sort(names)
+  T._check_opts("nn.functional." .. fname, { [k] = true }, names)
+  fail(fname, ("unknown option '%s'"):format(tostring(k)))   -- ('|', or no names at all)
 end
 local function is_opts(v)
   return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0

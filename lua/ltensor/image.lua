@@ -32,10 +32,7 @@ end
 local function check_opts(fname, opts)
   if opts == nil then return {} end
   if type(opts) ~= "table" then fail(fname, "bad argument #3 'opts' (table expected, got %s)", type(opts)) end
-  for k in pairs(opts) do
-    if k ~= "format" then fail(fname, "unknown option '%s'", tostring(k)) end
-  end
-  return opts
+  return T._check_opts(fname, opts, { "format" })   -- the one checker
 end
 
 -- tensor -> contiguous H x W x C uint8 and C

@@ -31,27 +31,16 @@ local function typename(x)
   return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
 end
 
-local function suggest(key, known)
-  local ok, optim = pcall(require, "ltensor.optim")
-  if ok and type(optim) == "table" and optim._suggest then return optim._suggest(key, known) end
-  return nil
-end
-
 -- opts checked against known (a set of names -> default); returns a filled table.
 local function options(fname, opts, known)
   known.verbose = false   -- every scheduler takes it (PyTorch 1.13)
   if opts ~= nil and type(opts) ~= "table" then
     fail(fname, "bad options argument (table expected, got %s)", typename(opts))
   end
+  if opts then T._check_opts("optim.lr_scheduler." .. fname, opts, known) end   -- the one checker
   local o = {}
   for k, v in pairs(known) do o[k] = v end
-  for k, v in pairs(opts or {}) do
-    if known[k] == nil then
-      local s = suggest(k, known)
-      fail(fname, "unknown option '%s'%s", tostring(k), s and (" (did you mean '" .. s .. "'?)") or "")
-    end
-    o[k] = v
-  end
+  for k, v in pairs(opts or {}) do o[k] = v end
   for k, v in pairs(o) do if v == false and known[k] == false then o[k] = nil end end
   return o
 end

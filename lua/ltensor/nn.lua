@@ -671,39 +671,14 @@ local function pytuple(t)
 end
 nn._pytuple = pytuple
 
--- options tables are checked: an unknown key raises, suggesting the closest
-local function suggest(k, allowed)
-  local best, bd = nil, math.huge
-  for _, a in ipairs(allowed) do
-    -- Levenshtein distance, small strings
-    local m, n = #k, #a
-    local prev = {}
-    for j = 0, n do prev[j] = j end
-    for i = 1, m do
-      local cur = { [0] = i }
-      for j = 1, n do
-        local cost = k:byte(i) == a:byte(j) and 0 or 1
-        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-      end
-      prev = cur
-    end
-    if prev[n] < bd then best, bd = a, prev[n] end
-  end
-  if best and bd <= math.max(2, math.floor(#k / 3)) then return best end
-end
+-- options tables are checked by the one checker (T._check_opts): an unknown
+-- key raises, suggesting the closest
 local function check_opts(fname, opts, allowed, argn)
   if opts == nil then return {} end
   if type(opts) ~= "table" then
     fail(fname, ("bad argument #%d 'opts' (table expected, got %s)"):format(argn or 1, typename(opts)))
   end
-  for k in pairs(opts) do
-    local ok = false
-    for _, a in ipairs(allowed) do if a == k then ok = true break end end
-    if not ok then
-      local s = type(k) == "string" and suggest(k, allowed)
-      fail(fname, "unknown option '" .. tostring(k) .. "'" .. (s and " (did you mean '" .. s .. "'?)" or ""))
-    end
-  end
+  T._check_opts("nn." .. fname, opts, allowed)
   return opts
 end
 nn._check_opts = check_opts

@@ -55,52 +55,14 @@ end
 -- ---------------------------------------------------------------------------
 -- checked options
 
-local ALIASES = {
-  learning_rate = "lr", learningrate = "lr", learningRate = "lr", rate = "lr", alpha_lr = "lr",
-  epsilon = "eps", beta1 = "betas", beta2 = "betas", beta = "betas", wd = "weight_decay",
-  weightDecay = "weight_decay", decay = "weight_decay", l2 = "weight_decay", mom = "momentum",
-  nesterov_momentum = "nesterov", maximise = "maximize", ams_grad = "amsgrad", amsGrad = "amsgrad",
-  history = "history_size", line_search = "line_search_fn", linesearch = "line_search_fn",
-}
-
-local function levenshtein(a, b)
-  a, b = a:lower(), b:lower()
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      local c = a:byte(i) == b:byte(j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + c)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-
--- The closest known name to key, or nil.
-local function suggest(key, known)
-  if type(key) ~= "string" then return nil end
-  local alias = ALIASES[key] or ALIASES[key:lower()]
-  if alias and known[alias] ~= nil then return alias end
-  local best, bestd
-  for k in pairs(known) do
-    local d = levenshtein(key, k)
-    if (not bestd or d < bestd or (d == bestd and k < best)) then best, bestd = k, d end
-  end
-  if best and bestd <= math.max(2, math.floor(#key / 3)) then return best end
-  for k in pairs(known) do   -- 'momentum_value' -> 'momentum'
-    if #k >= 3 and (key:lower():find(k, 1, true) or k:find(key:lower(), 1, true)) then return k end
-  end
-  return nil
-end
-optim._suggest = suggest
-
+-- The one checker (T._check_opts, l_args.c) words an unknown key, with its
+-- suggestion (near misses, and names from other libraries: learning_rate ->
+-- lr, epsilon -> eps, beta1 -> betas, ...).
 local function check_keys(fname, tbl, known, extra)
   for k in pairs(tbl) do
     if known[k] == nil and not (extra and extra[k]) then
-      local s = suggest(k, known)
-      fail(fname, "unknown option '%s'%s", tostring(k), s and (" (did you mean '" .. s .. "'?)") or "")
+      T._check_opts("optim." .. fname, { [k] = true }, known)
+      fail(fname, "unknown option '%s'", tostring(k))   -- (known has no names)
     end
   end
 end

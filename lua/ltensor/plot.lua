@@ -37,7 +37,13 @@ local function check_opts(fname, opts)
   if opts == nil then return {} end
   if type(opts) ~= "table" then fail(fname, ("bad argument 'opts' (table expected, got %s)"):format(type(opts))) end
   for k in pairs(opts) do
-    if not (COMMON[k] or EXTRA[fname][k]) then fail(fname, ("unknown option '%s'"):format(tostring(k))) end
+    if not (COMMON[k] or EXTRA[fname][k]) then
+      local names = {}
+      for n in pairs(COMMON) do names[#names + 1] = n end
+      for n in pairs(EXTRA[fname]) do names[#names + 1] = n end
+      table.sort(names)
+      T._check_opts("plot." .. fname, { [k] = true }, names)   -- the one checker words it
+    end
   end
   return opts
 end

@@ -184,13 +184,7 @@ end
 local function progress(src, opts)
   if opts ~= nil and type(opts) ~= "table" then fail("bad options argument (table expected, got %s)", typename(opts)) end
   opts = opts or {}
-  for k in pairs(opts) do
-    if not KNOWN[k] then
-      local ok, optim = pcall(require, "ltensor.optim")
-      local s = ok and optim._suggest and optim._suggest(k, KNOWN)
-      fail("unknown option '%s'%s", tostring(k), s and (" (did you mean '" .. s .. "'?)") or "")
-    end
-  end
+  T._check_opts("utils.progress", opts, KNOWN)   -- the one checker
   local nextf, total
   if mtype(src) == "float" and math.tointeger(src) then src = math.tointeger(src) end
   if mtype(src) == "integer" then

@@ -9,7 +9,19 @@ local testing = {}
 T.testing = testing
 
 local function is_t(x) return getmetatable(x) == T._metatable end
-local function fail(msg) error("ltensor.testing.assert_close: " .. msg, 3) end
+-- The error points at the line that called assert_close, however deep in
+-- this file it is raised (as PyTorch's traceback ends at the caller's
+-- assert): the level is that of the first frame outside this file.
+local HERE = debug.getinfo(1, "S").source
+local function fail(msg)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level + 1, "S")
+    if not info or info.source ~= HERE then break end
+    level = level + 1
+  end
+  error("ltensor.testing.assert_close: " .. msg, level + 1)
+end
 
 -- PyTorch's defaults (torch/testing/_comparison.py): rtol, atol per dtype.
 local DEFAULT_TOL = {
@@ -63,7 +75,10 @@ function testing.assert_close(actual, expected, opts)
   end
   opts = opts or {}
   for k in pairs(opts) do
-    if not KNOWN[k] then fail(("unknown option '%s'"):format(tostring(k))) end
+    if not KNOWN[k] then   -- the one checker words it; raised here for the caller's line
+      local _, err = pcall(T._check_opts, "testing.assert_close", { [k] = true }, KNOWN)
+      fail((tostring(err):gsub("^ltensor%.testing%.assert_close: ", "")))
+    end
   end
   local a, scalar_a = as_tensor(actual, "actual")
   local b, scalar_b = as_tensor(expected, "expected")

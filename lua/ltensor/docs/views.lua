@@ -14,7 +14,7 @@ return {
   { "T.moveaxis", "t:moveaxis(source, destination)", "Alias of movedim.", "x:moveaxis(1, 3)" },
   { "T.expand", "t:expand(size...)", "Broadcasts size-1 dims to a larger size without copying (-1 keeps a size). Writing into an expanded view is refused.", "T.ones(3, 1):expand(3, 4)" },
   { "T.expand_as", "t:expand_as(other)", "t:expand(other:size()).", "b:expand_as(a)" },
-  { "T.squeeze", "t:squeeze([dim])", "Removes size-1 dims (all, or one).", "T.zeros(1, 3, 1):squeeze()  -- {3}" },
+  { "T.squeeze", "t:squeeze([dim | {dims}])", "Removes size-1 dims: all of them, one, or a list (as PyTorch 2; a dim listed twice is an error).", "T.zeros(1, 3, 1):squeeze({1, 3})  -- {3}" },
   { "T.unsqueeze", "t:unsqueeze(dim)", "Inserts a size-1 dim at dim.", "T.zeros(3):unsqueeze(1)  -- {1, 3}" },
   { "T.narrow", "t:narrow(dim, start, length)", "length elements of dim from the 1-based start (a view).", "T.arange(10):narrow(1, 3, 4)  -- 2 3 4 5" },
   { "T.select", "t:select(dim, index)", "The slice at a 1-based index of dim, without that dim (a view).", "x:select(2, 1)  -- first column" },
