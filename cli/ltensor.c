@@ -197,10 +197,21 @@ static void rewrite_help(lua_State *L) {
   if (*what == '\0') { lua_pushliteral(L, "help()"); lua_replace(L, -2); return; }
   /* help(value, "source text"): the text names what was asked for when
      the value is nil (an undefined name) */
+  /* `?x:sum` (a method as it is called) is help(x.sum): the ':' of the
+     last name, which is no expression by itself, becomes '.' */
+  const char *colon = strrchr(what, ':');
+  if (colon && colon > what && colon[1]) {
+    const char *c = colon + 1;
+    while (*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')) c++;
+    while (*c == ' ' || *c == '\t') c++;
+    if (*c != '\0' || colon[1] == ' ') colon = NULL;
+  } else {
+    colon = NULL;
+  }
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addstring(&b, "help((");
-  luaL_addstring(&b, what);
+  for (const char *c = what; *c; c++) luaL_addchar(&b, c == colon ? '.' : *c);
   luaL_addstring(&b, "), \"");
   for (const char *c = what; *c; c++) {
     if (*c == '"' || *c == '\\') luaL_addchar(&b, '\\');
@@ -353,12 +364,39 @@ static int prompt_frame(const char *line, size_t len) {
   return len > 7 + lc && memcmp(line, "\tstdin:", 7) == 0 && memcmp(line + len - lc, chunk, lc) == 0;
 }
 
+/* ltensor.repl's hint for the message at the top (a "did you mean" for a
+   name that does not exist), or NULL; pushes one value. */
+static int hint_protected(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "ltensor.repl");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "hint");
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+static const char *repl_hint(lua_State *L) {
+  int msg = lua_gettop(L);
+  lua_pushcfunction(L, hint_protected);
+  lua_pushvalue(L, msg);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  return NULL;
+}
+
 static void report_repl_error(lua_State *L) {
+  const char *hint = repl_hint(L);
+  lua_insert(L, -2);   /* the hint (kept alive) under the message */
   const char *msg = lua_tostring(L, -1);
   if (msg == NULL) msg = "(error object is not a string)";
   const char *tb = strstr(msg, "\nstack traceback:\n");
-  if (tb == NULL) { fprintf(stderr, "%s\n", msg); return; }
+  if (tb == NULL) {
+    fprintf(stderr, hint ? "%s (%s)\n" : "%s\n", msg, hint);
+    lua_remove(L, -2);
+    return;
+  }
   fwrite(msg, 1, (size_t)(tb - msg), stderr);
+  if (hint) fprintf(stderr, " (%s)", hint);
+  lua_remove(L, -2);
   const char *p = tb + strlen("\nstack traceback:\n");
   int shown = 0;
   while (*p) {

@@ -182,7 +182,7 @@ describe("set_printoptions", function()
     assert.has_error(function() T.set_printoptions { profile = "long" } end,
       "ltensor.set_printoptions: profile must be 'default', 'short' or 'full', got long")
     assert.has_error(function() T.set_printoptions { precison = 2 } end,
-      "ltensor.set_printoptions: unknown option 'precison'")
+      "ltensor.set_printoptions: unknown option 'precison' (did you mean 'precision'?)")
     assert.has_error(function() T.set_printoptions(3) end,
       "ltensor.set_printoptions: expected a table of options, got number")
   end)

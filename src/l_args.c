@@ -314,7 +314,7 @@ static int cmp_names(const void *a, const void *b) {
 }
 static int check_opts_inner(lua_State *L) {
   const char *fname = lua_tostring(L, 1);
-  enum { MAX_KNOWN = 64 };
+  enum { MAX_KNOWN = 1024 };   /* the REPL's hint passes every method name */
   const char *known[MAX_KNOWN + 1];
   int n = 0;
   for (lua_Integer i = 1; n < MAX_KNOWN; i++) {

@@ -170,6 +170,9 @@ int ltl_tensor_newindex(lua_State *L) {
     lt_tensor *t = ltl_check(L, 1);
     const char *k = lua_tostring(L, 2);
     if (strcmp(k, "requires_grad") == 0) {
+      /* PyTorch: "requires_grad must be a bool"; a truthy 1 or "yes" is a slip */
+      if (lua_type(L, 3) != LUA_TBOOLEAN)
+        return ltl_error(L, "requires_grad_", "requires_grad must be a boolean (got %s)", luaL_typename(L, 3));
       int b = lua_toboolean(L, 3);
       if (b && !lt_is_floating(t->dtype) && !lt_is_complex(t->dtype))
         return ltl_error(L, "requires_grad_", "only Tensors of floating point and complex dtype can require gradients");

@@ -299,8 +299,9 @@ static int l_select(lua_State *L) {
   int64_t w = i < 0 ? i + n : i - 1;
   if (i == 0 || w < 0 || w >= n) {
     char b[SHAPE_BUF];
-    return ltl_error(L, "select", "index %I out of range for tensor of size %s at dimension %d", i,
-                    shape_str(b, sizeof b, t->ndim, t->shape), d + 1);
+    return ltl_error(L, "select", "index %I out of range for tensor of size %s at dimension %d%s", i,
+                    shape_str(b, sizeof b, t->ndim, t->shape), d + 1,
+                    i == 0 ? " (indices are 1-based: 1 is the first, -1 the last)" : "");
   }
   int64_t sh[LT_MAX_DIMS], st[LT_MAX_DIMS];
   for (int k = 0, j = 0; k < t->ndim; k++)

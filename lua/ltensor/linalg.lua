@@ -208,7 +208,8 @@ local function opt_dims(fn, d, nd)
     if math_type(v) ~= "integer" then fail(fn, "dim must be an integer or a table of integers") end
     local lo, hi = -math.max(nd, 1), math.max(nd, 1)
     if v == 0 or v < lo or v > hi then
-      fail(fn, ("dimension out of range (expected to be in range of [%d, %d], but got %d)"):format(lo, hi, v))
+      fail(fn, ("dimension out of range (expected to be in range of [%d, %d], but got %d)"):format(lo, hi, v)
+        .. (v == 0 and " (dims are 1-based: 1 is the first, -1 the last)" or ""))
     end
     local z = v < 0 and nd + v + 1 or v
     if seen[z] then fail(fn, "dim " .. v .. " appears multiple times in the list of dims") end

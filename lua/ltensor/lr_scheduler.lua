@@ -242,7 +242,8 @@ S.StepLR = callable(StepLR, function(opt, step_size, opts)
   check_optimizer(fname, opt)
   local o = options(fname, opts, { gamma = 0.1, last_epoch = -1 })
   if mtype(step_size) ~= "integer" or step_size < 1 then
-    fail(fname, "step_size must be a positive integer, got %s", tostring(step_size))
+    fail(fname, "step_size must be a positive integer, got %s",
+      type(step_size) == "number" and tostring(step_size) or typename(step_size))
   end
   local self = setmetatable({ step_size = step_size, gamma = o.gamma }, StepLR)
   return init(self, fname, opt, o)

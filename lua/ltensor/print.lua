@@ -48,12 +48,8 @@ end
 function T.set_printoptions(o)
   if o == nil then o = {} end
   if type(o) ~= "table" then opt_error("expected a table of options, got %s", type(o)) end
-  for k in pairs(o) do
-    if k ~= "precision" and k ~= "threshold" and k ~= "edgeitems" and k ~= "linewidth"
-      and k ~= "profile" and k ~= "sci_mode" then
-      opt_error("unknown option '%s'", tostring(k))
-    end
-  end
+  -- the one checker: "unknown option 'precison' (did you mean 'precision'?)"
+  T._check_opts("set_printoptions", o, { "precision", "threshold", "edgeitems", "linewidth", "profile", "sci_mode" })
   local new = {
     precision = check_count(o, "precision", 0, 99),   -- string.format allows 2 digits
     threshold = check_count(o, "threshold", 0, huge),

@@ -196,5 +196,36 @@ function repl.format(...)
   return table.concat(parts, "\t")
 end
 
+-- A hint for an error at the prompt, or nil: calling a name that does not
+-- exist ("attempt to call a nil value (method 'sume')") suggests the nearest
+-- tensor method, T function or global, through the one checker's
+-- suggestion (T._check_opts).
+function repl.hint(msg)
+  if type(msg) ~= "string" then return nil end
+  local kind, name = msg:match("attempt to call a nil value %((%a+) '([%w_]+)'%)")
+  if not name then kind, name = msg:match("attempt to index a nil value %((%a+) '([%w_]+)'%)") end
+  if not name then return nil end
+  local names = {}
+  if kind == "method" then
+    keys_of(T.ones(1), true, names)
+  elseif kind == "global" then
+    keys_of(_G, false, names)
+  else
+    for _, m in ipairs({ T, T.nn or {}, T.nn and T.nn.functional or {}, T.linalg or {}, T.optim or {} }) do
+      keys_of(m, false, names)
+    end
+    keys_of(T.ones(1), false, names)
+  end
+  names[name] = nil
+  local ok, err = pcall(T._check_opts, "?", { [name] = true }, names)
+  local best = not ok and tostring(err):match("did you mean '([^']+)'%?")
+  -- two edits are many in a short name ('foo' is not 'bool'): short names
+  -- must at least start alike
+  if best and (#name >= 6 or best:sub(1, 1):lower() == name:sub(1, 1):lower()) then
+    return ("did you mean '%s'?"):format(best)
+  end
+  return nil
+end
+
 repl.help = help.help
 return repl

@@ -66,7 +66,8 @@ local function normdim(fname, d, nd)
   check_int(fname, "dim", d)
   local n = ndim_of(nd)
   if d < -n or d > n or d == 0 then
-    fail(fname, ("dimension out of range (expected to be in range of [%d, %d], but got %d)"):format(-n, n, d))
+    fail(fname, ("dimension out of range (expected to be in range of [%d, %d], but got %d)"):format(-n, n, d)
+      .. (d == 0 and " (dims are 1-based: 1 is the first, -1 the last)" or ""))
   end
   if d < 0 then d = d + n + 1 end
   return d
