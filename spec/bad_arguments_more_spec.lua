@@ -210,3 +210,11 @@ describe("more 1-based hints and type checks found by a newcomer's audit", funct
     fails("set_printoptions", "unknown option 'precison' (did you mean 'precision'?)", T.set_printoptions, { precison = 2 })
   end)
 end)
+
+describe("a method called with '.' instead of ':'", function()
+  it("says how to call it", function()
+    fails("sum", "bad argument #1 (ltensor.Tensor expected, got no value; a method is called with ':', as x:sum(...))",
+      function() return x.sum() end)
+    fails("clone", "as x:clone(...)", function() return x.clone() end)
+  end)
+end)

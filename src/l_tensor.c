@@ -21,7 +21,16 @@ lt_tensor *ltl_test(lua_State *L, int idx) {
 
 lt_tensor *ltl_check(lua_State *L, int idx) {
   lt_tensor *t = ltl_test(L, idx);
-  if (!t) ltl_typeerror(L, idx, "ltensor.Tensor");
+  if (!t) {
+    /* x.sum() for x:sum(): self is missing.  The usual slip of a newcomer
+       to Lua; say what to write (the name is the registered one) */
+    if (idx == 1 && lua_type(L, 1) == LUA_TNONE) {
+      const char *f = ltl_running_name(L);
+      ltl_argerror(L, 1, lua_pushfstring(L, "ltensor.Tensor expected, got no value; a method is called with "
+                                            "':', as x:%s(...)", f));
+    }
+    ltl_typeerror(L, idx, "ltensor.Tensor");
+  }
   if (!t->storage) ltl_argerror(L, idx, "tensor was freed");
   return t;
 }

@@ -202,6 +202,9 @@ end
 -- suggestion (T._check_opts).
 function repl.hint(msg)
   if type(msg) ~= "string" then return nil end
+  if msg:find("attempt to index a nil value (local 'self')", 1, true) then
+    return "a method called with '.'? write obj:method(...)"
+  end
   local kind, name = msg:match("attempt to call a nil value %((%a+) '([%w_]+)'%)")
   if not name then kind, name = msg:match("attempt to index a nil value %((%a+) '([%w_]+)'%)") end
   if not name then return nil end

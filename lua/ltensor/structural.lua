@@ -109,7 +109,29 @@ local function renamed(fname, ok, ...)
   end
   error(e, 0)
 end
+-- A non-nil argument past f's parameters is a slip that PyTorch refuses
+-- ("takes N positional arguments"), never dropped (issue 11).  The count
+-- comes from debug.getinfo's nparams (Lua 5.2+; 5.1/LuaJIT skip the check);
+-- vararg functions check their own.
+local function check_extra(fname, np, ...)
+  for i = np + 1, select("#", ...) do
+    local v = select(i, ...)
+    if v ~= nil then
+      local mt = getmetatable(v)
+      local tn = mt == T._metatable and "ltensor.Tensor" or type(v)
+      error(("ltensor.%s: bad argument #%d (unexpected extra argument (got %s))"):format(fname, i, tn), 0)
+    end
+  end
+end
 local function named(fname, f)
+  local info = debug.getinfo(f, "u")
+  local np = info and not info.isvararg and info.nparams
+  if np then
+    return function(...)
+      if select("#", ...) > np then check_extra(fname, np, ...) end
+      return renamed(fname, pcall(f, ...))
+    end
+  end
   return function(...) return renamed(fname, pcall(f, ...)) end
 end
 S.named = named
