@@ -218,3 +218,16 @@ describe("a method called with '.' instead of ':'", function()
     fails("clone", "as x:clone(...)", function() return x.clone() end)
   end)
 end)
+
+describe("the one checker in nn's module, init and utils options", function()
+  it("suggests the option meant", function()
+    fails("nn.init.normal_", "unknown option 'generater' (did you mean 'generator'?)",
+      T.nn.init.normal_, T.empty(2), 0, 1, { generater = 1 })
+    fails("nn.init.kaiming_uniform_", "unknown option 'mod' (did you mean 'mode'?)",
+      T.nn.init.kaiming_uniform_, T.empty(2, 2), { mod = "fan_in" })
+    fails("nn.Module.state_dict", "unknown option 'keepvars' (did you mean 'keep_vars'?)",
+      function() return T.nn.Linear(2, 2):state_dict({ keepvars = true }) end)
+    fails("nn.utils.clip_grad_norm_", "unknown option 'norm_typ' (did you mean 'norm_type'?)",
+      T.nn.utils.clip_grad_norm_, {}, 1, { norm_typ = 2 })
+  end)
+end)

@@ -500,9 +500,7 @@ end
 function Module:state_dict(opts)
   check_type("Module.state_dict", 1, "opts", opts, "table", true)
   opts = opts or {}
-  for k in pairs(opts) do
-    if k ~= "prefix" and k ~= "keep_vars" then fail("Module.state_dict", "unknown option '" .. tostring(k) .. "'") end
-  end
+  T._check_opts("nn.Module.state_dict", opts, { "prefix", "keep_vars" })   -- the one checker
   check_type("Module.state_dict", 1, "opts.prefix", opts.prefix, "string", true)
   local keys, map = {}, {}
   walk_state(self, opts.prefix or "", function(name, t)
@@ -536,9 +534,7 @@ function Module:load_state_dict(sd, opts)
       if k == "strict" or type(v) ~= "string" then metadata = false end
     end
     if not metadata then
-      for k in pairs(opts) do
-        if k ~= "strict" then fail(fname, "unknown option '" .. tostring(k) .. "'") end
-      end
+      T._check_opts("nn." .. fname, opts, { "strict" })   -- the one checker
       if opts.strict ~= nil then strict = opts.strict and true or false end
     end
   elseif opts ~= nil then

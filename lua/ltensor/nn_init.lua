@@ -32,9 +32,7 @@ end
 local function gen_opts(fname, opts)
   if opts == nil then return nil end
   if type(opts) ~= "table" then fail(fname, "bad argument 'opts' (table expected, got " .. typename(opts) .. ")") end
-  for k in pairs(opts) do
-    if k ~= "generator" then fail(fname, "unknown option '" .. tostring(k) .. "'") end
-  end
+  T._check_opts("nn.init." .. fname, opts, { "generator" })   -- the one checker
   if opts.generator == nil then return nil end
   return { generator = opts.generator }
 end
@@ -182,11 +180,7 @@ local function kaiming_args(fname, t, a, mode, nonlinearity, opts)
   check_t(fname, t)
   if type(a) == "table" then
     local o = a
-    for k in pairs(o) do
-      if k ~= "a" and k ~= "mode" and k ~= "nonlinearity" and k ~= "generator" then
-        fail(fname, "unknown option '" .. tostring(k) .. "'")
-      end
-    end
+    T._check_opts("nn.init." .. fname, o, { "a", "mode", "nonlinearity", "generator" })   -- the one checker
     a, mode, nonlinearity, opts = o.a, o.mode, o.nonlinearity, o.generator and { generator = o.generator } or nil
   end
   a = a or 0

@@ -45,9 +45,7 @@ function utils.clip_grad_norm_(parameters, max_norm, norm_type, opts)
   if type(norm_type) == "table" then norm_type, opts = nil, norm_type end
   if opts ~= nil and type(opts) ~= "table" then fail(fname, "bad argument 'opts' (table expected, got " .. typename(opts) .. ")") end
   opts = opts or {}
-  for k in pairs(opts) do
-    if k ~= "error_if_nonfinite" and k ~= "norm_type" then fail(fname, "unknown option '" .. tostring(k) .. "'") end
-  end
+  T._check_opts("nn.utils." .. fname, opts, { "error_if_nonfinite", "norm_type" })   -- the one checker
   if norm_type == nil then norm_type = opts.norm_type end
   local ps = param_list(fname, parameters)
   if type(max_norm) ~= "number" then fail(fname, "bad argument #2 'max_norm' (number expected, got " .. typename(max_norm) .. ")") end
