@@ -68,6 +68,12 @@ static void ip_range(lua_State *L, iplan *p, const char *fname, int idx) {
     stop = start + 1;
   } else {
     if (step <= 0) ltl_error(L, fname, "range step must be greater than zero (got %I)", step);
+    /* ends are clamped like Python slices, but a start of 0 is a 0-based
+       habit (x[{{0, 2}}] for x[0:2]), not a position: say so.  An end of 0
+       stays an empty range ({1, k} with k = 0) */
+    if (a == 0)
+      ltl_error(L, fname, "range start 0 for dimension %d (indices are 1-based: 1 is the first, -1 the last; "
+                          "{1, 2} is the first two)", p->od + 1);
     start = a < 0 ? a + n : a - 1;
     stop = b < 0 ? b + n + 1 : b;
     if (start < 0) start = 0;
