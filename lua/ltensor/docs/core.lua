@@ -5,7 +5,7 @@ return {
     "A new tensor from a Lua number, boolean, nested tables or a tensor (copied). All booleans give bool, all integers int64, any float the default dtype. Ragged tables raise `expected sequence of length N at dim D (got M)`.",
     "T.tensor({{1, 2}, {3, 4}})        -- int64\nT.tensor({1.5, 2}, {dtype = T.float64})" },
   { "T.zeros", "T.zeros(size... [, {dtype=, requires_grad=}])",
-    "A tensor filled with 0. The size is integers or one table.", "T.zeros(2, 3)\nT.zeros({2, 3}, {dtype = T.int32})" },
+    "A tensor filled with 0. The size is integers or one table, and is required (as in PyTorch): {} gives a 0-dim tensor. The same holds for ones, empty, rand and randn.", "T.zeros(2, 3)\nT.zeros({2, 3}, {dtype = T.int32})\nT.zeros({})   -- 0-dim" },
   { "T.ones", "T.ones(size... [, opts])", "A tensor filled with 1.", "T.ones(3)" },
   { "T.empty", "T.empty(size... [, opts])", "A tensor with unspecified contents (fastest to create; write before reading).", "local buf = T.empty(1024)" },
   { "T.full", "T.full(size, value [, opts])",
