@@ -1554,6 +1554,37 @@ local function cholesky_inverse(F, upper)
   return cholesky_solve(eye(n, F.dtype):expand(F.shape), F, chol_upper(fn, upper))
 end
 
+-- A non-nil argument past a function's parameters is a slip that PyTorch
+-- refuses ("takes N positional arguments"), never dropped (issue 11): each
+-- T.linalg function with fixed parameters checks the count (nparams comes
+-- from debug.getinfo on Lua 5.2+; 5.1/LuaJIT skip the check; vararg
+-- functions split their options themselves).
+local function checked(name, f)
+  local info = debug.getinfo(f, "u")
+  local np = info and not info.isvararg and info.nparams
+  if not np then return f end
+  return function(...)
+    local n = select("#", ...)
+    if n > np then
+      for i = np + 1, n do
+        local v = select(i, ...)
+        if v ~= nil then
+          fail(name, ("bad argument #%d (unexpected extra argument (got %s))"):format(i,
+            is_t(v) and "ltensor.Tensor" or type(v)))
+        end
+      end
+    end
+    return f(...)
+  end
+end
+do
+  local names = {}
+  for name, f in pairs(linalg) do
+    if type(f) == "function" and type(name) == "string" and not name:match("^_") then names[#names + 1] = name end
+  end
+  for _, name in ipairs(names) do linalg[name] = checked(name, linalg[name]) end
+end
+
 -- PyTorch's older torch.* names and tensor methods for the same operations
 local function logdet(A)
   local sign, la = linalg.slogdet(A)
