@@ -100,7 +100,7 @@ void ltl_open_dtypes(lua_State *L, int module) {
 
 
 /* ---- default dtype ---------------------------------------------------- */
-static int l_get_default_dtype(lua_State *L) { ltl_pushdtype(L, ltl_settings_of(L)->default_dtype); return 1; }
+static int l_get_default_dtype(lua_State *L) { ltl_check_nargs(L, 0); ltl_pushdtype(L, ltl_settings_of(L)->default_dtype); return 1; }
 static int l_set_default_dtype(lua_State *L) {
   ltensor_dtype dt = ltl_checkdtype(L, 1);
   if (!lt_is_floating(dt))

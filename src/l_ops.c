@@ -541,6 +541,7 @@ static int all_true(const lt_tensor *b) {
 
 static int l_equal(lua_State *L) {
   lt_tensor *a = ltl_test(L, 1), *b = ltl_test(L, 2);
+  ltl_check_nargs(L, 2);
   if (!a || !b) {   /* __eq may see another userdata */
     if (!lua_isuserdata(L, 1) || !lua_isuserdata(L, 2)) { ltl_check(L, 1); ltl_check(L, 2); }
     lua_pushboolean(L, 0);

@@ -320,7 +320,7 @@ static void load_state(lua_State *L, int idx, uint64_t *s, const char *fname) {
   memcpy(s, tmp, 6 * sizeof(uint64_t));
 }
 
-static int l_get_rng_state(lua_State *L) { return push_state(L, lt_rng_default(L)); }
+static int l_get_rng_state(lua_State *L) { ltl_check_nargs(L, 0); return push_state(L, lt_rng_default(L)); }
 static int l_set_rng_state(lua_State *L) {
   load_state(L, 1, ltl_settings_of(L)->rng, "set_rng_state");
   return 0;

@@ -428,6 +428,12 @@ static int opt_flag(lua_State *L, int idx, int opts, const char *field, int def)
 
 /* (t [, dim=-1] [, descending] [, opts{dim, descending}]) */
 static int sort_args(lua_State *L, const char *fname, lt_tensor *t, int *desc) {
+  /* (t [, dim] [, descending] [, opts]): a string or a 5th argument is a slip */
+  ltl_check_nargs(L, 4);
+  int ty2 = lua_type(L, 2);
+  if (ty2 != LUA_TNONE && ty2 != LUA_TNIL && ty2 != LUA_TNUMBER && ty2 != LUA_TBOOLEAN &&
+      (ty2 != LUA_TTABLE || ltl_test(L, 2)))
+    ltl_typeerror(L, 2, "dim (integer), descending (boolean) or options table");
   int top = lua_gettop(L), opts = 0;
   for (int k = 2; k <= top; k++) if (is_opts(L, k)) { opts = k; break; }
   static const char *const SORT_OPTS[] = {"dim", "descending", "stable", NULL};

@@ -37,6 +37,7 @@ static int l_set_promotion(lua_State *L) {
   return 0;
 }
 static int l_get_promotion(lua_State *L) {
+  ltl_check_nargs(L, 0);
   lua_pushstring(L, promo_names[ltl_settings_of(L)->promotion]);
   return 1;
 }
@@ -62,6 +63,7 @@ static int l_set_num_threads(lua_State *L) {
   return 0;
 }
 static int l_get_num_threads(lua_State *L) {
+  ltl_check_nargs(L, 0);
   lua_pushinteger(L, ltl_settings_of(L)->num_threads);
   return 1;
 }

@@ -42,7 +42,7 @@ static int l_set_grad_enabled(lua_State *L) {
   S->grad_enabled = lua_toboolean(L, 1);
   return 1;
 }
-static int l_is_grad_enabled(lua_State *L) { lua_pushboolean(L, ltl_settings_of(L)->grad_enabled); return 1; }
+static int l_is_grad_enabled(lua_State *L) { ltl_check_nargs(L, 0); lua_pushboolean(L, ltl_settings_of(L)->grad_enabled); return 1; }
 
 
 /* upvalues: 1 settings, 2 ltl_reg entry (light userdata), 3 grad name, 4 raw closure */
