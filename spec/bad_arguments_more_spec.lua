@@ -78,6 +78,9 @@ describe("extra positional arguments are refused, not dropped", function()
     fails("isclose", "unexpected extra argument", T.isclose, x, x, { rtol = 1 }, 1)
   end)
   it("in the Lua-composed ops (structural, linalg) too", function()
+    -- the count comes from debug.getinfo's nparams: Lua 5.2+ and LuaJIT 2.1;
+    -- Lua 5.1 has no nparams and skips the check (documented)
+    if debug.getinfo(function(a) return a end, "u").nparams ~= 1 then return end
     local A = T.eye(2, { dtype = T.float64 })
     fails("linalg.det", "bad argument #2 (unexpected extra argument (got number))", T.linalg.det, A, 5)
     fails("linalg.inv", "bad argument #2 (unexpected extra argument (got string))", function() return A:inverse("x") end)
