@@ -70,11 +70,20 @@ static void diag_dims(lua_State *L, const char *fname, int ndim, int first, int6
                       lua_Integer def1, lua_Integer def2) {
   *offset = opt_offset(L, first, fname);
   lua_Integer a = def1, b = def2;
-  if (lua_isinteger(L, first + 1)) a = lua_tointeger(L, first + 1);
-  if (lua_isinteger(L, first + 2)) b = lua_tointeger(L, first + 2);
+  /* dim1, dim2 positionally: integers (a string or 1.5 is a slip, never
+     the default), or the options table */
   int opts = 0;
   for (int k = first; k <= first + 3; k++)
     if (lua_type(L, k) == LUA_TTABLE) { opts = k; break; }
+  ltl_check_nargs(L, opts ? opts : first + 2);   /* nothing after the options, or past dim2 */
+  for (int k = first + 1; k <= first + 2 && (!opts || k < opts); k++) {
+    int ty = lua_type(L, k);
+    if (ty != LUA_TNONE && ty != LUA_TNIL && !lua_isinteger(L, k))
+      ltl_error(L, fname, "%s must be an integer (got %s)", k == first + 1 ? "dim1" : "dim2",
+                ty == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, k));
+  }
+  if (lua_isinteger(L, first + 1)) a = lua_tointeger(L, first + 1);
+  if (lua_isinteger(L, first + 2)) b = lua_tointeger(L, first + 2);
   if (opts) {
     static const char *const DIAG_OPTS[] = {"offset", "dim1", "dim2", NULL};
     ltl_check_opts(L, opts, fname, DIAG_OPTS);
@@ -156,6 +165,7 @@ static int l_flip(lua_State *L) {
   int64_t dims[LT_MAX_DIMS];
   int n;
   if (lua_istable(L, 2)) {
+    ltl_check_nargs(L, 2);   /* flip(t, {dims}): nothing after the list */
     n = (int)lua_rawlen(L, 2);
     if (n > LT_MAX_DIMS) return ltl_error(L, "flip", "too many dims");
     for (int i = 0; i < n; i++) {
