@@ -411,13 +411,38 @@ static void report_repl_error(lua_State *L) {
   fputs("\n", stderr);
 }
 
+/* The global help of -e, -i and the prompt: T.help's text printed, as
+   Python's help() prints (ltensor -e 'help(T.sum)' shows it; at the prompt
+   it prints once, returning nothing).  T.help itself returns the text, for
+   programs.  help(help) documents T.help. */
+static int help_print(lua_State *L) {
+  if (lua_tocfunction(L, 1) == help_print) { lua_pushvalue(L, lua_upvalueindex(1)); lua_replace(L, 1); }
+  int n = lua_gettop(L);
+  if (n == 1 && lua_isnil(L, 1)) {   /* help(T.zeross): not help() */
+    fputs("no documentation: the value is nil (a misspelt or undefined name?)\n", stdout);
+    fflush(stdout);
+    return 0;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, n, 1);
+  size_t l;
+  const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &l) : NULL;
+  if (s) { fwrite(s, 1, l, stdout); fputs("\n", stdout); fflush(stdout); }
+  return 0;
+}
+
 static void repl(lua_State *L) {
   int tty = isatty(0) && isatty(1);
   int status;
   lua_getglobal(L, "help");
   if (lua_isnil(L, -1)) {   /* help(x) / ?x at the prompt */
     lua_getglobal(L, "T");
-    if (lua_istable(L, -1)) { lua_getfield(L, -1, "help"); lua_setglobal(L, "help"); }
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "help");
+      lua_pushcclosure(L, help_print, 1);
+      lua_setglobal(L, "help");
+    }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -559,7 +584,8 @@ static int pmain(lua_State *L) {
     lua_getglobal(L, "require");
     lua_pushliteral(L, "ltensor");
     lua_call(L, 1, 1);
-    lua_getfield(L, -1, "help");   /* help(f) as at the prompt */
+    lua_getfield(L, -1, "help");   /* help(f) as at the prompt: prints */
+    lua_pushcclosure(L, help_print, 1);
     lua_setglobal(L, "help");
     lua_setglobal(L, "T");
   }

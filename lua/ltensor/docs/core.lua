@@ -56,7 +56,7 @@ return {
     "Caps this state's tensor memory (the live bytes of T.memory_stats) at bytes; nil or 0 removes the cap. Returns the previous limit (0: none). An allocation beyond it gives back cached blocks, runs one full collection and retries, then raises `ltensor.<function>: not enough memory (N bytes requested, limit L bytes, U in use)`; the state stays usable. Hosts: ltensor_set_memory_limit(L, bytes) in ltensor.h.",
     "local prev = T.set_memory_limit(64 * 2^20)   -- 64 MB\nlocal ok, err = pcall(T.zeros, 2^25)   -- 128 MB of float32: refused\nprint(err)\nT.set_memory_limit(prev)" },
   { "T.is_tensor", "T.is_tensor(x)", "true if x is an ltensor tensor.", "T.is_tensor(T.zeros(1))  -- true" },
-  { "T.help", "T.help([x])", "The documentation of a function, method, class or module (or a name as a string). help(x) and ?x at the ltensor prompt.", "print(T.help(T.zeros))\nprint(T.help(\"view\"))" },
+  { "T.help", "T.help([x])", "The documentation of a function, method, class or module (or a name as a string), as a string. The global help(x) of the ltensor program (-e, -i, the prompt) and ?x print it.", "print(T.help(T.zeros))\nprint(T.help(\"view\"))" },
   -- attributes and element access
   { "T.size", "t:size([dim])", "The size as a table {d1, d2, ...}, or the size of one dim (1-based, negative from the end). t.shape is the same table.", "T.zeros(2, 3):size()   -- {2, 3}\nT.zeros(2, 3):size(-1) -- 3" },
   { "T.stride", "t:stride([dim])", "Strides in elements, as a table or for one dim.", "T.zeros(2, 3):stride()  -- {3, 1}" },
