@@ -278,15 +278,15 @@ static const char *const OPTS_DIV[] = {"rounding_mode", "out", NULL};
 static const char *const OPTS_ROUND[] = {"decimals", "out", NULL};
 static const char *const OPTS_GELU[] = {"approximate", "out", NULL};
 static void ew_check_args(lua_State *L, const ew *op, int inplace, int slot) {
+  int ty = lua_type(L, slot);
+  if (ty == LUA_TUSERDATA && slot == 2 && lua_gettop(L) == 2 && lua_rawequal(L, 1, 2) &&
+      (strcmp(op->name, "neg") == 0 || strcmp(op->name, "bitwise_not") == 0))
+    return;   /* __unm / __bnot: Lua passes the operand twice */
   const char *const *known = OPTS_OUT;
   int str_ok = 0;   /* the op's extra key may come positionally as a string */
   if (strcmp(op->name, "div") == 0) known = OPTS_DIV, str_ok = 1;
   else if (strcmp(op->name, "round") == 0) known = OPTS_ROUND;
   else if (strcmp(op->name, "gelu") == 0) known = OPTS_GELU, str_ok = 1;
-  int ty = lua_type(L, slot);
-  if (slot == 2 && lua_gettop(L) == 2 && lua_rawequal(L, 1, 2) &&
-      (strcmp(op->name, "neg") == 0 || strcmp(op->name, "bitwise_not") == 0))
-    return;   /* __unm / __bnot: Lua passes the operand twice */
   ltl_check_nargs(L, slot);
   if (ty == LUA_TTABLE && !ltl_test(L, slot)) {
     if (inplace) {
