@@ -132,7 +132,9 @@ local function format_table(t, depth, seen)
   if seen[t] then return "{...}" end
   if depth >= MAX_DEPTH then return "{...}" end
   seen[t] = true
-  local parts, n = {}, #t
+  -- rawlen: an object's __len (a DataLoader's batch count, a dataset's
+  -- size) counts items its table does not hold
+  local parts, n = {}, rawlen(t)
   local shown = 0
   for i = 1, n do
     shown = shown + 1
@@ -160,6 +162,9 @@ local function format_table(t, depth, seen)
   if #s > 100 and depth == 0 then
     s = "{\n  " .. table.concat(parts, ",\n  ") .. "\n}"
   end
+  -- an instance of a named class says what it is: T.utils.data.DataLoader {...}
+  local cname = type(mt) == "table" and rawget(mt, "__name")
+  if type(cname) == "string" then s = cname:gsub("^ltensor%.", "T.") .. " " .. s end
   return s
 end
 
