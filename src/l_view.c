@@ -441,6 +441,7 @@ static ltensor_dtype list_dtype(lua_State *L, int list, int n, const char *fname
 
 static int l_cat(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
+  ltl_check_nargs(L, 2);   /* (tensors [, dim]) */
   lua_Integer dim = ltl_optinteger(L, 2, 1);
   int n = (int)lua_rawlen(L, 1);
   if (n == 0) return ltl_error(L, "cat", "expected a non-empty list of Tensors");
@@ -492,6 +493,7 @@ static int l_cat(lua_State *L) {
 
 static int l_stack(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
+  ltl_check_nargs(L, 2);   /* (tensors [, dim]) */
   lua_Integer dim = ltl_optinteger(L, 2, 1);
   int n = (int)lua_rawlen(L, 1);
   if (n == 0) return ltl_error(L, "stack", "stack expects a non-empty TensorList");
