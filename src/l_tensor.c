@@ -101,8 +101,14 @@ static int sentinel_gc(lua_State *L) {
   ltl_settings *S = ltl_settings_of(L);
   S->sentinel_armed = 0;
   if (S->alloc.closed) return 0;
+  /* a step of alloc_block (a young collection, many per second) is not the
+     end of a cycle: ageing there would give back blocks the next ops want
+     (alloc_block makes the next sentinel after the step) */
+  if (S->alloc.stepping) return 0;
   lt_alloc_age(&S->alloc);
-  if (S->alloc.n > 0) arm_sentinel(L, S);   /* re-armed by the next heap tensor otherwise */
+  /* live blocks too: the finalizers of one cycle run in no set order, and
+     a storage finalized after this one caches its block then */
+  if (S->alloc.n > 0 || S->alloc.live > 0) arm_sentinel(L, S);   /* re-armed by the next heap tensor otherwise */
   return 0;
 }
 static void arm_sentinel(lua_State *L, ltl_settings *S) {
@@ -169,15 +175,23 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
   if (!S->sentinel_armed) arm_sentinel(L, S);
   int rc = lt_storage_alloc(s, A, nbytes, 1);
   if (rc == LT_ALLOC_NOMEM) {   /* a miss */
-    if (lt_alloc_should_collect(A)) {
+    if (lt_alloc_should_step(A) || lt_alloc_should_collect(A)) {
 #ifdef LUA_GCISRUNNING
       int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
 #else
       int running = 1;
 #endif
-      if (running) collect(L, S);
+      if (running && lt_alloc_should_step(A)) {   /* lt_alloc.h: a young collection, cheaper than new pages */
+        A->stepping = 1;
+        lua_gc(L, LUA_GCSTEP, 0);
+        A->stepping = 0;
+        if (!S->sentinel_armed) arm_sentinel(L, S);
+        rc = lt_storage_alloc(s, A, nbytes, 1);
+        lt_alloc_stepped(A, rc == LT_ALLOC_OK);
+      }
+      if (running && rc == LT_ALLOC_NOMEM && lt_alloc_should_collect(A)) collect(L, S);
     }
-    rc = lt_storage_alloc(s, A, nbytes, 0);
+    if (rc == LT_ALLOC_NOMEM) rc = lt_storage_alloc(s, A, nbytes, 0);
   }
   if (rc != LT_ALLOC_OK) {
     collect(L, S);   /* dead tensors give their blocks (and live bytes) back */

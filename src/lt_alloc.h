@@ -69,6 +69,9 @@ typedef struct lt_alloc {
   size_t since;         /* bytes of cacheable blocks handed out since the last lt_alloc_collected */
   size_t collect_at;    /* since >= collect_at: a collection is worth its cost */
   unsigned epoch;       /* collection cycles seen (lt_alloc_age) */
+  size_t since_step;    /* bytes handed out since the last lt_alloc_stepped */
+  size_t step_at;       /* since_step >= step_at: a miss may try a GC step first */
+  int stepping;         /* a GC step of lt_alloc_should_step runs: do not age */
   /* counters, for T.memory_stats */
   uint64_t hits;        /* blocks of cacheable sizes taken from the cache */
   uint64_t misses;      /* ... allocated new */
@@ -111,6 +114,20 @@ void lt_alloc_age(lt_alloc *A);
    and the binding tells Lua's own collector about them (a GC step per
    256 KB), whose pacing frees them sooner. */
 static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >= A->collect_at; }
+/* Before a miss costs fresh memory (one page fault per 4 KB, ~10 us each
+   on a VM, and pages cold in the CPU caches), is one basic GC step worth
+   trying?  In generational mode (lua5.4's interpreter) a step is a young
+   collection: a few microseconds, and it frees the temporaries of the last
+   few ops -- the loop then reuses one or two warm blocks, as a refcounted
+   PyTorch does.  In incremental mode a step advances the cycle by a bounded
+   amount.  When steps stop paying (no block of the class comes back: the
+   collector is incremental, or the program keeps what it makes) the bytes
+   between steps double, up to the full-collection distance; a step that
+   pays resets them (lt_alloc_stepped). */
+#define LT_ALLOC_STEP_MIN ((size_t)64 << 10)
+static inline int lt_alloc_should_step(const lt_alloc *A) { return A->since_step >= A->step_at; }
+/* The binding ran that step; hit: it gave back a block of the class asked. */
+void lt_alloc_stepped(lt_alloc *A, int hit);
 /* The binding ran a full collection; lua_heap: the Lua heap's bytes now. */
 void lt_alloc_collected(lt_alloc *A, size_t lua_heap);
 /* Free every cached block; later releases free at once (the state closes). */
