@@ -5,10 +5,14 @@
  * 256 bytes) gets a heap block from here.  Why a cache: the collector frees
  * a temporary some time after its last use, and a fresh block of many MB is
  * new memory whose every page faults in again (a fresh 64 MB result cost
- * 30x the arithmetic).  Freed blocks of 64 KB and more are kept, by size
- * class, and the next request of the same class takes the newest of them.
+ * 30x the arithmetic; a page fault costs ~10 us on this VM).  Freed blocks
+ * of 8 KB and more are kept, by size class, and the next request of the
+ * same class takes the newest of them (warm in the CPU caches).  From 8 KB,
+ * not 64 KB: glibc gives the top of its heap back after a burst of frees,
+ * and a loop of 32 KB products then faulted its outputs in again (matmul
+ * 64x64 float64 ran 3x slower after a large case).
  *
- * Size classes: four per power of two (64K, 80K, 96K, 112K, 128K, 160K...),
+ * Size classes: four per power of two above 8 KB (8K, 10K, 12K, 14K, 16K...),
  * so a block is at most 25% larger than asked (pages never touched cost no
  * resident memory).
  *
@@ -44,7 +48,7 @@ typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* 
 
 #define LT_ALIGN 64                              /* data alignment of every heap block */
 #define LT_ALLOC_SLOTS 512                       /* cached blocks at most */
-#define LT_ALLOC_MIN_CACHED ((size_t)64 << 10)   /* smaller blocks go straight back */
+#define LT_ALLOC_MIN_CACHED ((size_t)8 << 10)    /* smaller blocks go straight back */
 #define LT_ALLOC_RETAIN ((size_t)256 << 20)      /* cache bound when less is live */
 #define LT_ALLOC_HUGE ((size_t)2 << 20)          /* mmap'd, 2 MB-aligned from this size */
 #define LT_ALLOC_COLLECT_MIN ((size_t)64 << 20)  /* see lt_alloc_should_collect */
