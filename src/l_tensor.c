@@ -186,12 +186,16 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
       int running = 1;
 #endif
       if (running && lt_alloc_should_step(A)) {   /* lt_alloc.h: a young collection, cheaper than new pages */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         A->stepping = 1;
         lua_gc(L, LUA_GCSTEP, 0);
         A->stepping = 0;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         if (!S->sentinel_armed) arm_sentinel(L, S);
         rc = lt_storage_alloc(s, A, nbytes, 1);
-        lt_alloc_stepped(A, rc == LT_ALLOC_OK);
+        lt_alloc_stepped(A, rc == LT_ALLOC_OK,
+                         (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
       }
       if (running && rc == LT_ALLOC_NOMEM && lt_alloc_should_collect(A)) collect(L, S);
     }

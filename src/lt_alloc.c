@@ -182,10 +182,10 @@ void lt_alloc_age(lt_alloc *A) {
   A->epoch++;
 }
 
-void lt_alloc_stepped(lt_alloc *A, int hit) {
+void lt_alloc_stepped(lt_alloc *A, int hit, int64_t ns) {
   A->since_step = 0;
-  if (hit) A->step_at = LT_ALLOC_STEP_MIN;
-  else if (A->step_at < A->collect_at) A->step_at *= 2;
+  if (hit && ns <= LT_ALLOC_STEP_CHEAP_NS) A->step_at = LT_ALLOC_STEP_MIN;
+  else if (A->step_at < A->collect_at) A->step_at *= 2;   /* see lt_alloc_should_step */
 }
 
 void lt_alloc_collected(lt_alloc *A, size_t lua_heap) {
