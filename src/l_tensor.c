@@ -176,6 +176,7 @@ static int push_new_fail(lua_State *L, const char *fmt, ...) {
    once and retry.  Raises "not enough memory". */
 static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nbytes) {
   lt_alloc *A = &S->alloc;
+  A->stepping = 0;   /* a finalizer that raised inside a step below (Lua 5.1 propagates them) left it set */
   if (!S->sentinel_armed) arm_sentinel(L, S);
   int rc = lt_storage_alloc(s, A, nbytes, 1);
   if (rc == LT_ALLOC_NOMEM) {   /* a miss */
