@@ -139,4 +139,43 @@ describe("tensor memory", function()
       assert.is_true(tonumber(peak) <= 8 * 64 * 1024 * 1024, out)   -- a, b and a few results
     end)
   end
+
+  -- Mid-size results (256 KB): in generational mode a miss runs a young
+  -- collection first, which frees the last op's result, so the loop reuses
+  -- a couple of warm blocks instead of walking through 64 MB of new ones
+  -- before a full collection (the regression of session 3: matmul 256 0.2x).
+  it("reuses a few warm blocks for a loop of 256 KB results (generational GC)", function()
+    local out = fresh_state [[
+      collectgarbage("generational")
+      local T = require "ltensor"
+      local a, b = T.ones(256, 256), T.ones(256, 256)
+      for i = 1, 10 do local c = a + b end
+      local s0 = T.memory_stats()
+      for i = 1, 500 do local c = a + b; c = T.matmul(a, b) end
+      local s = T.memory_stats()
+      print(s.cache_misses - s0.cache_misses, s.collections - s0.collections, s.peak)
+    ]]
+    local misses, colls, peak = out:match("^(%d+)\t(%d+)\t(%d+)")
+    assert.is_truthy(misses, out)
+    assert.is_true(tonumber(misses) <= 8, out)
+    assert.are.equal(0, tonumber(colls), out)   -- no full collection needed
+    assert.is_true(tonumber(peak) <= 16 * 256 * 1024, out)
+  end)
+
+  -- In incremental mode a step is not a cheap young collection: the steps
+  -- back off and the full collections keep the loop bounded.
+  it("keeps a loop of 256 KB results bounded (incremental GC)", function()
+    local out = fresh_state [[
+      collectgarbage("incremental")
+      local T = require "ltensor"
+      local a, b = T.ones(256, 256), T.ones(256, 256)
+      for i = 1, 2000 do local c = a + b end
+      local s = T.memory_stats()
+      print(s.peak, s.live)
+    ]]
+    local peak, live = out:match("^(%d+)\t(%d+)")
+    assert.is_truthy(peak, out)
+    assert.is_true(tonumber(peak) <= 200 * 1024 * 1024, out)
+    assert.is_true(tonumber(live) <= 100 * 1024 * 1024, out)
+  end)
 end)

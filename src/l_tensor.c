@@ -84,17 +84,21 @@ static lt_storage *ltl_push_storage_box(lua_State *L) {
    Lua counts only the bytes of its own allocator calls, so it cannot see
    heap blocks; without help a loop of large temporaries grows until
    something else triggers a cycle.  The state's allocator (lt_alloc.h)
-   keeps released blocks for reuse, and when it has none of the size asked
-   for and enough was handed out since the last collection
+   keeps released blocks for reuse.  When it has none of the size asked
+   for, one basic GC step comes first (lt_alloc_should_step: in
+   generational mode a young collection of a few microseconds, which frees
+   the temporaries of the last ops, so a loop reuses one warm block instead
+   of faulting in 64 MB of cold ones between full collections).  When that
+   gave nothing back and enough was handed out since the last collection
    (lt_alloc_should_collect: the larger of 64 MB, the live bytes and the Lua
    heap), one full collection runs first: the temporaries it finds dead give
    their blocks back, and the request takes one of them.  A full collection,
    not a step: the generational collector (lua5.4's default) promotes a
    temporary kept alive by a calling frame to old, and only a major
    collection frees old objects.  Its cost (proportional to the Lua heap) is
-   spread over at least 64 MB of blocks.  Blocks below the cache's sizes
-   (under 64 KB) are many and cheap: for them Lua's own collector gets a
-   step per 256 KB, as its own allocations would. */
+   spread over at least 64 MB of blocks.  Blocks under 64 KB are many and
+   cheap: for them Lua's own collector also gets a step per 256 KB, as its
+   own allocations would. */
 static void collect(lua_State *L, ltl_settings *S) {
   lua_gc(L, LUA_GCCOLLECT);
   size_t heap = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
@@ -110,8 +114,14 @@ static int sentinel_gc(lua_State *L) {
   ltl_settings *S = ltl_settings_of(L);
   S->sentinel_armed = 0;
   if (S->alloc.closed) return 0;
+  /* a step of alloc_block (a young collection, many per second) is not the
+     end of a cycle: ageing there would give back blocks the next ops want
+     (alloc_block makes the next sentinel after the step) */
+  if (S->alloc.stepping) return 0;
   lt_alloc_age(&S->alloc);
-  if (S->alloc.n > 0) arm_sentinel(L, S);   /* re-armed by the next heap tensor otherwise */
+  /* live blocks too: the finalizers of one cycle run in no set order, and
+     a storage finalized after this one caches its block then */
+  if (S->alloc.n > 0 || S->alloc.live > 0) arm_sentinel(L, S);   /* re-armed by the next heap tensor otherwise */
   return 0;
 }
 static void arm_sentinel(lua_State *L, ltl_settings *S) {
@@ -175,18 +185,31 @@ static int push_new_fail(lua_State *L, const char *fmt, ...) {
    once and retry.  Raises "not enough memory". */
 static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nbytes) {
   lt_alloc *A = &S->alloc;
+  A->stepping = 0;   /* a finalizer that raised inside a step below (Lua 5.1 propagates them) left it set */
   if (!S->sentinel_armed) arm_sentinel(L, S);
   int rc = lt_storage_alloc(s, A, nbytes, 1);
   if (rc == LT_ALLOC_NOMEM) {   /* a miss */
-    if (lt_alloc_should_collect(A)) {
+    if (lt_alloc_should_step(A) || lt_alloc_should_collect(A)) {
 #ifdef LUA_GCISRUNNING
       int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
 #else
       int running = 1;
 #endif
-      if (running) collect(L, S);
+      if (running && lt_alloc_should_step(A)) {   /* lt_alloc.h: a young collection, cheaper than new pages */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        A->stepping = 1;
+        lua_gc(L, LUA_GCSTEP, 0);
+        A->stepping = 0;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (!S->sentinel_armed) arm_sentinel(L, S);
+        rc = lt_storage_alloc(s, A, nbytes, 1);
+        lt_alloc_stepped(A, rc == LT_ALLOC_OK,
+                         (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
+      }
+      if (running && rc == LT_ALLOC_NOMEM && lt_alloc_should_collect(A)) collect(L, S);
     }
-    rc = lt_storage_alloc(s, A, nbytes, 0);
+    if (rc == LT_ALLOC_NOMEM) rc = lt_storage_alloc(s, A, nbytes, 0);
   }
   if (rc != LT_ALLOC_OK) {
     collect(L, S);   /* dead tensors give their blocks (and live bytes) back */
@@ -196,9 +219,12 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
       rc = lt_storage_alloc(s, A, nbytes, 0);
     }
   }
-  if (rc == LT_ALLOC_OK && s->block_size < LT_ALLOC_MIN_CACHED) {
-    /* small blocks: Lua's collector is told, batched per 256 KB (a step in
-       generational mode is a cheap minor collection that frees them young) */
+  if (rc == LT_ALLOC_OK && s->block_size < ((size_t)64 << 10)) {
+    /* small blocks (cached from 8 KB, but many and cheap): Lua's collector
+       is told, batched per 256 KB (a step in generational mode is a cheap
+       minor collection that frees them young), as it was before they were
+       cached -- without it a training step of 16-32 KB activations ran 25%
+       slower */
     S->gc_debt += s->block_size;
     if (S->gc_debt >= (256u << 10)) {
       int kb = (int)(S->gc_debt >> 10);

@@ -26,6 +26,7 @@ void lt_alloc_init(lt_alloc *A, lt_allocf allocf, void *alloc_ud, int use_mmap) 
   A->alloc_ud = alloc_ud;
   A->use_mmap = use_mmap && LT_HAVE_MMAP;
   A->collect_at = LT_ALLOC_COLLECT_MIN;
+  A->step_at = LT_ALLOC_STEP_MIN;
 }
 
 /* Four classes per power of two from LT_ALLOC_MIN_CACHED; smaller sizes
@@ -110,7 +111,10 @@ size_t lt_alloc_trim(lt_alloc *A, size_t keep) {
 static void handed_out(lt_alloc *A, size_t size) {
   A->live += size;
   if (A->live > A->peak) A->peak = A->live;
-  if (size >= LT_ALLOC_MIN_CACHED) A->since += size;   /* smaller ones: see lt_alloc_should_collect */
+  if (size >= LT_ALLOC_MIN_CACHED) {   /* smaller ones: see lt_alloc_should_collect */
+    A->since += size;
+    A->since_step += size;
+  }
 }
 
 int lt_alloc_block(lt_alloc *A, size_t nbytes, int cached_only, void **block, size_t *size) {
@@ -176,6 +180,12 @@ void lt_alloc_age(lt_alloc *A) {
   while (k < A->n && A->slot[k].stamp < A->epoch) k++;
   drop_oldest(A, k);
   A->epoch++;
+}
+
+void lt_alloc_stepped(lt_alloc *A, int hit, int64_t ns) {
+  A->since_step = 0;
+  if (hit && ns <= LT_ALLOC_STEP_CHEAP_NS) A->step_at = LT_ALLOC_STEP_MIN;
+  else if (A->step_at < A->collect_at) A->step_at *= 2;   /* see lt_alloc_should_step */
 }
 
 void lt_alloc_collected(lt_alloc *A, size_t lua_heap) {

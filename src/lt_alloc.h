@@ -5,10 +5,14 @@
  * 256 bytes) gets a heap block from here.  Why a cache: the collector frees
  * a temporary some time after its last use, and a fresh block of many MB is
  * new memory whose every page faults in again (a fresh 64 MB result cost
- * 30x the arithmetic).  Freed blocks of 64 KB and more are kept, by size
- * class, and the next request of the same class takes the newest of them.
+ * 30x the arithmetic; a page fault costs ~10 us on this VM).  Freed blocks
+ * of 8 KB and more are kept, by size class, and the next request of the
+ * same class takes the newest of them (warm in the CPU caches).  From 8 KB,
+ * not 64 KB: glibc gives the top of its heap back after a burst of frees,
+ * and a loop of 32 KB products then faulted its outputs in again (matmul
+ * 64x64 float64 ran 3x slower after a large case).
  *
- * Size classes: four per power of two (64K, 80K, 96K, 112K, 128K, 160K...),
+ * Size classes: four per power of two above 8 KB (8K, 10K, 12K, 14K, 16K...),
  * so a block is at most 25% larger than asked (pages never touched cost no
  * resident memory).
  *
@@ -44,7 +48,7 @@ typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* 
 
 #define LT_ALIGN 64                              /* data alignment of every heap block */
 #define LT_ALLOC_SLOTS 512                       /* cached blocks at most */
-#define LT_ALLOC_MIN_CACHED ((size_t)64 << 10)   /* smaller blocks go straight back */
+#define LT_ALLOC_MIN_CACHED ((size_t)8 << 10)    /* smaller blocks go straight back */
 #define LT_ALLOC_RETAIN ((size_t)256 << 20)      /* cache bound when less is live */
 #define LT_ALLOC_HUGE ((size_t)2 << 20)          /* mmap'd, 2 MB-aligned from this size */
 #define LT_ALLOC_COLLECT_MIN ((size_t)64 << 20)  /* see lt_alloc_should_collect */
@@ -69,6 +73,9 @@ typedef struct lt_alloc {
   size_t since;         /* bytes of cacheable blocks handed out since the last lt_alloc_collected */
   size_t collect_at;    /* since >= collect_at: a collection is worth its cost */
   unsigned epoch;       /* collection cycles seen (lt_alloc_age) */
+  size_t since_step;    /* bytes handed out since the last lt_alloc_stepped */
+  size_t step_at;       /* since_step >= step_at: a miss may try a GC step first */
+  int stepping;         /* a GC step of lt_alloc_should_step runs: do not age */
   /* counters, for T.memory_stats */
   uint64_t hits;        /* blocks of cacheable sizes taken from the cache */
   uint64_t misses;      /* ... allocated new */
@@ -111,6 +118,26 @@ void lt_alloc_age(lt_alloc *A);
    and the binding tells Lua's own collector about them (a GC step per
    256 KB), whose pacing frees them sooner. */
 static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >= A->collect_at; }
+/* Before a miss costs fresh memory (one page fault per 4 KB, ~10 us each
+   on a VM, and pages cold in the CPU caches), is one basic GC step worth
+   trying?  In generational mode (lua5.4's interpreter) a step is a young
+   collection: a few microseconds, and it frees the temporaries of the last
+   few ops -- the loop then reuses one or two warm blocks, as a refcounted
+   PyTorch does.  In incremental mode a step advances the cycle by a bounded
+   amount.  When steps stop paying (no block of the class comes back: the
+   collector is incremental, or the program keeps what it makes) the bytes
+   between steps double, up to the full-collection distance; a step that
+   pays resets them (lt_alloc_stepped).  Only a cheap step pays (at most
+   LT_ALLOC_STEP_CHEAP_NS: a young collection takes 1-2 us, an incremental
+   step ~50k units of marking): in incremental mode steps that reset the
+   distance on every hit made a loop of 4 MB results 2.3x slower; now they
+   back off to one per full-collection distance. */
+#define LT_ALLOC_STEP_MIN ((size_t)64 << 10)
+#define LT_ALLOC_STEP_CHEAP_NS 20000
+static inline int lt_alloc_should_step(const lt_alloc *A) { return A->since_step >= A->step_at; }
+/* The binding ran that step; hit: it gave back a block of the class asked;
+   ns: how long it took. */
+void lt_alloc_stepped(lt_alloc *A, int hit, int64_t ns);
 /* The binding ran a full collection; lua_heap: the Lua heap's bytes now. */
 void lt_alloc_collected(lt_alloc *A, size_t lua_heap);
 /* Free every cached block; later releases free at once (the state closes). */
