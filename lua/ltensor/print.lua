@@ -85,14 +85,14 @@ local function fmt_fixed(v, prec)   -- "{:.Nf}"
   if v ~= v then return "nan" end   -- Python never prints a sign on nan
   if v == huge then return "inf" end
   if v == -huge then return "-inf" end
-  return sfmt("%." .. prec .. "f", v)
+  return compat.fmt_num("f", prec, v)   -- printf's ties-to-even on LuaJIT too
 end
 
 local function fmt_sci(v, prec)     -- "{:.Ne}"
   if v ~= v then return "nan" end
   if v == huge then return "inf" end
   if v == -huge then return "-inf" end
-  return sfmt("%." .. prec .. "e", v)
+  return compat.fmt_num("e", prec, v)
 end
 
 -- "{}" of a Python int/bool; uint64 values arrive wrapped to negative
