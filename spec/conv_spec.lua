@@ -104,7 +104,6 @@ end)
 describe("nn modules against PyTorch", function()
   for _, c in ipairs(fix.modules) do
     it(c.name, function()
-      host.needs_integers("the repr/message prints a float argument written 2.0 as PyTorch does (2.0)")
       local opts = build_opts(c.opts)
       opts.dtype = T.float64
       local ctor = {}
@@ -127,6 +126,9 @@ describe("nn modules against PyTorch", function()
       end)
       local y = m(build(c.input))
       close(y, c.expect, "output")
+      if tostring(m) ~= c.repr and c.repr:find("%d%.0[,)]") then   -- e.g. scale_factor=2.0
+        host.needs_integers("the repr prints a float argument written 2.0 as PyTorch does (2.0)")
+      end
       assert.equal(c.repr, tostring(m))
       if c.grads then
         (y * build(c.W)):sum():backward()

@@ -279,7 +279,11 @@ describe("differential cases from NumPy", function()
     for i, w in ipairs(want.data) do
       local x = g[i]
       if w ~= w then assert.is_true(x ~= x, what .. " element " .. i .. " should be NaN")
-      elseif math.type(w) == "integer" then assert.equal(w, math.tointeger(x) or x, what .. " element " .. i)
+      -- (exact for an integer value; where numbers have no integer subtype a
+      -- whole-valued float of a floating result reads as one, and is compared
+      -- as the float it is on 5.4)
+      elseif math.type(w) == "integer" and (host.has_integers or not want.dtype:find("float")) then
+        assert.equal(w, math.tointeger(x) or x, what .. " element " .. i)
       else
         assert.is_true(math.abs(w - x) <= 1e-9 * math.max(1, math.abs(w)) or w == x,
           ("%s element %d: want %s got %s"):format(what, i, w, x))

@@ -261,6 +261,9 @@ local function tensor_lines(data, shape, d, indent, summarize, f1, f2)
       if cut and i == e then items[#items + 1] = " ..." end
     end
     local lines = {}
+    -- (a step of at most #items: a float loop of a huge step, linewidth =
+    -- math.maxinteger, starts at 0 on Lua 5.1/5.2, which compute 1 - step + step)
+    per_line = max(1, math.min(per_line, #items))
     for i = 1, #items, per_line do
       lines[#lines + 1] = concat(items, ", ", i, math.min(i + per_line - 1, #items))
     end
