@@ -61,6 +61,19 @@ local function int_reason(c)
   return found and ("the case has " .. found)
 end
 
+-- a float zero in the case's data: a -0.0 literal of the fixture is 0.0 on
+-- PUC Lua 5.1, which keeps one constant for both in a chunk
+local function has_zero(c)
+  local found = false
+  local function scan(v)
+    if type(v) == "table" then for _, x in pairs(v) do scan(x) end
+    elseif v == 0 then found = true end
+  end
+  for _, a in ipairs(c.args or {}) do if a.kind == "tensor" or a.kind == "float" then scan(a.data or a.value) end end
+  if c.expect then scan(c.expect.data) end
+  return found
+end
+
 describe("differential against PyTorch 1.13", function()
   it("has a fixture of a few thousand cases", function()
     assert.is_true(#cases > 2000)
@@ -73,6 +86,9 @@ describe("differential against PyTorch 1.13", function()
           local default = T.get_default_dtype()
           local why = R.run(T, c)
           T.set_default_dtype(default)
+          if why ~= nil and why:find("inf") and has_zero(c) then   -- 1 / +-0 went the wrong way
+            host.needs_signed_zero_literals("the case divides by a signed zero (" .. why .. ")")
+          end
           if why ~= nil and int_reason(c) then host.needs_integers(int_reason(c) .. " (" .. why .. ")") end
           assert(why == nil, why)
         end)

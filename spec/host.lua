@@ -25,6 +25,8 @@
 --   needs_tail_names(why) a C function called in a tail call knowing its
 --                         caller's name (not LuaJIT: `return t:f()` drops the
 --                         frame, so "bad self" reads "bad argument #1")
+--   needs_signed_zero_literals(why)  0.0 and -0.0 literals kept apart in
+--                         one chunk (not PUC Lua 5.1: one constant for both)
 --   needs_lua54(why)      the test is about the Lua 5.4 environment itself
 local compat = require "ltensor.compat"
 local getfenv = require("busted.compatibility").getfenv
@@ -87,6 +89,9 @@ function M.needs_ipairs_index(why)
 end
 function M.needs_tail_names(why)
   if M.luajit then skip("a tail call drops the caller's frame", why) end
+end
+function M.needs_signed_zero_literals(why)
+  if _VERSION == "Lua 5.1" and not M.luajit then skip("-0.0 and 0.0 literals share a constant", why) end
 end
 function M.needs_lua54(why)
   if _VERSION ~= "Lua 5.4" then skip("not Lua 5.4", why) end
