@@ -64,7 +64,7 @@ local function lt_time1(kind, iters)
     local fwd = function() return model(x) end
     step = function() T.no_grad(fwd) end
   end
-  for _ = 1, math.max(3, iters // 10) do step() end
+  for _ = 1, math.max(3, math.floor(iters / 10)) do step() end
   local best = math.huge
   for _ = 1, 3 do
     local t0 = T._clock()

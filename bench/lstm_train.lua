@@ -39,4 +39,4 @@ for i = 1, steps do
   times[i] = clock() - t0
 end
 table.sort(times)
-print(string.format("%.1f", times[(#times + 1) // 2] * 1e6))
+print(string.format("%.1f", times[math.floor((#times + 1) / 2)] * 1e6))

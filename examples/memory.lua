@@ -5,7 +5,8 @@
 -- prints the peak resident set size (VmHWM).  The C core tells the
 -- collector about every allocation (lua_gc LUA_GCSTEP), so garbage tensors
 -- are freed long before memory piles up: the peak stays far below 1 GB.
--- Then shows that a `<close>` variable frees its tensor at scope exit.
+-- Then shows that a `<close>` variable frees its tensor at scope exit
+-- (t:free() on hosts before Lua 5.4).
 --
 --   lua5.4 examples/memory.lua [COUNT] [incremental|generational]
 --   (from the checkout, with the in-tree paths: see `make demo`)
@@ -28,20 +29,30 @@ local bar = T.utils.progress(count, { unit = "tensor" })
 for i in bar do
   local t = T.zeros(N)          -- zeros touches every page: the memory is real
   t:set(i % N + 1, i)
-  if i % 100 == 0 or i == count then bar:set_postfix({ RSS = (status_kb("VmRSS") // 1024) .. " MB" }) end
+  if i % 100 == 0 or i == count then bar:set_postfix({ RSS = math.floor(status_kb("VmRSS") / 1024) .. " MB" }) end
 end
-local peak = status_kb("VmHWM") // 1024
+local peak = math.floor(status_kb("VmHWM") / 1024)
 print(("peak RSS: %d MB after %d tensors of 32 MB (%.1f s, %s GC)"):format(
   peak, count, os.clock() - start, mode or "default"))
 
 -- <close>: the memory goes back at the end of the scope, not at the next cycle.
 collectgarbage()
 local before = status_kb("VmRSS")
+-- (`<close>` is Lua 5.4 syntax, compiled with load so that the example
+-- parses on every host; elsewhere t:free() gives the memory back at once.)
 local during
-do
+local scope = (loadstring or load)([[
+  local T, N, status_kb = ...
   local big <close> = T.zeros(N)
+  return status_kb("VmRSS")
+]])
+if scope then
+  during = scope(T, N, status_kb)
+else
+  local big = T.zeros(N)
   during = status_kb("VmRSS")
+  big:free()
 end
 local after = status_kb("VmRSS")
 print(("<close>: RSS %d MB -> %d MB inside the scope -> %d MB after it"):format(
-  before // 1024, during // 1024, after // 1024))
+  math.floor(before / 1024), math.floor(during / 1024), math.floor(after / 1024)))

@@ -5,7 +5,8 @@
 -- never changes globals.
 local compat = require "ltensor.compat"
 for _, k in ipairs({ "type", "tointeger", "maxinteger", "mininteger", "ult", "log", "atan" }) do
-  if math[k] == nil or k == "log" then math[k] = compat.math[k] end
+  -- (log and atan exist on 5.1 but without 5.3's second argument)
+  if math[k] == nil or k == "log" or k == "atan" then math[k] = compat.math[k] end
 end
 for _, k in ipairs({ "pack", "unpack", "move" }) do
   if table[k] == nil then table[k] = compat.table[k] end

@@ -5,6 +5,19 @@
 local T = require "ltensor"
 local help = require "ltensor.help"
 
+-- Where numbers have no integer subtype (Lua 5.1, 5.2, LuaJIT) an example
+-- that writes a whole-valued float (1.0, 2.) builds an int64 tensor: such an
+-- example failing there is listed on the case's pending line (spec/host.lua),
+-- any other failure fails.
+local host = dofile("spec/host.lua")
+local function whole_float(src)
+  for num in src:gmatch("%d[%d.eE+-]*") do
+    local v = tonumber(num)
+    if v and v == math.floor(v) and num:find("[.eE]") then return true end
+  end
+  return false
+end
+
 -- areas whose every example is self-contained
 local RUNNABLE = { structural = true, linalg = true, random = true, nn = true, nn_modules = true, optim = true }
 
@@ -22,7 +35,7 @@ describe("the reference examples", function()
   end
   for area in pairs(RUNNABLE) do
     it("of the " .. area .. " area run", function()
-      local failed = {}
+      local failed, skipped = {}, {}
       for _, e in ipairs(by_area[area] or {}) do
         local env = setmetatable({ T = T, F = T.nn.functional, print = function() end }, { __index = _G })
         local f, err = load(e.example, "=" .. e.name, "t", env)
@@ -31,10 +44,17 @@ describe("the reference examples", function()
         else
           T.manual_seed(0)
           local ok, msg = pcall(f)
-          if not ok then failed[#failed + 1] = e.name .. ": " .. tostring(msg) end
+          if not ok and not host.has_integers and whole_float(e.example) then
+            skipped[#skipped + 1] = e.name
+          elseif not ok then
+            failed[#failed + 1] = e.name .. ": " .. tostring(msg)
+          end
         end
       end
       assert.equal(0, #failed, table.concat(failed, "\n"))
+      if #skipped > 0 then
+        host.needs_integers(#skipped .. " examples write whole-valued float literals (1.0): " .. table.concat(skipped, ", "))
+      end
     end)
   end
 end)

@@ -2,6 +2,7 @@
 -- gains, fans, deterministic initialisers exactly, random ones by their
 -- bounds and statistics; gradient clipping values.
 local T = require "ltensor"
+local host = dofile("spec/host.lua")   -- per-case marks for older Lua hosts (issue 12)
 local nn = T.nn
 local init = nn.init
 local H = dofile("spec/helpers.lua")
@@ -155,6 +156,7 @@ describe("nn.utils", function()
   end)
 
   it("clip_grad_norm_ with math.huge, a module, no gradients and non-finite norms", function()
+    host.needs_integers("the repr/message prints a float argument written 2.0 as PyTorch does (2.0)")
     local ps = params()
     local total = nn.utils.clip_grad_norm_(ps, 2.0, math.huge)
     close(total:item(), C.cases[3].total, 1e-12)

@@ -4,6 +4,7 @@
 -- (spec/fixtures/nnmod.lua and nnmod_interchange.safetensors from
 -- tools/gen_nnmod_fixtures.py).
 local T = require "ltensor"
+local host = dofile("spec/host.lua")   -- per-case marks for older Lua hosts (issue 12)
 local nn = T.nn
 local H = dofile("spec/helpers.lua")
 local FX = dofile("spec/fixtures/nnmod.lua")
@@ -49,6 +50,7 @@ end
 
 describe("nn.Module traversal", function()
   it("names parameters, buffers, modules and state_dict keys as PyTorch", function()
+    host.needs_pairs_mm("state_dict keys in PyTorch's order through pairs()")
     local net = Net()
     assert.same(FX.modules.net_param_names, names_of(net:named_parameters()))
     assert.same(FX.modules.net_module_names, names_of(net:named_modules()))
@@ -74,6 +76,7 @@ describe("nn.Module traversal", function()
   end)
 
   it("Sequential: PyTorch keys 0.., Lua indices 1.., negative from the end", function()
+    host.needs_pairs_mm("state_dict keys in PyTorch's order through pairs()")
     local s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
     assert.same(FX.modules.seq_keys, keys_of(s:state_dict()))
     assert.equal(FX.modules.seq_repr, tostring(s))
@@ -98,6 +101,7 @@ describe("nn.Module traversal", function()
   end)
 
   it("ModuleList iterates with ipairs and ModuleDict keeps its order", function()
+    host.needs_ipairs_index("ipairs() over a ModuleList")
     local l = nn.ModuleList({ nn.Linear(1, 1), nn.Linear(1, 2) })
     local n = 0
     for i, m in ipairs(l) do n = n + 1 assert.equal(i, m.out_features) end
@@ -149,6 +153,7 @@ describe("nn.Module traversal", function()
   end)
 
   it("register_buffer: persistent or not, int64 kept by to(float64)", function()
+    host.needs_pairs_mm("state_dict keys in PyTorch's order through pairs()")
     local m = nn.Linear(2, 2)
     m:register_buffer("running", T.zeros({ 2 }))
     m:register_buffer("scratch", T.ones({ 2 }), false)
@@ -284,6 +289,7 @@ describe("nn.Module state_dict / load_state_dict", function()
   end)
 
   it("LSTM and MultiheadAttention keys are PyTorch's", function()
+    host.needs_pairs_mm("state_dict keys in PyTorch's order through pairs()")
     assert.same(FX.modules.lstm_keys, keys_of(nn.LSTM(3, 4, { num_layers = 2, bidirectional = true }):state_dict()))
     assert.same(FX.modules.mha_keys, keys_of(nn.MultiheadAttention(8, 2):state_dict()))
     assert.same(FX.modules.mha_kv_keys,
@@ -291,6 +297,7 @@ describe("nn.Module state_dict / load_state_dict", function()
   end)
 
   it("state_dict options: prefix and keep_vars", function()
+    host.needs_pairs_mm("state_dict keys in PyTorch's order through pairs()")
     local m = nn.Linear(2, 2)
     local sd = m:state_dict({ prefix = "enc." })
     assert.same({ "enc.weight", "enc.bias" }, keys_of(sd))
@@ -315,6 +322,7 @@ describe("PyTorch interchange", function()
   end
 
   it("a PyTorch state_dict saved as safetensors loads and gives PyTorch's output", function()
+    host.needs_pairs_mm("state_dict keys in PyTorch's order through pairs()")
     local sd = T.load("spec/fixtures/nnmod_interchange.safetensors")
     local input, output = sd.__input__, sd.__output__
     sd.__input__, sd.__output__ = nil, nil
@@ -380,6 +388,7 @@ describe("nn.Embedding", function()
   end)
 
   it("checks its indices", function()
+    host.needs_integers("writes floats as whole-valued literals (1.0, 2.), weak ints there")
     local e = nn.Embedding(4, 2)
     H.raises("index out of range in self", function() e(T.tensor({ 5 })) end)
     H.raises("index out of range in self", function() e(T.tensor({ 0 })) end)

@@ -3,11 +3,13 @@
 -- driven by tools/pty_drive.py as a person at a keyboard would.
 local CLI = "./build/bin/ltensor"
 
+-- (the exit status from the shell: Lua 5.1's p:close() does not return it)
 local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
+  local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
   local out = p:read("*a")
-  local ok, _, code = p:close()
-  return out, ok and 0 or code
+  p:close()
+  local code = tonumber(out:match("rc=(%d+)%s*$"))
+  return (out:gsub("rc=%d+%s*$", "")), code
 end
 
 local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end

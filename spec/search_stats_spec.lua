@@ -5,6 +5,7 @@
 -- PyTorch's definitions (the PyTorch-generated cases are in the conformance
 -- suite's cases_wide.lua, category search_stats).
 local T = require "ltensor"
+local host = dofile("spec/host.lua")   -- per-case marks for older Lua hosts (issue 12)
 
 local H = dofile("spec/helpers.lua")
 local check, raises = H.check, H.raises
@@ -75,6 +76,7 @@ end)
 
 describe("bincount, histc, histogram, count_nonzero", function()
   it("bincount puts the count of v at v + 1", function()
+    host.needs_integers("writes floats as whole-valued literals (1.0, 2.), weak ints there")
     check(T.bincount(T.tensor({ 0, 2, 2, 4 })), T.int64, { 5 }, { 1, 0, 2, 0, 1 })
     check(T.bincount(T.tensor({ 1 }), { minlength = 3 }), T.int64, { 3 }, { 0, 1, 0 })
     check(T.bincount(T.tensor({ 0, 0 }, { dtype = T.uint8 }), { weights = T.tensor({ 0.5, 0.25 }) }), T.float32, { 1 }, { 0.75 })
@@ -85,6 +87,7 @@ describe("bincount, histc, histogram, count_nonzero", function()
     raises("non-negative", T.bincount, T.tensor({ 1. }))
   end)
   it("histc counts in equal bins over [min, max], the max in the last bin", function()
+    host.needs_integers("writes floats as whole-valued literals (1.0, 2.), weak ints there")
     check(T.histc(T.tensor({ 1., 2., 1., 3., 9. }), { bins = 3, min = 0, max = 3 }), T.float32, { 3 }, { 0, 2, 2 })
     check(T.histc(T.tensor({ 1., 2. }, { dtype = T.float64 }), { bins = 2 }), T.float64, { 2 }, { 1, 1 })
     check(T.histc(T.tensor({ 5. }), { bins = 2 }), T.float32, { 2 }, { 0, 1 })
@@ -94,6 +97,7 @@ describe("bincount, histc, histogram, count_nonzero", function()
     raises("not implemented", T.histc, T.tensor({ 1 }))
   end)
   it("histogram returns counts and edges; weights and density", function()
+    host.needs_integers("writes floats as whole-valued literals (1.0, 2.), weak ints there")
     local h, e = T.histogram(T.tensor({ 1., 2., 1. }), 4, { range = { 0., 3. } })
     check(h, T.float32, { 4 }, { 0, 2, 1, 0 })
     check(e, T.float32, { 5 }, { 0, 0.75, 1.5, 2.25, 3 })
@@ -176,6 +180,7 @@ describe("quantile / nanquantile", function()
     check(T.quantile(x, T.tensor({ 0., 1. }, { dtype = T.float64 })), T.float64, { 2 }, { 1, 4 })
   end)
   it("reduce along a dim with the q dim first, keepdim", function()
+    host.needs_integers("writes floats as whole-valued literals (1.0, 2.), weak ints there")
     local m = T.tensor({ { 1., 2., 3., 4. }, { 5., 6., 7., 8. } })
     check(T.quantile(m, T.tensor({ 0.25, 0.5 }), 2, true), T.float32, { 2, 2, 1 }, { { { 1.75 }, { 5.75 } }, { { 2.5 }, { 6.5 } } })
     check(T.quantile(m, 0.5, 1), T.float32, { 4 }, { 3, 4, 5, 6 })
@@ -215,6 +220,7 @@ end)
 describe("cov / corrcoef", function()
   local x = T.tensor({ { 0., 1., 2. }, { 2., 1., 0. } }, { dtype = T.float64 })
   it("cov with correction and weights", function()
+    host.needs_integers("writes floats as whole-valued literals (1.0, 2.), weak ints there")
     check(T.cov(x), T.float64, { 2, 2 }, { { 1, -1 }, { -1, 1 } })
     check(T.cov(x, { correction = 0 }), T.float64, { 2, 2 }, { { 2 / 3, -2 / 3 }, { -2 / 3, 2 / 3 } })
     check(T.cov(T.tensor({ 1., 2., 3. }, { dtype = T.float64 })), T.float64, {}, 1)
@@ -273,7 +279,11 @@ describe("differential cases from NumPy", function()
     for i, w in ipairs(want.data) do
       local x = g[i]
       if w ~= w then assert.is_true(x ~= x, what .. " element " .. i .. " should be NaN")
-      elseif math.type(w) == "integer" then assert.equal(w, math.tointeger(x) or x, what .. " element " .. i)
+      -- (exact for an integer value; where numbers have no integer subtype a
+      -- whole-valued float of a floating result reads as one, and is compared
+      -- as the float it is on 5.4)
+      elseif math.type(w) == "integer" and (host.has_integers or not want.dtype:find("float")) then
+        assert.equal(w, math.tointeger(x) or x, what .. " element " .. i)
       else
         assert.is_true(math.abs(w - x) <= 1e-9 * math.max(1, math.abs(w)) or w == x,
           ("%s element %d: want %s got %s"):format(what, i, w, x))

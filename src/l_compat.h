@@ -226,7 +226,26 @@ static inline int ltc_fileresult(lua_State *L, int stat, const char *fname) {
 #define luaL_fileresult ltc_fileresult
 
 #define luaL_loadbufferx(L, b, sz, name, mode) ((void)(mode), luaL_loadbuffer((L), (b), (sz), (name)))
-#define luaL_checkversion(L) ((void)(L))
+/* luaopen_* starts with luaL_checkversion: on the 5.1 API it also pins the
+   module in memory.  LuaJIT's lua_close finalizes in rounds: a userdata
+   given a finalizer while the first round runs (ltensor's end-of-cycle
+   sentinel re-arms itself, l_tensor.c) is finalized in the next round, after
+   the round that unloaded the C library (package's __gc on the handle), and
+   would call unmapped code.  With RTLD_NODELETE the code stays mapped until
+   the process exits (the finalizer then finds the allocator closed and
+   returns).  Lua 5.4 needs no pin: it finalizes nothing created during
+   lua_close. */
+#if defined(__unix__) || defined(__APPLE__)
+#include <dlfcn.h>
+static inline void ltc_pin_module(void) {
+  Dl_info info;
+  if (dladdr((void *)&ltc_pin_module, &info) && info.dli_fname)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+#else
+static inline void ltc_pin_module(void) {}
+#endif
+#define luaL_checkversion(L) ((void)(L), ltc_pin_module())
 
 /* the io library's file handle: FILE * first (5.1's FILE **, LuaJIT's
    IOFileUD); a closed file has f == NULL.  No closef field: read only f,
@@ -321,12 +340,15 @@ static inline int ltc_newmetatable(lua_State *L, const char *tname) {
 }
 
 /* No integer subtype: a number is an integer when it is whole-valued and
-   within lua_Integer's range (README: "numbers on older hosts"). */
+   within lua_Integer's range (README: "numbers on older hosts").  Negative
+   zero is a float: an integer has no sign bit to keep, and -0.0 must reach
+   a float tensor as -0.0 (1 / x is -inf).  (lua_tointegerx still converts
+   it to 0, as 5.4 converts the float -0.0.) */
 static inline int ltc_isinteger(lua_State *L, int i) {
   if (lua_type(L, i) != LUA_TNUMBER) return 0;
   lua_Number n = lua_tonumber(L, i);
   lua_Integer v;
-  return n == floor(n) && lua_numbertointeger(n, &v);
+  return n == floor(n) && !(n == 0 && signbit(n)) && lua_numbertointeger(n, &v);
 }
 /* 5.3's rule: numbers (and numeric strings) with an exact integer value */
 static inline lua_Integer ltc_tointegerx(lua_State *L, int i, int *isnum) {

@@ -37,6 +37,9 @@ if not has_int then
   M.mininteger = -TWO63
   function M.type(x)
     if type(x) ~= "number" then return nil end
+    -- (-0.0 counts as an integer here, as math.tointeger takes it; the C
+    -- binding's weak-scalar rule makes it a float so that a tensor keeps
+    -- the sign: src/l_compat.h, ltc_isinteger)
     if x == floor(x) and x >= -TWO63 and x < TWO63 then return "integer" end
     return "float"
   end
@@ -90,6 +93,47 @@ compat.pack = Tb.pack
 compat.rawlen = rawget(_G, "rawlen") or function(v)
   if type(v) == "string" then return #v end
   return #v        -- 5.1 and LuaJIT: `#` on a table never calls __len
+end
+
+-- #v with a table's __len: `#` calls it from Lua 5.2 on; on 5.1 and LuaJIT
+-- it never does, so the library's own code asks through compat.len for the
+-- length of a dataset, a DataLoader or a ModuleList.
+local len_mm = #setmetatable({}, { __len = function() return 1 end }) == 1
+compat.has_len_metamethod = len_mm
+if len_mm then
+  function compat.len(v) return #v end
+else
+  function compat.len(v)
+    local mt = type(v) == "table" and getmetatable(v)
+    local f = type(mt) == "table" and mt.__len
+    if f then return f(v) end
+    return #v
+  end
+end
+
+-- ---- number formatting ------------------------------------------------------
+-- compat.fmt_num(conv, prec, v): string.format("%." .. prec .. conv, v) for
+-- conv "f" or "e", rounded as C's printf rounds (ties to even: 2.5 -> "2",
+-- 0.03125 -> "0.0312").  LuaJIT formats numbers itself and rounds an exact
+-- tie away from zero ("3", "0.0313"); there the tie is found in the exact
+-- digits (a double's expansion ends within 60 places past the tie digit).
+local sfmt = string.format
+if compat.luajit then
+  function compat.fmt_num(conv, prec, v)
+    local r = sfmt("%." .. prec .. conv, v)
+    if v ~= v or v == huge or v == -huge then return r end
+    local long = sfmt("%." .. (prec + 60) .. conv, v)
+    local mant, rest = long:match("^(%-?[%d]*%.?" .. ("%d"):rep(prec) .. ")(%d+)")
+    if conv == "e" then mant, rest = long:match("^(%-?%d%.?" .. ("%d"):rep(prec) .. ")(%d*)") end
+    if not mant or not rest:match("^50*$") then return r end
+    local last = tonumber(mant:sub(-1)) or tonumber(mant:sub(-2, -2))
+    if last and last % 2 == 1 then return r end            -- odd: away from zero is to even
+    mant = mant:gsub("%.$", "")
+    if conv == "e" then return mant .. long:match("e[-+]%d+$") end
+    return mant
+  end
+else
+  function compat.fmt_num(conv, prec, v) return sfmt("%." .. prec .. conv, v) end
 end
 
 -- ---- operators: //, & | ~ << >> -------------------------------------------
@@ -253,32 +297,44 @@ if not spack then
     if exp == 0 then return sign * mant * 2 ^ -1074 end
     return sign * (1 + mant / 2 ^ 52) * 2 ^ (exp - 1023)
   end
-  -- the items of a format: "<" (little-endian, the only order here), "d",
-  -- "f", "i<n>", "I<n>"
+  -- the items of a format: "<" / "=" (little-endian), ">" (big-endian,
+  -- for the items after it), "d", "f", "b"/"B" (1 byte), "h"/"H" (2),
+  -- "j"/"J" (8), "i<n>", "I<n>"; each item is { kind, size, big_endian }
+  local SIZES = { b = 1, B = 1, h = 2, H = 2, j = 8, J = 8 }
   local function items(fmt)
-    local out, pos = {}, 1
+    local out, pos, big = {}, 1, false
     while pos <= #fmt do
       local c = fmt:sub(pos, pos)
-      if c == "<" or c == " " then pos = pos + 1
-      elseif c == "d" or c == "f" then out[#out + 1] = { c, c == "d" and 8 or 4 }; pos = pos + 1
+      if c == "<" or c == "=" then big = false; pos = pos + 1
+      elseif c == ">" then big = true; pos = pos + 1
+      elseif c == " " then pos = pos + 1
+      elseif c == "d" or c == "f" then out[#out + 1] = { c, c == "d" and 8 or 4, big }; pos = pos + 1
+      elseif SIZES[c] then
+        out[#out + 1] = { c:lower() == c and "i" or "I", SIZES[c], big }; pos = pos + 1
       else
         local kind, n = fmt:match("^([iI])(%d*)", pos)
         if not kind then error("ltensor.compat: string.pack format '" .. tostring(fmt) .. "' not supported on " .. _VERSION, 3) end
-        out[#out + 1] = { kind, tonumber(n) or 4 }
+        out[#out + 1] = { kind, tonumber(n) or 4, big }
         pos = pos + 1 + #n
       end
     end
     return out
   end
+  -- bytes in the item's order (s: little-endian bytes)
+  local function order(s, big) return big and s:reverse() or s end
   function spack(fmt, ...)
     local parts = {}
     for k, it in ipairs(items(fmt)) do
       local v = select(k, ...)
-      if it[1] == "f" then parts[k] = le(f32_bits(v), 4)
-      elseif it[1] == "d" then parts[k] = f64_bytes(v)
+      if it[1] == "f" then parts[k] = order(le(f32_bits(v), 4), it[3])
+      elseif it[1] == "d" then parts[k] = order(f64_bytes(v), it[3])
       else
-        if v < 0 then v = v + 2 ^ (8 * it[2]) end
-        parts[k] = le(v, it[2])
+        local b
+        if v < 0 then
+          -- two's complement byte by byte (v + 2^64 would round in a double)
+          b = le(-v - 1, it[2]):gsub(".", function(c) return char(255 - byte(c)) end)
+        else b = le(v, it[2]) end
+        parts[k] = order(b, it[3])
       end
     end
     return table.concat(parts)
@@ -296,12 +352,16 @@ if not spack then
     local out = {}
     for k, it in ipairs(items(fmt)) do
       local kind, n = it[1], it[2]
-      if kind == "f" then out[k] = f32_value(uint(s, pos, 4))
-      elseif kind == "d" then out[k] = f64_value(uint(s, pos, 4), uint(s, pos + 4, 4))
+      -- the item's bytes, little-endian first
+      local b = order(s:sub(pos, pos + n - 1), it[3])
+      if #b < n then error("bad argument #2 to 'unpack' (data string too short)", 2) end
+      if kind == "f" then out[k] = f32_value(uint(b, 1, 4))
+      elseif kind == "d" then out[k] = f64_value(uint(b, 1, 4), uint(b, 5, 4))
       else
-        local v = uint(s, pos, n)
-        if kind == "i" and v >= 2 ^ (8 * n - 1) then v = v - 2 ^ (8 * n) end
-        out[k] = v
+        if kind == "i" and byte(b, n) >= 128 then
+          -- negative: from the complemented bytes (v - 2^64 would round in a double)
+          out[k] = -uint(b:gsub(".", function(c) return char(255 - byte(c)) end), 1, n) - 1
+        else out[k] = uint(b, 1, n) end
       end
       pos = pos + n
     end

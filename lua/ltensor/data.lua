@@ -24,6 +24,7 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local len = compat.len                    -- #x with __len on every host
 
 local data = {}
 local mtype = math.type
@@ -114,7 +115,7 @@ data.Subset = setmetatable({}, { __index = Subset, __call = function(_, ds, indi
   else
     fail(fname, "indices must be a list or a tensor, got %s", typename(indices))
   end
-  local n = #ds
+  local n = len(ds)
   if idx:numel() > 0 then
     local lo, hi = idx:min():item(), idx:max():item()
     if lo < 1 or hi > n then
@@ -162,7 +163,7 @@ function data.random_split(ds, lengths, opts)
   opts = check_opts(fname, opts, { generator = false })
   if type(ds) ~= "table" then fail(fname, "expected a dataset, got %s", typename(ds)) end
   if type(lengths) ~= "table" or #lengths == 0 then fail(fname, "lengths must be a non-empty list") end
-  local n = #ds
+  local n = len(ds)
   local sizes = {}
   local sum = 0
   for i, v in ipairs(lengths) do
@@ -275,7 +276,7 @@ data.DataLoader = setmetatable({}, { __index = DataLoader, __call = function(_, 
 end })
 
 function DataLoader:__len()
-  local n = #self.dataset
+  local n = len(self.dataset)
   if self.drop_last then return math.floor(n / self.batch_size) end
   return math.floor((n + self.batch_size - 1) / self.batch_size)
 end
@@ -289,8 +290,8 @@ end
 -- (the dataset's tensors, or what collate_fn returned, unpacked if a list).
 function DataLoader:iter()
   local ds, bs = self.dataset, self.batch_size
-  local n = #ds
-  local nb = #self
+  local n = len(ds)
+  local nb = len(self)
   local order
   if self.shuffle then
     if self.generator ~= nil then order = T.randperm(n, { generator = self.generator })

@@ -395,7 +395,8 @@ function T.load(path)
   local f, size = open_read("load", path)
   -- a NumPy file handed to T.load: read it as T.load_npy would
   local magic = f:read(6)
-  if magic == "\x93NUMPY" then f:close() return T.load_npy(path) end
+  -- ("\147" is 0x93: Lua 5.1 has no \x escapes)
+  if magic == "\147NUMPY" then f:close() return T.load_npy(path) end
   f:seek("set", 0)
   local ok, res, meta = pcall(function()
     if size < 8 then fail("load", "'%s' is too small to be a safetensors file (%d bytes)", path, size) end

@@ -115,7 +115,8 @@ local function fmt_tick(v, step)
   if v == 0 then return "0" end
   local a = math.abs(v)
   if a >= 1e5 or a < 1e-3 then return (("%.2g"):format(v)) end
-  local decimals = math.max(0, -math.floor(math.log(step, 10) + 1e-9))
+  -- (+ 0: -math.floor of 0 is -0 on hosts without integers, and "%.-0f" is no format)
+  local decimals = math.max(0, -math.floor(math.log(step, 10) + 1e-9)) + 0
   return (("%." .. decimals .. "f"):format(v))
 end
 

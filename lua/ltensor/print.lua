@@ -81,14 +81,14 @@ local function fmt_fixed(v, prec)   -- "{:.Nf}"
   if v ~= v then return "nan" end   -- Python never prints a sign on nan
   if v == huge then return "inf" end
   if v == -huge then return "-inf" end
-  return sfmt("%." .. prec .. "f", v)
+  return compat.fmt_num("f", prec, v)   -- printf's ties-to-even on LuaJIT too
 end
 
 local function fmt_sci(v, prec)     -- "{:.Ne}"
   if v ~= v then return "nan" end
   if v == huge then return "inf" end
   if v == -huge then return "-inf" end
-  return sfmt("%." .. prec .. "e", v)
+  return compat.fmt_num("e", prec, v)
 end
 
 -- "{}" of a Python int/bool; uint64 values arrive wrapped to negative
@@ -257,6 +257,9 @@ local function tensor_lines(data, shape, d, indent, summarize, f1, f2)
       if cut and i == e then items[#items + 1] = " ..." end
     end
     local lines = {}
+    -- (a step of at most #items: a float loop of a huge step, linewidth =
+    -- math.maxinteger, starts at 0 on Lua 5.1/5.2, which compute 1 - step + step)
+    per_line = max(1, math.min(per_line, #items))
     for i = 1, #items, per_line do
       lines[#lines + 1] = concat(items, ", ", i, math.min(i + per_line - 1, #items))
     end

@@ -194,7 +194,7 @@ local function progress(src, opts)
     total = src
   elseif type(src) == "table" and type(src.iter) == "function" then
     nextf = src:iter()
-    local ok, n = pcall(function() return #src end)
+    local ok, n = pcall(function() return compat.len(src) end)
     total = ok and mtype(n) == "integer" and n or nil
   elseif type(src) == "table" and getmetatable(src) == nil then
     local i, n = 0, #src
