@@ -1,8 +1,10 @@
 /* lt_reduce.c -- reduction, scan and softmax kernels (Lua-free).
  *
- * Layout of every reduction: the input's dims are split into kept ("outer")
- * and reduced ("inner") groups, each coalesced where the strides allow and
- * with size-1 dims dropped.  The outer group is walked with an odometer; for
+ * Layout of every reduction: the iterator planner's reduction mode
+ * (lt_iter_reduce_plan, lt_iter.h) splits the input's dims into kept
+ * ("outer") and reduced ("inner") groups, each coalesced where the strides
+ * allow and with size-1 dims dropped; lt_iter_reduce_parts decides the split
+ * over the pool.  The outer group is walked with an odometer; for
  * each output element the inner group is walked in row-major order of the
  * reduced dims (so a running counter is the flat position argmax needs) and
  * handed to a per-op callback in chunks converted to one compute dtype
@@ -22,6 +24,7 @@
 #include <string.h>
 #include "lt_reduce.h"
 #include "lt_vmath.h"
+#include "lt_iter.h"
 
 /* The build's -O2 only vectorises loops the "very cheap" cost model accepts
    (no epilogues, no if-conversion of float compares).  The fast paths below
@@ -36,57 +39,15 @@
 
 #define CHUNK_BYTES 4096
 
-typedef struct plan {
-  int nout_d, nred_d;
-  int64_t oshape[LT_MAX_DIMS], ostr0[LT_MAX_DIMS], ostr1[LT_MAX_DIMS];
-  int64_t ishape[LT_MAX_DIMS], istr0[LT_MAX_DIMS], istr1[LT_MAX_DIMS];
-  int64_t nout, nred;
-} plan;
-
-/* Append a dim to a group, merging it into the previous one when walking
-   both as one dim visits the same elements in the same order. */
-static void add_dim(int *n, int64_t *sh, int64_t *s0, int64_t *s1, int64_t size, int64_t a, int64_t b) {
-  int k = *n;
-  if (k > 0 && s0[k - 1] == a * size && s1[k - 1] == b * size) {
-    sh[k - 1] *= size; s0[k - 1] = a; s1[k - 1] = b;
-    return;
-  }
-  sh[k] = size; s0[k] = a; s1[k] = b; *n = k + 1;
-}
-
-/* str1: strides (elements) of the second operand over in's shape. */
+/* The plan of every reduction is the iterator planner's reduction mode
+   (lt_iter.h): kept and reduced dim groups, coalesced. */
+typedef lt_iter_red plan;
 static void plan_init(plan *p, const lt_tensor *in, const int64_t *str1, uint32_t mask) {
-  p->nout_d = p->nred_d = 0;
-  p->nout = p->nred = 1;
-  for (int d = 0; d < in->ndim; d++) {
-    int64_t n = in->shape[d];
-    if ((mask >> d) & 1) {
-      p->nred *= n;
-      if (n != 1) add_dim(&p->nred_d, p->ishape, p->istr0, p->istr1, n, in->stride[d], str1[d]);
-    } else {
-      p->nout *= n;
-      if (n != 1) add_dim(&p->nout_d, p->oshape, p->ostr0, p->ostr1, n, in->stride[d], str1[d]);
-    }
-  }
-  /* a group with no dims is one element: a virtual dim of size 1 */
-  if (!p->nred_d) { p->ishape[0] = 1; p->istr0[0] = p->istr1[0] = 0; p->nred_d = 1; }
-  if (!p->nout_d) { p->oshape[0] = 1; p->ostr0[0] = p->ostr1[0] = 0; p->nout_d = 1; }
+  lt_iter_reduce_plan(p, in, str1, mask);
 }
-
-/* Strides of a contiguous output over the kept dims, 0 on reduced dims. */
-static void reduced_out_strides(const lt_tensor *in, uint32_t mask, int64_t *str1) {
-  int64_t s = 1;
-  for (int d = in->ndim - 1; d >= 0; d--) {
-    if ((mask >> d) & 1) str1[d] = 0;
-    else { str1[d] = s; s *= in->shape[d]; }
-  }
-}
-
 /* The plan of a reduction over the dims in mask, into a contiguous output. */
 static void reduce_plan(plan *p, const lt_tensor *in, uint32_t mask) {
-  int64_t s1[LT_MAX_DIMS] = {0};
-  reduced_out_strides(in, mask, s1);
-  plan_init(p, in, s1, mask);
+  lt_iter_reduce_plan(p, in, NULL, mask);
 }
 
 /* ---- walking the kept ("outer") dims ----------------------------------- */
@@ -133,7 +94,6 @@ static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
    disjoint parts of outputs allocated before the split.  Grain: the generic
    paths and softmax spend about one unit (a nanosecond) per element; the
    vectorised sum/max/cumsum passes about an eighth of one (VEC_GRAIN). */
-#define MAX_THREADS 16          /* partial results of one long run (fv_piece) */
 #define VEC_GRAIN (8 * (int64_t)LT_GRAIN)
 
 /* Independent output units (rows, column blocks) on `parts` threads, cut
@@ -242,7 +202,7 @@ static void rows_part(void *v, int64_t s, int64_t e, int t) {
   run_rows_part(r->p, r->in, r->fn, &c, s, e);
 }
 static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, lt_pool *pool) {
-  int nt = lt_parallel_parts(pool, p->nout * (p->nred ? p->nred : 1), LT_GRAIN, p->nout);
+  int pieces, nt = lt_iter_reduce_parts(p, pool, LT_GRAIN, 0, &pieces);
   if (nt <= 1) { run_rows(p, in, fn, c); return; }
   rows_par r = {p, in, fn, c};
   run_split(pool, nt, p->nout, rows_part, &r);
@@ -668,8 +628,7 @@ typedef struct fastv {
   const char *in;
   char *out;
   int op, f32;
-  int64_t n;             /* elements of the one run being split (split mode) */
-  double part[MAX_THREADS];
+  double part[LT_MAX_THREADS * LT_ITER_RED_PIECES];   /* partials of cut runs */
 } fastv;
 
 static double fv_run(int op, int f32, const char *x, int64_t n) {
@@ -708,13 +667,19 @@ static void fv_rows_part(void *v, int64_t s, int64_t e, int t) {
     outer_next(f->p, idx, &o0, &o1);
   }
 }
-/* one long run split in pieces: partial results, combined in order */
+/* few outputs: unit u is piece u % PIECES of output u / PIECES's run;
+   partial results, combined in order by the caller */
+static double fv_identity(int op) { return op == FV_MAX ? -INFINITY : op == FV_MIN ? INFINITY : 0.0; }
 static void fv_piece(void *v, int64_t s, int64_t e, int t) {
+  (void)t;
   fastv *f = v;
-  int64_t isz = f->f32 ? 4 : 8;
-  int64_t a = f->n * s / MAX_THREADS, b = f->n * e / MAX_THREADS;   /* s, e: in MAX_THREADS-ths */
-  if (a < b) f->part[t] = fv_run(f->op, f->f32, f->in + a * isz, b - a);
-  else f->part[t] = f->op == FV_MAX ? -INFINITY : f->op == FV_MIN ? INFINITY : 0.0;
+  int64_t isz = f->f32 ? 4 : 8, n = f->p->nred, idx[LT_MAX_DIMS], o0, o1;
+  for (int64_t u = s; u < e; u++) {
+    int64_t k = u % LT_ITER_RED_PIECES;
+    int64_t a = n * k / LT_ITER_RED_PIECES, b = n * (k + 1) / LT_ITER_RED_PIECES;
+    outer_at(f->p, u / LT_ITER_RED_PIECES, idx, &o0, &o1);
+    f->part[u] = a < b ? fv_run(f->op, f->f32, f->in + (o0 + a) * isz, b - a) : fv_identity(f->op);
+  }
 }
 
 /* Walk the reduced dims' odometer: *off advances to the next "row". */
@@ -848,21 +813,19 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
   fastv f;
   f.p = p; f.in = lt_data(in); f.out = lt_data(out); f.op = op;
   f.f32 = in->dtype == LTENSOR_FLOAT32;
-  int64_t work = p->nout * p->nred;
   if (p->nred_d == 1 && p->istr0[0] == 1) {
-    int64_t rows = p->nout;
-    if (rows == 1) {   /* one long run: each thread reduces a contiguous piece */
-      int k = lt_parallel_parts(pool, work, VEC_GRAIN, MAX_THREADS);
-      f.n = p->nred;
-      if (k <= 1) { fv_store(&f, 0, fv_run(op, f.f32, f.in, f.n)); return 1; }
-      /* partials combined in order: deterministic for a given thread count */
-      lt_parallel_run(pool, k, MAX_THREADS, fv_piece, &f);
-      double v = f.part[0];
-      for (int t = 1; t < k; t++) v = fv_combine(op, v, f.part[t]);
-      fv_store(&f, 0, v);
-      return 1;
+    int pieces, parts = lt_iter_reduce_parts(p, pool, VEC_GRAIN, 1, &pieces);
+    if (pieces == 1) { run_split(pool, parts, p->nout, fv_rows_part, &f); return 1; }
+    /* fewer outputs than threads: each run in pieces, partials combined in
+       order (deterministic for a given thread count) */
+    lt_parallel_run(pool, parts, p->nout * pieces, fv_piece, &f);
+    for (int64_t o = 0; o < p->nout; o++) {
+      int64_t idx[LT_MAX_DIMS], o0, o1;
+      double v = f.part[o * pieces];
+      for (int k = 1; k < pieces; k++) v = fv_combine(op, v, f.part[o * pieces + k]);
+      outer_at(p, o, idx, &o0, &o1);
+      fv_store(&f, o1, v);
     }
-    run_split(pool, lt_parallel_parts(pool, work, VEC_GRAIN, rows), rows, fv_rows_part, &f);
     return 1;
   }
   if (columns_apply(p, in)) {
@@ -1471,7 +1434,10 @@ static int fast_dim(acc *c, const plan *p, const lt_tensor *in, int kind, lt_poo
   int64_t grain = kind == COL_SOFTMAX ? LT_GRAIN : VEC_GRAIN;
   if (dim_is_row(p)) {
     if (kind == COL_SOFTMAX) run_rows_acc(p, in, sm_fast_row, c, pool);
-    else run_split(pool, lt_parallel_parts(pool, p->nout * p->nred, grain, p->nout), p->nout, cs_rows_part, &r);
+    else {
+      int pieces, parts = lt_iter_reduce_parts(p, pool, grain, 0, &pieces);
+      run_split(pool, parts, p->nout, cs_rows_part, &r);
+    }
     return 1;
   }
   if (dim_is_cols(p, in)) {
