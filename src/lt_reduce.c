@@ -340,23 +340,20 @@ static inline double exp_f64(double x) { return exp(x); }
     return tot;                                                               \
   }
 
-/* softmax / log_softmax of one contiguous row on vectors (VT of T, VM its
-   mask type, EXPV the vector exp for arguments <= 0, SEXP the scalar one);
-   0 (nothing written) when the row's max is not finite: NaN, +inf and all
-   -inf rows take the generic path.  Sums of exps in T lanes per BLOCK,
-   blocks added in double. */
-#define VEC_SOFTMAX(NAME, V, T, VT, VM, EXPV, SEXP, MAXRUN, ATTR)                \
-  ATTR static int NAME(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+/* sum of exp(x[i] - mx) over one contiguous row on vectors (VT of T, EXPV
+   the vector exp for arguments <= 0, SEXP the scalar one; mx finite and
+   >= every x[i]): exps in T lanes per BLOCK, blocks added in double.  With
+   y, the exps are also stored there (softmax's pass). */
+#define VEC_SUMEXP(NAME, V, T, VT, EXPV, SEXP, ATTR)                              \
+  ATTR static double NAME(const T *restrict x, T *restrict y, int64_t n, T mx) { \
     const int64_t vw = (int64_t)(sizeof(VT) / sizeof(T));                     \
-    T mx = MAXRUN(x, n);                                                      \
-    if (!isfinite(mx)) return 0;                                              \
     VT vm = vsplat_##V(mx);                                                   \
     double tot = 0;                                                           \
     int64_t i = 0;                                                            \
     while (n - i >= 2 * vw) {                                                 \
       int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
       VT a0 = {0}, a1 = {0};                                                  \
-      if (is_log) {                                                           \
+      if (!y) {                                                               \
         for (; i + 2 * vw <= e; i += 2 * vw) {                                \
           a0 += EXPV(vld_##V(x + i) - vm);                                    \
           a1 += EXPV(vld_##V(x + i + vw) - vm);                               \
@@ -378,12 +375,12 @@ static inline double exp_f64(double x) { return exp(x); }
       for (int64_t l = 0; l < vw; l++) li[l] = (T)l;                          \
       for (; i + vw <= n; i += vw) {                                          \
         VT e = EXPV(vld_##V(x + i) - vm);                                     \
-        if (!is_log) vst_##V(y + i, e);                                       \
+        if (y) vst_##V(y + i, e);                                             \
         r += e;                                                               \
       }                                                                       \
       if (i < n) {                                                            \
         VT e = EXPV(vld_##V(x + n - vw) - vm);                                \
-        if (!is_log) vst_##V(y + n - vw, e);                                  \
+        if (y) vst_##V(y + n - vw, e);                                        \
         r += vsel_##V(li >= (T)(vw - (n - i)), e, vsplat_##V(0));             \
       }                                                                       \
       for (int64_t l = 0; l < vw; l++) tot += (double)r[l];                   \
@@ -391,15 +388,24 @@ static inline double exp_f64(double x) { return exp(x); }
     }                                                                         \
     for (; i < n; i++) {                                                      \
       T e = SEXP(x[i] - mx);                                                  \
-      if (!is_log) y[i] = e;                                                  \
+      if (y) y[i] = e;                                                        \
       tot += (double)e;                                                       \
     }                                                                         \
+    return tot;                                                               \
+  }
+/* softmax / log_softmax of one contiguous row; 0 (nothing written) when
+   the row's max is not finite: NaN, +inf and all -inf rows take the
+   generic path. */
+#define VEC_SOFTMAX(NAME, T, SUMEXP, MAXRUN, ATTR)                             \
+  ATTR static int NAME(const T *restrict x, T *restrict y, int64_t n, int is_log) { \
+    T mx = MAXRUN(x, n);                                                      \
+    if (!isfinite(mx)) return 0;                                              \
     if (is_log) {                                                             \
-      T ls = (T)log(tot);                                                     \
-      for (i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                        \
+      T ls = (T)log(SUMEXP(x, NULL, n, mx));                                  \
+      for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mx) - ls;                \
     } else {                                                                  \
-      T inv = (T)(1.0 / tot);                                                 \
-      for (i = 0; i < n; i++) y[i] *= inv;                                    \
+      T inv = (T)(1.0 / SUMEXP(x, y, n, mx));                                 \
+      for (int64_t i = 0; i < n; i++) y[i] *= inv;                            \
     }                                                                         \
     return 1;                                                                 \
   }
@@ -428,8 +434,10 @@ static inline double exp_f64(double x) { return exp(x); }
   /* exp on vectors, the same operations lane by lane as exp_f32/exp_f64 */ \
   LT_EXPF_NONPOS_V(vexp_##V, vf32_##V, vm32_##V, vsplat_##V##f32, vsel_##V##f32, ATTR) \
   LT_EXP_NONPOS_V(vexpd_##V, vf64_##V, vm64_##V, vsplat_##V##f64, vsel_##V##f64, ATTR) \
-  VEC_SOFTMAX(softmax_row_##V##f32, V##f32, float, vf32_##V, vm32_##V, vexp_##V, exp_f32, max_run_##V##f32, ATTR) \
-  VEC_SOFTMAX(softmax_row_##V##f64, V##f64, double, vf64_##V, vm64_##V, vexpd_##V, exp_f64, max_run_##V##f64, ATTR)
+  VEC_SUMEXP(sumexp_row_##V##f32, V##f32, float, vf32_##V, vexp_##V, exp_f32, ATTR) \
+  VEC_SUMEXP(sumexp_row_##V##f64, V##f64, double, vf64_##V, vexpd_##V, exp_f64, ATTR) \
+  VEC_SOFTMAX(softmax_row_##V##f32, float, sumexp_row_##V##f32, max_run_##V##f32, ATTR) \
+  VEC_SOFTMAX(softmax_row_##V##f64, double, sumexp_row_##V##f64, max_run_##V##f64, ATTR)
 
 VEC_KERNELS(b, , 16)
 #ifdef LT_VEC_AVX2
@@ -450,6 +458,8 @@ VEC_KERNELS(x, __attribute__((target("avx2,fma"))), 32)
 #define min_run_xf64 min_run_bf64
 #define softmax_row_xf32 softmax_row_bf32
 #define softmax_row_xf64 softmax_row_bf64
+#define sumexp_row_xf32 sumexp_row_bf32
+#define sumexp_row_xf64 sumexp_row_bf64
 #endif
 static double sum_run_f32(const float *x, int64_t n) { return VPICK(sum_run, f32)(x, n); }
 static double sum_run_f64(const double *x, int64_t n) { return VPICK(sum_run, f64)(x, n); }
@@ -465,6 +475,9 @@ static int softmax_row_vec_f64(const double *x, double *y, int64_t n, int is_log
 }
 #define SOFTMAX_ROW_F32 softmax_row_vec_f32
 #define SOFTMAX_ROW_F64 softmax_row_vec_f64
+/* the sum of exp(x[i] - mx) of a contiguous row (mx finite, the max) */
+static double sumexp_row_f32(const float *x, int64_t n, float mx) { return VPICK(sumexp_row, f32)(x, NULL, n, mx); }
+static double sumexp_row_f64(const double *x, int64_t n, double mx) { return VPICK(sumexp_row, f64)(x, NULL, n, mx); }
 #else
 #define SOFTMAX_ROW_F32 softmax_row_bf32
 #define SOFTMAX_ROW_F64 softmax_row_bf64
@@ -1189,8 +1202,19 @@ static void norm_abs(void *vc, const double *a, int64_t n) {
   double s = c->f;
   switch (c->mode) {
   case NORM_0: for (int64_t i = 0; i < n; i++) s += a[i] != 0; break;
-  case NORM_1: for (int64_t i = 0; i < n; i++) s += a[i]; break;
-  case NORM_2: for (int64_t i = 0; i < n; i++) s += a[i] * a[i]; break;
+  case NORM_1: case NORM_2: {
+    /* PLANES independent sums: one dependent add chain per element ran at
+       its latency (norm over rows of 1000 was ~13x PyTorch's time) */
+    double l[PLANES] = {0};
+    int64_t i = 0;
+    if (c->mode == NORM_1)
+      for (; i + PLANES <= n; i += PLANES) for (int k = 0; k < PLANES; k++) l[k] += a[i + k];
+    else
+      for (; i + PLANES <= n; i += PLANES) for (int k = 0; k < PLANES; k++) l[k] += a[i + k] * a[i + k];
+    for (; i < n; i++) l[0] += c->mode == NORM_1 ? a[i] : a[i] * a[i];
+    for (int k = 0; k < PLANES; k++) s += l[k];
+    break;
+  }
   /* NaN, once seen, stays: comparisons with it are false */
   case NORM_INF: for (int64_t i = 0; i < n; i++) if (a[i] != a[i] || a[i] > s) s = a[i]; break;
   case NORM_NINF: for (int64_t i = 0; i < n; i++) if (a[i] != a[i] || a[i] < s) s = a[i]; break;
@@ -1245,6 +1269,23 @@ static void sumexp_f64(void *vc, const void *b, int64_t n, int64_t pos) {
 }
 static void row_logsumexp(void *vc, const char *in, int64_t o) {
   acc *c = vc;
+#ifdef LT_VEC
+  /* float32/float64 rows: the vector max and exp-sum of softmax's pass;
+     a row whose max is not finite takes the generic path below */
+  const plan *p = c->p;
+  if (p->nred_d == 1 && p->istr0[0] == 1 && p->nred > 0 && fast_dtype(c->idt) && c->odt == c->idt) {
+    int64_t n = p->nred;
+    if (c->idt == LTENSOR_FLOAT32) {
+      const float *x = (const float *)in;
+      float m = max_run_f32(x, n);
+      if (isfinite(m)) { ((float *)c->out)[o] = (float)(log(sumexp_row_f32(x, n, m)) + m); return; }
+    } else {
+      const double *x = (const double *)in;
+      double m = max_run_f64(x, n);
+      if (isfinite(m)) { ((double *)c->out)[o] = log(sumexp_row_f64(x, n, m)) + m; return; }
+    }
+  }
+#endif
   c->have = c->done = 0;
   c->best.f = -INFINITY;
   each_chunk(c->p, in, c->idt, c->bdt, max_f64, c);
