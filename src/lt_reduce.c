@@ -997,7 +997,7 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
   const char *ibase = lt_data(in);
   int lo = p->nout_d - 1, ni = p->nred_d;
   int64_t width = p->oshape[lo];
-  int direct_f32 = c->cls == CLS_F && c->idt == LTENSOR_FLOAT32 && c->mode != 2;
+  int direct_f32 = c->cls == CLS_F && c->idt == LTENSOR_FLOAT32;
   int64_t oidx[LT_MAX_DIMS] = {0};
   for (;;) {
     int64_t o0 = 0, o1 = 0;
@@ -1016,7 +1016,8 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
         const char *src = ibase + off * isz;
         if (direct_f32) {   /* the common float32 case, without a staging copy */
           double *x = (double *)accum; const float *y = (const float *)src;
-          for (int64_t i = 0; i < w; i++) x[i] += (double)y[i];
+          if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= (double)y[i];
+          else for (int64_t i = 0; i < w; i++) x[i] += (double)y[i];
         } else if (c->idt == c->bdt) {
           add(c, accum, src, w);
         } else {
@@ -1239,10 +1240,34 @@ static void norm_c128(void *vc, const void *b, int64_t n, int64_t pos) {
   for (int64_t i = 0; i < n; i++) a[i] = cabs(x[i]);   /* n <= chunk: always converted */
   norm_abs(vc, a, n);
 }
+/* 1- and 2-norm sums of a contiguous float32/float64 row, read in place
+   (no staging copies), in PLANES double lanes */
+#define NORM_ROW(NAME, T)                                                      \
+  static double NAME(const T *x, int64_t n, int sq) {                         \
+    double l[PLANES] = {0};                                                   \
+    int64_t i = 0;                                                            \
+    if (sq)                                                                   \
+      for (; i + PLANES <= n; i += PLANES)                                    \
+        for (int k = 0; k < PLANES; k++) l[k] += (double)x[i + k] * (double)x[i + k]; \
+    else                                                                      \
+      for (; i + PLANES <= n; i += PLANES)                                    \
+        for (int k = 0; k < PLANES; k++) l[k] += fabs((double)x[i + k]);      \
+    for (; i < n; i++) l[0] += sq ? (double)x[i] * (double)x[i] : fabs((double)x[i]); \
+    double s = 0;                                                             \
+    for (int k = 0; k < PLANES; k++) s += l[k];                               \
+    return s;                                                                 \
+  }
+NORM_ROW(norm_row_f32, float)
+NORM_ROW(norm_row_f64, double)
 static void row_norm(void *vc, const char *in, int64_t o) {
   acc *c = vc;
   c->f = c->mode == NORM_NINF ? INFINITY : 0.0;
-  each_chunk(c->p, in, c->idt, c->bdt, c->cls == CLS_C ? norm_c128 : norm_f64, c);
+  const plan *p = c->p;
+  if ((c->mode == NORM_1 || c->mode == NORM_2) && p->nred_d == 1 && p->istr0[0] == 1 && fast_dtype(c->idt))
+    c->f = c->idt == LTENSOR_FLOAT32 ? norm_row_f32((const float *)in, p->nred, c->mode == NORM_2)
+                                     : norm_row_f64((const double *)in, p->nred, c->mode == NORM_2);
+  else
+    each_chunk(c->p, in, c->idt, c->bdt, c->cls == CLS_C ? norm_c128 : norm_f64, c);
   double v = c->f;
   if (c->mode == NORM_2) v = sqrt(v);
   else if (c->mode == NORM_P) v = pow(v, 1.0 / c->param);
