@@ -352,21 +352,20 @@ static inline double exp_f64(double x) { return exp(x); }
     int64_t i = 0;                                                            \
     while (n - i >= 2 * vw) {                                                 \
       int64_t e = n - i > BLOCK ? i + BLOCK : n;                              \
-      VT a0 = {0}, a1 = {0};                                                  \
+      VT s = {0};   /* one accumulator: with two, the exp's constants     \
+                       pushed them out of the 16 registers (a spill and a  \
+                       store-forward in the add chain) */                  \
       if (!y) {                                                               \
-        for (; i + 2 * vw <= e; i += 2 * vw) {                                \
-          a0 += EXPV(vld_##V(x + i) - vm);                                    \
-          a1 += EXPV(vld_##V(x + i + vw) - vm);                               \
-        }                                                                     \
+        for (; i + 2 * vw <= e; i += 2 * vw)                                  \
+          s += EXPV(vld_##V(x + i) - vm) + EXPV(vld_##V(x + i + vw) - vm);    \
       } else {                                                                \
         for (; i + 2 * vw <= e; i += 2 * vw) {                                \
           VT e0 = EXPV(vld_##V(x + i) - vm);                                  \
           VT e1 = EXPV(vld_##V(x + i + vw) - vm);                             \
           vst_##V(y + i, e0); vst_##V(y + i + vw, e1);                        \
-          a0 += e0; a1 += e1;                                                 \
+          s += e0 + e1;                                                       \
         }                                                                     \
       }                                                                       \
-      VT s = a0 + a1;                                                         \
       for (int64_t l = 0; l < vw; l++) tot += (double)s[l];                   \
     }                                                                         \
     if (i < n && n >= vw) {   /* the rest: whole vectors, then one that      \
