@@ -33,6 +33,65 @@ describe("the op list", function()
   end)
 end)
 
+describe("the op list (src/l_oplist.h)", function()
+  local list = T._op_list()
+  local diff = {}
+  for _, n in ipairs(T._diff_ops()) do diff[n] = true end
+
+  it("has one line per op with its arity, family, dtype rule and flags", function()
+    assert.is_true(#list > 80)
+    local seen = {}
+    for _, op in ipairs(list) do
+      assert.is_nil(seen[op.name], "listed twice: " .. op.name)
+      seen[op.name] = true
+      assert.is_true(op.arity >= 1 and op.arity <= 3, op.name)
+      assert.truthy(({ unary = 1, binary = 1, reduce = 1, dim = 1, sort = 1 })[op.family], op.name)
+      assert.truthy(({ same = 1, bool = 1, float = 1, int64 = 1, index = 1, real = 1 })[op.rule], op.name)
+    end
+    for _, n in ipairs({ "add", "exp", "eq", "bitwise_and", "sum", "softmax", "sort" }) do
+      assert.is_true(seen[n], n)
+    end
+  end)
+
+  it("registers every line as it says (T.name, t:name, t:name_, differentiable)", function()
+    local wrong = {}
+    for _, op in ipairs(list) do
+      local n = op.name
+      if type(T[n]) ~= "function" or type(T._methods[n]) ~= "function" then wrong[#wrong + 1] = n end
+      if op.inplace and type(T._methods[n .. "_"]) ~= "function" then wrong[#wrong + 1] = n .. "_" end
+      if op.diff ~= (diff[n] == true) then wrong[#wrong + 1] = n .. " (diff)" end
+      if op.inplace and op.diff ~= (diff[n .. "_"] == true) then wrong[#wrong + 1] = n .. "_ (diff)" end
+    end
+    assert.are.same({}, wrong)
+  end)
+
+  it("lists the differentiable ops of the list without a backward rule: none", function()
+    local missing = {}
+    for _, op in ipairs(list) do
+      if op.diff and not has_rule(op.name) then missing[#missing + 1] = op.name end
+      if op.diff and op.inplace and not has_rule(op.name .. "_") then missing[#missing + 1] = op.name .. "_" end
+    end
+    assert.are.same({}, missing, "differentiable ops without a backward rule: " .. table.concat(missing, ", "))
+  end)
+
+  it("gives the result dtypes its rules name", function()
+    local i = T.tensor({ 1, 2, 3 }, { dtype = T.int32 })
+    local by = {}
+    for _, op in ipairs(list) do by[op.name] = op end
+    assert.equal("int64", by.sum.rule)
+    assert.equal(T.int64, i:sum().dtype)
+    assert.equal(T.int64, i:cumsum(1).dtype)
+    assert.equal("float", by.exp.rule)
+    assert.equal(T.get_default_dtype(), i:exp().dtype)
+    assert.equal("bool", by.eq.rule)
+    assert.equal(T.bool, i:eq(i).dtype)
+    assert.equal("index", by.argmax.rule)
+    assert.equal(T.int64, T.tensor({ 1.5, 2 }):argmax().dtype)
+    assert.equal("real", by.abs.rule)
+    assert.equal(T.float32, T.tensor({ 1, 2 }, { dtype = T.complex64 }):abs().dtype)
+  end)
+end)
+
 describe("the backward rules added for the op list", function()
   local gradcheck = T.autograd.gradcheck
   local function rnd(shape) return T.randn(shape, { dtype = T.float64, requires_grad = true }) end

@@ -7,6 +7,7 @@
 #include "l_lua.h"
 #include "lt_iter.h"
 #include "lt_promote.h"
+#include "l_oplist.h"
 
 /* One operand: a tensor, or a weak Lua scalar held on the C stack as a
    0-dim tensor already converted to the compute dtype. */
@@ -19,9 +20,9 @@ typedef struct operand {
 } operand;
 
 /* An op's descriptor: its name (for errors), kernel table, result-dtype
-   rule (R_SAME: the common dtype, R_BOOL: bool, R_FLOAT: floating) and
-   cost (heavy: compute-bound, for the grain policy). */
-enum { R_SAME = 0, R_BOOL = 1, R_FLOAT = 2 };
+   rule (R_SAME: the common dtype, R_BOOL: bool, R_FLOAT: floating; the
+   rules are the op list's, l_oplist.h) and cost (heavy: compute-bound, for
+   the grain policy). */
 
 typedef struct ew {
   const char *name;      /* for errors */

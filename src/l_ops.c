@@ -168,11 +168,10 @@ static int l_pow_(lua_State *L) { return pow_impl(L, 1); }
 /* ====================================================================== */
 /* comparisons, logical and bitwise                                       */
 /* ====================================================================== */
-#define CMP(nm)                                                                 \
-  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL, 0};                            \
+#define CMP(nm, arity, fam, rule, diff, inpl)                                   \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule, 0};                              \
   static int l_##nm(lua_State *L) { return ew_binary(L, &E_##nm, 0); }
-CMP(eq) CMP(ne) CMP(lt) CMP(le) CMP(gt) CMP(ge)
-CMP(logical_and) CMP(logical_or) CMP(logical_xor)
+LT_OPS_COMPARE(CMP)
 
 /* Lua's rule for bitwise operands: a float must have an exact integer value */
 static void int_operands(lua_State *L, int n, const char *fname) {
@@ -186,35 +185,27 @@ static void int_operands(lua_State *L, int n, const char *fname) {
     }
   }
 }
-#define BITWISE(nm, kern)                                                       \
-  static const ew E_##nm = {#nm, kern, R_SAME, 0};                               \
+/* the shift kernels keep their short names */
+#define lt_k_bitwise_left_shift lt_k_lshift
+#define lt_k_bitwise_right_shift lt_k_rshift
+#define BITWISE(nm, arity, fam, rule, diff, inpl)                               \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule, 0};                            \
   static int l_##nm(lua_State *L) { int_operands(L, 2, #nm); return ew_binary(L, &E_##nm, 0); } \
   static int l_##nm##_(lua_State *L) { int_operands(L, 2, #nm "_"); return ew_binary(L, &E_##nm, 1); }
-BITWISE(bitwise_and, lt_k_bitwise_and)
-BITWISE(bitwise_or, lt_k_bitwise_or)
-BITWISE(bitwise_xor, lt_k_bitwise_xor)
-BITWISE(bitwise_left_shift, lt_k_lshift)
-BITWISE(bitwise_right_shift, lt_k_rshift)
+LT_OPS_BITWISE(BITWISE)
 
 /* ====================================================================== */
 /* unary                                                                  */
 /* ====================================================================== */
-/* The plain unary ops, listed once: X(name, dtype rule, cost).  Each gets
-   its descriptor E_<name>, l_<name> / l_<name>_ and its two registration
-   entries (T.name / t:name, t:name_; differentiable, grad name = name) from
-   this list.  They are libm-class functions: compute-bound (heavy = 1). */
-#define UNARY_OPS(X)                                                             \
-  X(reciprocal, R_FLOAT, 1) X(sqrt, R_FLOAT, 1) X(rsqrt, R_FLOAT, 1) X(exp, R_FLOAT, 1)   \
-  X(exp2, R_FLOAT, 1) X(expm1, R_FLOAT, 1) X(log, R_FLOAT, 1) X(log2, R_FLOAT, 1)        \
-  X(log10, R_FLOAT, 1) X(log1p, R_FLOAT, 1) X(sin, R_FLOAT, 1) X(cos, R_FLOAT, 1)        \
-  X(tan, R_FLOAT, 1) X(asin, R_FLOAT, 1) X(acos, R_FLOAT, 1) X(atan, R_FLOAT, 1)         \
-  X(sinh, R_FLOAT, 1) X(cosh, R_FLOAT, 1) X(tanh, R_FLOAT, 1) X(sigmoid, R_FLOAT, 1)     \
-  X(erf, R_FLOAT, 1) X(silu, R_SAME, 1)
-#define UNARY_DEFINE(nm, rule, heavy)                                           \
-  static const ew E_##nm = {#nm, lt_k_##nm, rule, heavy};                       \
+/* The plain unary ops of the op list (LT_OPS_UNARY, l_oplist.h): each gets
+   its descriptor E_<name>, l_<name> / l_<name>_ and its registration
+   entries from the list.  They are libm-class functions: compute-bound
+   (heavy = 1). */
+#define UNARY_DEFINE(nm, arity, fam, rule, diff, inpl)                          \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule, 1};                           \
   static int l_##nm(lua_State *L) { return ew_unary(L, &E_##nm, 0); }              \
   static int l_##nm##_(lua_State *L) { return ew_unary(L, &E_##nm, 1); }
-UNARY_OPS(UNARY_DEFINE)
+LT_OPS_UNARY(UNARY_DEFINE)
 
 /* ops whose dtype checks come before PyTorch's kernel dispatch, with its
    messages (the kernel tables have no entry for the remaining bad dtypes) */
@@ -601,56 +592,57 @@ static int l_allclose(lua_State *L) {
 /* ====================================================================== */
 /* registration                                                           */
 /* ====================================================================== */
+/* T._op_list() -> {{name=, arity=, family=, rule=, diff=, inplace=}, ...}:
+   the op list (l_oplist.h), for spec/oplist_spec.lua */
+static int l_op_list(lua_State *L) {
+  static const struct { const char *name; int arity, fam, rule, diff, inpl; } ops[] = {
+#define OP_ROW(nm, arity, fam, rule, diff, inpl) {#nm, arity, fam, rule, diff, inpl},
+    LT_OPS_ALL(OP_ROW)
+#undef OP_ROW
+  };
+  static const char *const FAM[] = {"unary", "binary", "reduce", "dim", "sort"};
+  static const char *const RULE[] = {"same", "bool", "float", "int64", "index", "real"};
+  int n = (int)(sizeof ops / sizeof ops[0]);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, ops[i].name); lua_setfield(L, -2, "name");
+    lua_pushinteger(L, ops[i].arity); lua_setfield(L, -2, "arity");
+    lua_pushstring(L, FAM[ops[i].fam]); lua_setfield(L, -2, "family");
+    lua_pushstring(L, RULE[ops[i].rule]); lua_setfield(L, -2, "rule");
+    lua_pushboolean(L, ops[i].diff); lua_setfield(L, -2, "diff");
+    lua_pushboolean(L, ops[i].inpl); lua_setfield(L, -2, "inplace");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* ====================================================================== */
+/* registration: the op list's lines (l_oplist.h), then the aliases, the  */
+/* irregular forms and the operators                                      */
+/* ====================================================================== */
 #define D (LT_BOTH | LT_DIFF)
-#define REG_U(nm) {#nm, l_##nm, D, #nm}, {#nm "_", l_##nm##_, LT_METHOD | LT_DIFF, #nm "_"},
-#define REG_UNARY(nm, rule, heavy) REG_U(nm)
 const ltl_reg ltl_reg_ops[] = {
-  {"add", l_add, D, "add"}, {"add_", l_add_, LT_METHOD | LT_DIFF, "add_"},
-  {"sub", l_sub, D, "sub"}, {"sub_", l_sub_, LT_METHOD | LT_DIFF, "sub_"},
+  LT_OPS_UNARY(LT_OP_REG_ALL)
+  LT_OPS_UNARY_CUSTOM(LT_OP_REG_ALL)
+  LT_OPS_BINARY(LT_OP_REG_ALL)
+  LT_OPS_COMPARE(LT_OP_REG_ALL)
+  LT_OPS_BITWISE(LT_OP_REG_ALL)
+  {"_op_list", l_op_list, LT_MODULE, NULL},
   {"subtract", l_sub, D, "sub"}, {"rsub", l_rsub, D, "rsub"},
-  {"mul", l_mul, D, "mul"}, {"mul_", l_mul_, LT_METHOD | LT_DIFF, "mul_"},
   {"multiply", l_mul, D, "mul"},
-  {"div", l_div, D, "div"}, {"div_", l_div_, LT_METHOD | LT_DIFF, "div_"},
   {"divide", l_div, D, "div"}, {"true_divide", l_true_divide, D, "div"},
   {"floor_divide", l_floor_divide, LT_BOTH, NULL}, {"floor_divide_", l_floor_divide_, LT_METHOD, NULL},
-  {"remainder", l_remainder, D, "remainder"}, {"remainder_", l_remainder_, LT_METHOD | LT_DIFF, "remainder_"},
-  {"fmod", l_fmod, D, "fmod"}, {"fmod_", l_fmod_, LT_METHOD | LT_DIFF, "fmod_"},
-  {"pow", l_pow, D, "pow"}, {"pow_", l_pow_, LT_METHOD | LT_DIFF, "pow_"},
-  {"atan2", l_atan2, D, "atan2"}, {"atan2_", l_atan2_, LT_METHOD | LT_DIFF, "atan2_"},
-  {"maximum", l_maximum, D, "maximum"}, {"minimum", l_minimum, D, "minimum"},
-  {"neg", l_neg, D, "neg"}, {"neg_", l_neg_, LT_METHOD | LT_DIFF, "neg_"},
   {"negative", l_neg, D, "neg"},
-  {"abs", l_abs, D, "abs"}, {"abs_", l_abs_, LT_METHOD | LT_DIFF, "abs_"},
   {"sign", l_sign2, D, "sign"}, {"sign_", l_sign2_, LT_METHOD | LT_DIFF, "sign_"},
-  {"square", l_square, D, "square"}, {"square_", l_square_, LT_METHOD | LT_DIFF, "square_"},
-  UNARY_OPS(REG_UNARY)
-  REG_U(relu) REG_U(gelu)
-  REG_U(floor) REG_U(ceil) REG_U(round) REG_U(trunc)
-  {"clamp", l_clamp, D, "clamp"}, {"clamp_", l_clamp_, LT_METHOD | LT_DIFF, "clamp_"},
   {"clip", l_clamp, D, "clamp"},
-  {"clamp_min", l_clamp_min, D, "clamp_min"}, {"clamp_min_", l_clamp_min_, LT_METHOD | LT_DIFF, "clamp_min_"},
-  {"clamp_max", l_clamp_max, D, "clamp_max"}, {"clamp_max_", l_clamp_max_, LT_METHOD | LT_DIFF, "clamp_max_"},
-  {"lerp", l_lerp, D, "lerp"}, {"lerp_", l_lerp_, LT_METHOD | LT_DIFF, "lerp_"},
   {"where", l_where, LT_MODULE | LT_DIFF, "where"},
   {"where", l_where_method, LT_METHOD | LT_DIFF, "where_method"},
   {"real", l_real, D, "real"}, {"imag", l_imag, D, "imag"}, {"conj", l_conj, D, "conj"},
   {"angle", l_angle, D, "angle"},
-  {"eq", l_eq, LT_BOTH, NULL}, {"ne", l_ne, LT_BOTH, NULL}, {"lt", l_lt, LT_BOTH, NULL},
-  {"le", l_le, LT_BOTH, NULL}, {"gt", l_gt, LT_BOTH, NULL}, {"ge", l_ge, LT_BOTH, NULL},
   {"greater", l_gt, LT_BOTH, NULL}, {"less", l_lt, LT_BOTH, NULL},
   {"greater_equal", l_ge, LT_BOTH, NULL}, {"less_equal", l_le, LT_BOTH, NULL},
   {"not_equal", l_ne, LT_BOTH, NULL},
-  {"logical_and", l_logical_and, LT_BOTH, NULL}, {"logical_or", l_logical_or, LT_BOTH, NULL},
-  {"logical_xor", l_logical_xor, LT_BOTH, NULL}, {"logical_not", l_logical_not, LT_BOTH, NULL},
-  {"bitwise_and", l_bitwise_and, LT_BOTH, NULL}, {"bitwise_and_", l_bitwise_and_, LT_METHOD, NULL},
-  {"bitwise_or", l_bitwise_or, LT_BOTH, NULL}, {"bitwise_or_", l_bitwise_or_, LT_METHOD, NULL},
-  {"bitwise_xor", l_bitwise_xor, LT_BOTH, NULL}, {"bitwise_xor_", l_bitwise_xor_, LT_METHOD, NULL},
-  {"bitwise_not", l_bitwise_not, LT_BOTH, NULL}, {"bitwise_not_", l_bitwise_not_, LT_METHOD, NULL},
-  {"bitwise_left_shift", l_bitwise_left_shift, LT_BOTH, NULL},
-  {"bitwise_left_shift_", l_bitwise_left_shift_, LT_METHOD, NULL},
-  {"bitwise_right_shift", l_bitwise_right_shift, LT_BOTH, NULL},
-  {"bitwise_right_shift_", l_bitwise_right_shift_, LT_METHOD, NULL},
-  {"isnan", l_isnan, LT_BOTH, NULL}, {"isinf", l_isinf, LT_BOTH, NULL}, {"isfinite", l_isfinite, LT_BOTH, NULL},
   {"equal", l_equal, LT_BOTH, NULL}, {"isclose", l_isclose, LT_BOTH, NULL}, {"allclose", l_allclose, LT_BOTH, NULL},
   /* operators: Lua numbers and booleans on either side are weak scalars */
   {"__add", l_add, LT_META | LT_DIFF, "add"},

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "l_lua.h"
 #include "lt_reduce.h"
+#include "l_oplist.h"
 
 /* PyTorch's ScalarType names, used in error messages it words that way */
 static const char *torch_name(ltensor_dtype d) {
@@ -481,30 +482,13 @@ static int l_topk(lua_State *L) {
   return sort_common(L, "topk", t, dim, largest, k, 1, 1);
 }
 
+/* the op list's lines (l_oplist.h), then max/min: T.max (values and
+   indices, not recorded) and the differentiable _max/_min behind it */
 const ltl_reg ltl_reg_reduce[] = {
-  {"sum", l_sum, LT_BOTH | LT_DIFF, "sum"},
-  {"mean", l_mean, LT_BOTH | LT_DIFF, "mean"},
-  {"prod", l_prod, LT_BOTH | LT_DIFF, "prod"},
+  LT_OPS_REDUCE(LT_OP_REG_ALL)
   {"max", l_max, LT_BOTH, NULL},
   {"min", l_min, LT_BOTH, NULL},
   {"_max", l_max_raw, LT_BOTH | LT_DIFF, "max"},
   {"_min", l_min_raw, LT_BOTH | LT_DIFF, "min"},
-  {"amax", l_amax, LT_BOTH | LT_DIFF, "amax"},
-  {"amin", l_amin, LT_BOTH | LT_DIFF, "amin"},
-  {"argmax", l_argmax, LT_BOTH, NULL},
-  {"argmin", l_argmin, LT_BOTH, NULL},
-  {"all", l_all, LT_BOTH, NULL},
-  {"any", l_any, LT_BOTH, NULL},
-  {"std", l_std, LT_BOTH | LT_DIFF, "std"},
-  {"var", l_var, LT_BOTH | LT_DIFF, "var"},
-  {"norm", l_norm, LT_BOTH | LT_DIFF, "norm"},
-  {"logsumexp", l_logsumexp, LT_BOTH | LT_DIFF, "logsumexp"},
-  {"cumsum", l_cumsum, LT_BOTH | LT_DIFF, "cumsum"},
-  {"cumprod", l_cumprod, LT_BOTH | LT_DIFF, "cumprod"},
-  {"softmax", l_softmax, LT_BOTH | LT_DIFF, "softmax"},
-  {"log_softmax", l_log_softmax, LT_BOTH | LT_DIFF, "log_softmax"},
-  {"sort", l_sort, LT_BOTH | LT_DIFF, "sort"},
-  {"topk", l_topk, LT_BOTH | LT_DIFF, "topk"},
-  {"argsort", l_argsort, LT_BOTH, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -556,3 +556,47 @@ int lt_iter_ew(lt_iter_config *cfg, lt_loop_fn fn, lt_kctx *ctx, lt_iter_err *er
   if (given) lt_bump_version(out);
   return atomic_load(&ctx->err) == LT_KERR_ZERODIV ? LT_ITER_ZERODIV : LT_ITER_OK;
 }
+
+/* ---- the reduction mode ---------------------------------------------------- */
+/* Append a dim to a group, merging it into the previous one when walking
+   both as one dim visits the same elements in the same order. */
+static void red_add_dim(int *n, int64_t *sh, int64_t *s0, int64_t *s1, int64_t size, int64_t a, int64_t b) {
+  int k = *n;
+  if (k > 0 && s0[k - 1] == a * size && s1[k - 1] == b * size) {
+    sh[k - 1] *= size; s0[k - 1] = a; s1[k - 1] = b;
+    return;
+  }
+  sh[k] = size; s0[k] = a; s1[k] = b; *n = k + 1;
+}
+
+void lt_iter_reduce_plan(lt_iter_red *p, const lt_tensor *in, const int64_t *out_str, uint32_t mask) {
+  int64_t cs[LT_MAX_DIMS] = {0};
+  if (!out_str) {   /* a contiguous output over the kept dims, 0 on reduced dims */
+    int64_t s = 1;
+    for (int d = in->ndim - 1; d >= 0; d--)
+      if (!((mask >> d) & 1)) { cs[d] = s; s *= in->shape[d]; }
+    out_str = cs;
+  }
+  p->nout_d = p->nred_d = 0;
+  p->nout = p->nred = 1;
+  for (int d = 0; d < in->ndim; d++) {
+    int64_t n = in->shape[d];
+    if ((mask >> d) & 1) {
+      p->nred *= n;
+      if (n != 1) red_add_dim(&p->nred_d, p->ishape, p->istr0, p->istr1, n, in->stride[d], out_str[d]);
+    } else {
+      p->nout *= n;
+      if (n != 1) red_add_dim(&p->nout_d, p->oshape, p->ostr0, p->ostr1, n, in->stride[d], out_str[d]);
+    }
+  }
+  if (!p->nred_d) { p->ishape[0] = 1; p->istr0[0] = p->istr1[0] = 0; p->nred_d = 1; }
+  if (!p->nout_d) { p->oshape[0] = 1; p->ostr0[0] = p->ostr1[0] = 0; p->nout_d = 1; }
+}
+
+int lt_iter_reduce_parts(const lt_iter_red *p, lt_pool *pool, int64_t grain, int can_cut, int *pieces) {
+  int64_t work = p->nout * (p->nred ? p->nred : 1);
+  int few = can_cut && p->nred > 1 && p->nout < LT_MAX_THREADS;
+  int parts = lt_parallel_parts(pool, work, grain, few ? p->nout * LT_ITER_RED_PIECES : p->nout);
+  *pieces = few && parts > p->nout ? LT_ITER_RED_PIECES : 1;
+  return parts;
+}

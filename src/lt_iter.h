@@ -1,5 +1,5 @@
 /*
- * lt_iter.h -- TensorIterator for elementwise ops (Lua-free).
+ * lt_iter.h -- TensorIterator for elementwise ops and the plan of reductions (Lua-free).
  *
  * lt_iter_ew does an elementwise op's whole build and run in one call
  * (below); the stages it goes through, usable alone for custom walks:
@@ -160,6 +160,36 @@ void lt_copy_into(lt_tensor *dst, const lt_tensor *src);
 void lt_fill_f64(lt_tensor *dst, double v);
 void lt_fill_i64(lt_tensor *dst, int64_t v);
 void lt_fill_c128(lt_tensor *dst, lt_cdouble v);
+
+/* ---- the reduction mode of the planner ---------------------------------
+   A reduction over the dims in `mask` (or a scan / softmax over one dim)
+   walks two groups of in's dims: the kept ones (one output element each)
+   and the reduced ones.  lt_iter_reduce_plan splits in's dims into the two
+   groups, each kept in in's dim order (row-major: a running counter over
+   the reduced group is the flat position argmax returns, and a new output
+   holds the kept dims in row-major order), drops size-1 dims and coalesces
+   neighbours that step through both operands as one dim.  Strides are in
+   elements: 0 = in, 1 = the output (out_str: its strides over in's shape,
+   0 on reduced dims; NULL: a contiguous output of the kept dims).  An
+   empty group is one virtual dim of size 1. */
+typedef struct lt_iter_red {
+  int nout_d, nred_d;                         /* kept / reduced dims (>= 1 each) */
+  int64_t oshape[LT_MAX_DIMS], ostr0[LT_MAX_DIMS], ostr1[LT_MAX_DIMS];  /* kept */
+  int64_t ishape[LT_MAX_DIMS], istr0[LT_MAX_DIMS], istr1[LT_MAX_DIMS];  /* reduced */
+  int64_t nout, nred;                         /* output elements; reduced ones per output */
+} lt_iter_red;
+void lt_iter_reduce_plan(lt_iter_red *p, const lt_tensor *in, const int64_t *out_str, uint32_t mask);
+
+/* The split of a reduction over the pool, by the one grain policy (work:
+   nout * nred elements, `grain` of them per thread).  Returns the parts.
+   *pieces = 1: the parts cut the outputs, each output computed whole in
+   one part (results do not depend on the thread count).  When the caller
+   can cut a reduced run (can_cut) and there are fewer outputs than parts,
+   *pieces = LT_ITER_RED_PIECES: each output's run is cut into that many
+   pieces (unit u = output u / pieces, piece u % pieces) whose partial
+   results the caller combines in order. */
+#define LT_ITER_RED_PIECES 16
+int lt_iter_reduce_parts(const lt_iter_red *p, lt_pool *pool, int64_t grain, int can_cut, int *pieces);
 
 /* ---- the ordered walk -------------------------------------------------
    Walks whose order is part of the result (nonzero, masked_select, the

@@ -206,23 +206,6 @@ const char *lt_shape_str(char *buf, size_t n, int nd, const int64_t *s, const ch
   return buf;
 }
 
-void lt_foreach(const lt_tensor *t, void (*fn)(char *p, void *ctx), void *ctx) {
-  int64_t n = lt_numel(t);
-  if (n == 0) return;
-  int64_t idx[LT_MAX_DIMS] = {0};
-  size_t sz = lt_itemsize(t->dtype);
-  char *base = lt_data(t);
-  for (int64_t k = 0; k < n; k++) {
-    int64_t off = 0;
-    for (int i = 0; i < t->ndim; i++) off += idx[i] * t->stride[i];
-    fn(base + off * (int64_t)sz, ctx);
-    for (int i = t->ndim - 1; i >= 0; i--) {
-      if (++idx[i] < t->shape[i]) break;
-      idx[i] = 0;
-    }
-  }
-}
-
 /* a * b into *r, or 0 when it overflows int64 (a, b >= 0) */
 static int mul_fits(int64_t a, int64_t b, int64_t *r) {
   if (a != 0 && b > INT64_MAX / a) return 0;

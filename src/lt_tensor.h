@@ -106,7 +106,4 @@ bool lt_has_internal_overlap(const lt_tensor *t);
 /* Record an in-place write (the autograd version counter). */
 static inline void lt_bump_version(lt_tensor *t) { atomic_fetch_add(&t->storage->version, 1); }
 
-/* Visit every element of t in row-major order: fn(ptr, ctx). */
-void lt_foreach(const lt_tensor *t, void (*fn)(char *p, void *ctx), void *ctx);
-
 #endif
