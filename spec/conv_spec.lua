@@ -104,7 +104,8 @@ describe("nn modules against PyTorch", function()
   for _, c in ipairs(fix.modules) do
     it(c.name, function()
       local opts = build_opts(c.opts)
-      opts.dtype = T.float64
+      -- (only the modules with parameters take a dtype, as in PyTorch)
+      if next(c.params) then opts.dtype = T.float64 end
       local ctor = {}
       for i, v in ipairs(c.ctor) do ctor[i] = v end
       ctor[#ctor + 1] = opts

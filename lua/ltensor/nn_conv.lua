@@ -54,12 +54,26 @@ end
 local function is_opts(v)
   return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0
 end
--- Positional arguments named by `names`, then an optional options table.
-local function args_of(names, ...)
+-- Positional arguments named by `names`, then an optional options table
+-- whose keys must be among `names` (or names.extra: keyword-only ones such
+-- as a module's dtype); an unknown key raises "ltensor.<fname>: unknown
+-- option 'x' (did you mean 'y'?)" as everywhere else in the library.
+local function known_of(names)
+  local k = names.known
+  if not k then
+    k = {}
+    for i = 1, #names do k[i] = names[i] end
+    for _, e in ipairs(names.extra or {}) do k[#k + 1] = e end
+    names.known = k
+  end
+  return k
+end
+local function args_of(fname, names, ...)
   local a, n = {}, select("#", ...)
   for i = 1, n do
     local v = select(i, ...)
     if is_opts(v) and not is_t(v) then
+      T._check_opts(fname, v, known_of(names))
       for k, x in next, v do a[k] = x end
       break
     end
@@ -273,11 +287,11 @@ end
 
 local CONV_ARGS = { "bias", "stride", "padding", "dilation", "groups" }
 function F.conv1d(x, w, ...)
-  local a = args_of(CONV_ARGS, ...)
+  local a = args_of("nn.functional.conv1d", CONV_ARGS, ...)
   return conv_nd("conv1d", 1, x, w, a.bias, a.stride, a.padding, a.dilation, a.groups)
 end
 function F.conv2d(x, w, ...)
-  local a = args_of(CONV_ARGS, ...)
+  local a = args_of("nn.functional.conv2d", CONV_ARGS, ...)
   return conv_nd("conv2d", 2, x, w, a.bias, a.stride, a.padding, a.dilation, a.groups)
 end
 
@@ -349,11 +363,11 @@ end
 
 local CONVT_ARGS = { "bias", "stride", "padding", "output_padding", "groups", "dilation" }
 function F.conv_transpose1d(x, w, ...)
-  local a = args_of(CONVT_ARGS, ...)
+  local a = args_of("nn.functional.conv_transpose1d", CONVT_ARGS, ...)
   return conv_transpose_nd("conv_transpose1d", 1, x, w, a.bias, a.stride, a.padding, a.output_padding, a.groups, a.dilation)
 end
 function F.conv_transpose2d(x, w, ...)
-  local a = args_of(CONVT_ARGS, ...)
+  local a = args_of("nn.functional.conv_transpose2d", CONVT_ARGS, ...)
   return conv_transpose_nd("conv_transpose2d", 2, x, w, a.bias, a.stride, a.padding, a.output_padding, a.groups, a.dilation)
 end
 
@@ -454,7 +468,7 @@ end
 
 local MAXPOOL_ARGS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
 local function max_pool(fname, nd, x, kernel, ...)
-  local a = args_of(MAXPOOL_ARGS, ...)
+  local a = args_of("nn.functional." .. fname, MAXPOOL_ARGS, ...)
   local x4, batched = pool_input(fname, nd, x)
   float_only(fname, nd == 1 and "max_pool1d" or "max_pool2d", x)
   local k, s, p, d, o = pool_geometry(fname, nd, x4, kernel, a.stride, a.padding, a.dilation, a.ceil_mode)
@@ -467,12 +481,12 @@ end
 function F.max_pool1d(x, kernel_size, ...) return max_pool("max_pool1d", 1, x, kernel_size, ...) end
 function F.max_pool2d(x, kernel_size, ...) return max_pool("max_pool2d", 2, x, kernel_size, ...) end
 function F.max_pool1d_with_indices(x, k, ...)
-  local a = args_of(MAXPOOL_ARGS, ...)
+  local a = args_of("nn.functional.max_pool1d_with_indices", MAXPOOL_ARGS, ...)
   a.return_indices = true
   return max_pool("max_pool1d", 1, x, k, a)
 end
 function F.max_pool2d_with_indices(x, k, ...)
-  local a = args_of(MAXPOOL_ARGS, ...)
+  local a = args_of("nn.functional.max_pool2d_with_indices", MAXPOOL_ARGS, ...)
   a.return_indices = true
   return max_pool("max_pool2d", 2, x, k, a)
 end
@@ -480,7 +494,7 @@ end
 local AVGPOOL_ARGS = { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
 local avg_pool
 function avg_pool(fname, nd, x, kernel, ...)
-  local a = args_of(AVGPOOL_ARGS, ...)
+  local a = args_of("nn.functional." .. fname, AVGPOOL_ARGS, ...)
   local x4, batched = pool_input(fname, nd, x)
   local name = x.dtype.name
   if not is_float(x) and (name:match("^u?int") or name == "int8") then
@@ -549,7 +563,7 @@ local function adaptive_avg(fname, nd, x, size)
   return pool_result(T._adaptive_avg_pool2d(x4, Ho, Wo), nd, batched)
 end
 local function adaptive_max(fname, nd, x, size, ...)
-  local a = args_of({ "return_indices" }, ...)
+  local a = args_of("nn.functional." .. fname, { "return_indices" }, ...)
   local x4, batched = adaptive_input(fname, nd, x)
   float_only(fname, "adaptive_max_pool2d", x)
   local Ho, Wo = adaptive_size(fname, nd, x4, size)
@@ -590,7 +604,7 @@ end
 local INTERP_ARGS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }
 function F.interpolate(x, ...)
   local fname = "interpolate"
-  local a = args_of(INTERP_ARGS, ...)
+  local a = args_of("nn.functional." .. fname, INTERP_ARGS, ...)
   check_t(fname, 1, "input", x)
   local mode = a.mode or "nearest"
   local nd = x:dim() - 2
@@ -745,7 +759,7 @@ local function fold_checks(fname, k, d, p, s)
 end
 function F.unfold(x, kernel_size, ...)
   local fname = "unfold"
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.functional.unfold", UNFOLD_ARGS, ...)
   check_t(fname, 1, "input", x)
   local xd = x:dim()
   if xd ~= 3 and xd ~= 4 then
@@ -775,7 +789,7 @@ function F.unfold(x, kernel_size, ...)
 end
 function F.fold(x, output_size, kernel_size, ...)
   local fname = "fold"
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.functional.fold", UNFOLD_ARGS, ...)
   check_t(fname, 1, "input", x)
   local xd = x:dim()
   if xd ~= 2 and xd ~= 3 then
@@ -858,7 +872,7 @@ local function ebag_reduce(rows, keep, mode, d)
 end
 function F.embedding_bag(input, weight, ...)
   local fname = "embedding_bag"
-  local a = args_of(EBAG_ARGS, ...)
+  local a = args_of("nn.functional.embedding_bag", EBAG_ARGS, ...)
   check_t(fname, 1, "input", input)
   check_t(fname, 2, "weight", weight)
   local mode = a.mode or "mean"
@@ -1013,8 +1027,9 @@ local function conv_module(cls, nd, transposed)
   nn[cls] = C
   local ARGS = transposed and { "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode" }
     or { "stride", "padding", "dilation", "groups", "bias", "padding_mode" }
+  ARGS.extra = { "dtype" }
   function C:init(in_channels, out_channels, kernel_size, ...)
-    local a = args_of(ARGS, ...)
+    local a = args_of("nn." .. cls, ARGS, ...)
     pos_int(cls, "in_channels", in_channels)
     pos_int(cls, "out_channels", out_channels)
     local groups = a.groups or 1
@@ -1166,7 +1181,7 @@ local function pool_module(cls, nd, kind)
   local ARGS = kind == "max" and { "stride", "padding", "dilation", "return_indices", "ceil_mode" }
     or { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
   function C:init(kernel_size, ...)
-    local a = args_of(ARGS, ...)
+    local a = args_of("nn." .. cls, ARGS, ...)
     ntuple(cls, "kernel_size", kernel_size, nd)
     self.kernel_size = kernel_size
     self.stride = a.stride or kernel_size
@@ -1251,7 +1266,7 @@ adaptive_module("AdaptiveMaxPool2d", F.adaptive_max_pool2d, true)
 local Upsample = Module:extend("Upsample")
 nn.Upsample = Upsample
 function Upsample:init(...)
-  local a = args_of({ "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }, ...)
+  local a = args_of("nn.Upsample", { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }, ...)
   self.size, self.scale_factor = a.size, a.scale_factor
   self.mode = a.mode or "nearest"
   self.align_corners = a.align_corners
@@ -1297,7 +1312,7 @@ function PixelUnshuffle:extra_repr() return "downscale_factor=" .. self.downscal
 local Unfold = Module:extend("Unfold")
 nn.Unfold = Unfold
 function Unfold:init(kernel_size, ...)
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.Unfold", UNFOLD_ARGS, ...)
   self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, a.dilation or 1, a.padding or 0, a.stride or 1
 end
 function Unfold:forward(x)
@@ -1310,7 +1325,7 @@ end
 local Fold = Module:extend("Fold")
 nn.Fold = Fold
 function Fold:init(output_size, kernel_size, ...)
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.Fold", UNFOLD_ARGS, ...)
   self.output_size, self.kernel_size = output_size, kernel_size
   self.dilation, self.padding, self.stride = a.dilation or 1, a.padding or 0, a.stride or 1
 end
@@ -1325,7 +1340,7 @@ end
 local EmbeddingBag = Module:extend("EmbeddingBag")
 nn.EmbeddingBag = EmbeddingBag
 function EmbeddingBag:init(num_embeddings, embedding_dim, ...)
-  local a = args_of({ "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
+  local a = args_of("nn.EmbeddingBag", { "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
     "padding_idx", "dtype" }, ...)
   pos_int("EmbeddingBag", "num_embeddings", num_embeddings)
   pos_int("EmbeddingBag", "embedding_dim", embedding_dim)
