@@ -26,7 +26,7 @@ local function close(got, want, what)
   assert.equal(want.dtype, got.dtype.name, what .. ": dtype")
   assert.same(want.shape, got.shape, what .. ": shape")
   local g = got:reshape(-1):totable()
-  local rtol = want.dtype == "float32" and 2e-5 or 1e-9
+  local rtol = want.dtype == "float32" and 2e-5 or (want.dtype == "bfloat16" and 8e-3 or 1e-9)
   local maxabs = 1
   for _, v in ipairs(want.data) do if v == v and math.abs(v) > maxabs then maxabs = math.abs(v) end end
   for i, w in ipairs(want.data) do

@@ -13,8 +13,9 @@
  *   T._avg_pool2d_bwd(gout, Hi, Wi, kh, kw, sh, sw, ph, pw, count_include_pad, divisor)
  *   T._adaptive_avg_pool2d(x, Ho, Wo), T._adaptive_avg_pool2d_bwd(gout, Hi, Wi)
  *   T._adaptive_max_pool2d(x, Ho, Wo) -> out, idx
- *   T._interp(x, Ho, Wo, mode, align_corners, scale_h, scale_w), T._interp_bwd(gout, Hi, Wi, ...)
- *     (mode 0 nearest, 1 linear, 2 bicubic)
+ *   T._interp(x, Ho, Wo, mode, align_corners, scale_h, scale_w [, copy]), T._interp_bwd(gout, Hi, Wi, ...)
+ *     (mode 0 nearest, 1 linear, 2 bicubic, 3 nearest-exact; copy 1/2/3: the H/W/both axes are
+ *     ones the caller added, of equal sizes, read in place)
  * Shapes given here are trusted to be consistent (nn_conv.lua derives them);
  * they are still checked, so that a wrong call raises instead of reading out
  * of bounds.  The differentiable ones (LT_DIFF) get their backward rules in
@@ -454,24 +455,27 @@ static void interp_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   else lt_interp(j->dt, j->planes, j->Hi, j->Wi, j->Ho, j->Wo, &j->ah, &j->aw, j->in, j->out, lo, hi);
 }
 /* the per-axis tables live in an int64 tensor left on the stack */
-static void interp_tables(lua_State *L, interp_job *j, int mode, int align, double scale_h, double scale_w) {
+static void interp_tables(lua_State *L, interp_job *j, int mode, int align, double scale_h, double scale_w,
+                          int copy) {
   int64_t n[1] = { 3 * (j->Ho + j->Wo) };
   lt_tensor *tab = ltl_push_new(L, LTENSOR_INT64, 1, n);
   int64_t *p = (int64_t *)(void *)lt_data(tab);
   j->ah.i0 = p; j->ah.i1 = p + j->Ho; j->ah.lam = (double *)(void *)(p + 2 * j->Ho);
   p += 3 * j->Ho;
   j->aw.i0 = p; j->aw.i1 = p + j->Wo; j->aw.lam = (double *)(void *)(p + 2 * j->Wo);
-  lt_interp_axis_fill(&j->ah, j->Hi, j->Ho, mode, align, scale_h);
-  lt_interp_axis_fill(&j->aw, j->Wi, j->Wo, mode, align, scale_w);
+  lt_interp_axis_fill(&j->ah, j->Hi, j->Ho, copy == 1 || copy == 3 ? LT_INTERP_COPY : mode, align, scale_h);
+  lt_interp_axis_fill(&j->aw, j->Wi, j->Wo, copy >= 2 ? LT_INTERP_COPY : mode, align, scale_w);
 }
 static int do_interp(lua_State *L, int bwd) {
   const char *fname = bwd ? "_interp_bwd" : "_interp";
   lt_tensor *x = float_arg(L, 1, fname, 4);
   int64_t H = int_arg(L, 2, fname, 1), W = int_arg(L, 3, fname, 1);
   int mode = (int)int_arg(L, 4, fname, 0);
-  if (mode > 2) ltl_error(L, fname, "bad mode %d (0 nearest, 1 linear, 2 cubic)", mode);
+  if (mode > 3) ltl_error(L, fname, "bad mode %d (0 nearest, 1 linear, 2 cubic, 3 nearest-exact)", mode);
   int align = lua_toboolean(L, 5);
   double sh = luaL_optnumber(L, 6, -1), sw = luaL_optnumber(L, 7, -1);
+  int copy = lua_isnoneornil(L, 8) ? 0 : (int)int_arg(L, 8, fname, 0);
+  if (copy > 3 || (copy && mode == 2)) ltl_error(L, fname, "bad copy axes %d", copy);
   lua_settop(L, 7);
   interp_job j;
   j.dt = x->dtype;
@@ -481,7 +485,9 @@ static int do_interp(lua_State *L, int bwd) {
   if (bwd) { j.Ho = x->shape[2]; j.Wo = x->shape[3]; j.Hi = H; j.Wi = W; }
   else { j.Hi = x->shape[2]; j.Wi = x->shape[3]; j.Ho = H; j.Wo = W; }
   if (j.Hi < 1 || j.Wi < 1) ltl_error(L, fname, "empty spatial input");
-  interp_tables(L, &j, mode, align, sh, sw);
+  if (((copy == 1 || copy == 3) && j.Hi != j.Ho) || (copy >= 2 && j.Wi != j.Wo))
+    ltl_error(L, fname, "a copied axis must keep its size");
+  interp_tables(L, &j, mode, align, sh, sw, copy);
   int64_t shape[4] = { x->shape[0], x->shape[1], H, W };
   lt_tensor *out = bwd ? push_zeros(L, j.dt, 4, shape) : ltl_push_new(L, j.dt, 4, shape);
   j.in = lt_data(x);

@@ -465,20 +465,25 @@ void lt_adaptive_max_pool(const lt_pool_geom *g, const void *in, void *out, int6
 }
 
 /* ---- interpolation ------------------------------------------------------------ */
-/* PyTorch's area_pixel_compute_source_index and nearest_idx (upsample.h). */
+/* PyTorch's area_pixel_compute_source_index, nearest_idx,
+   nearest_exact_idx and compute_source_index_and_lambda (UpSample.h). */
 void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, int align_corners, double scale) {
+  a->one = mode == 0 || mode == 3 || mode == LT_INTERP_COPY;
   for (int64_t o = 0; o < out; o++) {
-    if (mode == 0) {   /* nearest_idx: float arithmetic, as PyTorch's */
+    a->lam[o] = 0;
+    if (mode == LT_INTERP_COPY) {   /* an axis the caller added (in == out): read in place */
+      a->i0[o] = a->i1[o] = o < in ? o : in - 1;
+      continue;
+    }
+    if (mode == 0 || mode == 3) {   /* nearest: float arithmetic, as PyTorch's */
       int64_t i;
-      if (out == in) i = o;
+      float s = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
+      if (mode == 3) i = (int64_t)floorf((float)(((double)o + 0.5) * (double)s));   /* nearest-exact */
+      else if (out == in) i = o;
       else if (out == 2 * in) i = o >> 1;
-      else {
-        float s = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
-        i = (int64_t)floorf((float)o * s);
-        if (i > in - 1) i = in - 1;
-      }
+      else i = (int64_t)floorf((float)o * s);
+      if (i > in - 1) i = in - 1;
       a->i0[o] = a->i1[o] = i;
-      a->lam[o] = 0;
       continue;
     }
     double s;
@@ -491,18 +496,29 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
       a->lam[o] = src - f;
       continue;
     }
+    if (out == in) {   /* PyTorch: "scale_factor = 1, simply copy" (both taps the same pixel) */
+      a->i0[o] = a->i1[o] = o;
+      continue;
+    }
     if (!align_corners && src < 0) src = 0;
     int64_t i0 = (int64_t)src;
     if (i0 > in - 1) i0 = in - 1;
-    int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
     a->i0[o] = i0;
-    a->i1[o] = i1;
-    a->lam[o] = src - (double)i0;
-    if (i1 == i0) a->lam[o] = 0;
+    a->i1[o] = i0 + (i0 < in - 1 ? 1 : 0);
+    /* past the last pixel both taps read it, with PyTorch's weights */
+    double lam = src - (double)i0;
+    a->lam[o] = lam < 0 ? 0 : (lam > 1 ? 1 : lam);
   }
 }
 
+/* one output value along W from the row r: a single tap on a one-tap
+   axis (nearest, or an axis the caller added), else the two-tap blend */
 #define DEFINE_INTERP(T)                                                                                    \
+  static inline T wtap_##T(const T *r, const lt_interp_axis *aw, int64_t ow) {                              \
+    if (aw->one) return r[aw->i0[ow]];                                                                     \
+    T lw = (T)aw->lam[ow], kw = 1 - lw;                                                                    \
+    return kw * r[aw->i0[ow]] + lw * r[aw->i1[ow]];                                                        \
+  }                                                                                                        \
   static void interp_##T(int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,         \
                          const lt_interp_axis *aw, const T *in, T *out, int64_t lo, int64_t hi) {          \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
@@ -510,14 +526,22 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
       T *y = out + p * Ho * Wo;                                                                            \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
         const T *r0 = x + ah->i0[oh] * Wi, *r1 = x + ah->i1[oh] * Wi;                                      \
-        T lh = (T)ah->lam[oh], kh = 1 - lh;                                                                \
-        for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
-          int64_t a = aw->i0[ow], b = aw->i1[ow];                                                          \
-          T lw = (T)aw->lam[ow], kw = 1 - lw;                                                              \
-          y[oh * Wo + ow] = kh * (kw * r0[a] + lw * r0[b]) + lh * (kw * r1[a] + lw * r1[b]);               \
+        T *yr = y + oh * Wo;                                                                               \
+        if (ah->one) {                                                                                     \
+          for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = wtap_##T(r0, aw, ow);                               \
+          continue;                                                                                        \
         }                                                                                                  \
+        T lh = (T)ah->lam[oh], kh = 1 - lh;                                                                \
+        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = kh * wtap_##T(r0, aw, ow) + lh * wtap_##T(r1, aw, ow); \
       }                                                                                                    \
     }                                                                                                      \
+  }                                                                                                        \
+  /* gin row r += g spread over the W taps of output ow */                                                 \
+  static inline void wadd_##T(T *r, const lt_interp_axis *aw, int64_t ow, T g) {                           \
+    if (aw->one) { r[aw->i0[ow]] += g; return; }                                                           \
+    T lw = (T)aw->lam[ow], kw = 1 - lw;                                                                    \
+    r[aw->i0[ow]] += kw * g;                                                                               \
+    r[aw->i1[ow]] += lw * g;                                                                               \
   }                                                                                                        \
   static void interp_bwd_##T(int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,     \
                              const lt_interp_axis *aw, const T *gout, T *gin, int64_t lo, int64_t hi) {    \
@@ -526,14 +550,15 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
       const T *y = gout + p * Ho * Wo;                                                                     \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
         T *r0 = x + ah->i0[oh] * Wi, *r1 = x + ah->i1[oh] * Wi;                                            \
+        const T *yr = y + oh * Wo;                                                                         \
+        if (ah->one) {                                                                                     \
+          for (int64_t ow = 0; ow < Wo; ow++) wadd_##T(r0, aw, ow, yr[ow]);                                \
+          continue;                                                                                        \
+        }                                                                                                  \
         T lh = (T)ah->lam[oh], kh = 1 - lh;                                                                \
         for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
-          int64_t a = aw->i0[ow], b = aw->i1[ow];                                                          \
-          T lw = (T)aw->lam[ow], kw = 1 - lw, g = y[oh * Wo + ow];                                         \
-          r0[a] += kh * kw * g;                                                                            \
-          r0[b] += kh * lw * g;                                                                            \
-          r1[a] += lh * kw * g;                                                                            \
-          r1[b] += lh * lw * g;                                                                            \
+          wadd_##T(r0, aw, ow, kh * yr[ow]);                                                               \
+          wadd_##T(r1, aw, ow, lh * yr[ow]);                                                               \
         }                                                                                                  \
       }                                                                                                    \
     }                                                                                                      \
