@@ -8,7 +8,7 @@
  *   T._conv_big(small, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hb, Wb)
  *   T._conv_wgrad(big, small, kh, kw, sh, sw, ph, pw, dh, dw, groups)
  *   T._max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo [, want_idx = true]) -> out [, idx]
- *   T._max_pool_bwd(gout, idx, Hi, Wi)
+ *   T._max_pool_bwd(gout, idx, Hi, Wi [, tiled]) (tiled: the windows were 2x2, stride 2, unpadded)
  *   T._avg_pool2d(x, kh, kw, sh, sw, ph, pw, Ho, Wo, count_include_pad, divisor)
  *   T._avg_pool2d_bwd(gout, Hi, Wi, kh, kw, sh, sw, ph, pw, count_include_pad, divisor)
  *   T._adaptive_avg_pool2d(x, Ho, Wo), T._adaptive_avg_pool2d_bwd(gout, Hi, Wi)
@@ -333,11 +333,19 @@ static int l_adaptive_max_pool2d(lua_State *L) {
   return 2;
 }
 
-typedef struct { ltensor_dtype dt; int64_t Q, P; const void *gout; const int64_t *idx; void *gin; } mpb_job;
+typedef struct {
+  ltensor_dtype dt;
+  int64_t Q, P, Ho, Wo, Hi, Wi;
+  const void *gout;
+  const int64_t *idx;
+  void *gin;
+  int tiled;
+} mpb_job;
 static void mpb_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   (void)tid;
   mpb_job *j = (mpb_job *)ctx;
-  lt_max_pool_bwd(j->dt, j->Q, j->P, j->gout, j->idx, j->gin, lo, hi);
+  if (j->tiled) lt_max_pool2_bwd(j->dt, j->Ho, j->Wo, j->Hi, j->Wi, j->gout, j->idx, j->gin, lo, hi);
+  else lt_max_pool_bwd(j->dt, j->Q, j->P, j->gout, j->idx, j->gin, lo, hi);
 }
 static int l_max_pool_bwd(lua_State *L) {
   const char *fname = "_max_pool_bwd";
@@ -346,11 +354,16 @@ static int l_max_pool_bwd(lua_State *L) {
   if (idx->dtype != LTENSOR_INT64 || idx->ndim != 4 || !lt_is_contiguous(idx) || lt_numel(idx) != lt_numel(go))
     ltl_error(L, fname, "bad indices");
   int64_t Hi = int_arg(L, 3, fname, 0), Wi = int_arg(L, 4, fname, 0);
+  /* tiled: the indices come from 2x2 windows of stride 2 (the common pool),
+     which cover each input pixel at most once */
+  int tiled = lua_toboolean(L, 5);
+  int64_t Ho = go->shape[2], Wo = go->shape[3];
+  if (tiled && (2 * Ho > Hi || 2 * Wo > Wi)) ltl_error(L, fname, "2x2 windows do not fit the input");
   lua_settop(L, 4);
   int64_t shape[4] = { go->shape[0], go->shape[1], Hi, Wi };
-  lt_tensor *gin = push_zeros(L, go->dtype, 4, shape);
-  mpb_job j = { go->dtype, go->shape[2] * go->shape[3], Hi * Wi, lt_data(go), (const int64_t *)(const void *)lt_data(idx),
-                lt_data(gin) };
+  lt_tensor *gin = tiled ? ltl_push_new(L, go->dtype, 4, shape) : push_zeros(L, go->dtype, 4, shape);
+  mpb_job j = { go->dtype, Ho * Wo, Hi * Wi, Ho, Wo, Hi, Wi, lt_data(go), (const int64_t *)(const void *)lt_data(idx),
+                lt_data(gin), tiled };
   int64_t planes = go->shape[0] * go->shape[1];
   par_run(L, par_threads(L, planes, (double)lt_numel(go)), planes, mpb_range, &j);
   return 1;

@@ -103,6 +103,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
      col has K rows of (r1 - r0) * Ws */                                                                   \
   static void im2col_##T(const lt_conv_geom *g, const T *big, T *col, int64_t r0, int64_t r1) {           \
     int64_t Ws = g->Ws, L = (r1 - r0) * Ws;                                                                \
+    int span = g->sh == 1 && g->sw == 1 && Ws == g->Wb;                                                    \
     for (int64_t c = 0; c < g->Cb; c++) {                                                                  \
       const T *plane = big + c * g->Hb * g->Wb;                                                            \
       for (int64_t i = 0; i < g->kh; i++)                                                                  \
@@ -115,6 +116,19 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
           if (oh1 > r1) oh1 = r1;                                                                          \
           if (oh1 < oh0) oh1 = oh0;                                                                        \
           if (oh0 > r0) memset(row + r0 * Ws, 0, sizeof(T) * (size_t)((oh0 - r0) * Ws));                   \
+          if (span && oh1 > oh0 && ow1 > ow0) {                                                             \
+            /* unit strides, equal widths: the valid taps of rows [oh0, oh1) are one shifted run of the    \
+               plane; copy it whole, then zero the columns that wrapped round a row edge */                \
+            int64_t e0 = oh0 * Ws + ow0, e1 = (oh1 - 1) * Ws + ow1;                                        \
+            if (e1 > e0) memcpy(row + e0, plane + e0 + offh * g->Wb + offw, sizeof(T) * (size_t)(e1 - e0));  \
+            for (int64_t oh = oh0; oh < oh1; oh++) {                                                       \
+              T *r = row + oh * Ws;                                                                        \
+              for (int64_t ow = 0; ow < ow0; ow++) r[ow] = 0;                                              \
+              for (int64_t ow = ow1; ow < Ws; ow++) r[ow] = 0;                                             \
+            }                                                                                              \
+            if (oh1 < r1) memset(row + oh1 * Ws, 0, sizeof(T) * (size_t)((r1 - oh1) * Ws));                \
+            continue;                                                                                      \
+          }                                                                                                \
           for (int64_t oh = oh0; oh < oh1; oh++) {                                                         \
             T *r = row + oh * Ws;                                                                          \
             const T *src = plane + (oh * g->sh + offh) * g->Wb + offw;                                     \
@@ -164,16 +178,19 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
       int64_t r0 = blk * rb, r1 = r0 + rb < g->Hs ? r0 + rb : g->Hs, Lb = (r1 - r0) * g->Ws;               \
       const T *b = big + (n * g->G + gi) * Bsz;                                                            \
       T *s = small + (n * g->G + gi) * g->Cs * L + r0 * g->Ws;                                             \
-      if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, 0, s, L);         \
-      else {                                                                                               \
-        im2col_##T(g, b, col, r0, r1);                                                                     \
-        gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col, Lb, 0, s, L);                         \
-      }                                                                                                    \
+      /* with a bias, the block starts as the bias and the gemm adds to it (beta = 1, as PyTorch's    \
+         addmm): no separate zeroing pass by the BLAS and no second pass for the bias */                   \
       if (bias)                                                                                            \
         for (int64_t o = 0; o < g->Cs; o++) {                                                              \
           T bv = bias[gi * g->Cs + o], *r = s + o * L;                                                     \
-          for (int64_t l = 0; l < Lb; l++) r[l] += bv;                                                     \
+          for (int64_t l = 0; l < Lb; l++) r[l] = bv;                                                      \
         }                                                                                                  \
+      T beta = bias ? (T)1 : (T)0;                                                                         \
+      if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, beta, s, L);      \
+      else {                                                                                               \
+        im2col_##T(g, b, col, r0, r1);                                                                     \
+        gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col, Lb, beta, s, L);                      \
+      }                                                                                                    \
     }                                                                                                      \
   }                                                                                                        \
   /* items: (sample, group): blocks of one image overlap in big */                                         \
@@ -436,6 +453,40 @@ FLOAT_TYPES(DEFINE_POOL)
 void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx, int64_t lo, int64_t hi) {
   if (g->dt == LTENSOR_FLOAT32) max_pool_float(g, in, out, idx, lo, hi);
   else max_pool_double(g, in, out, idx, lo, hi);
+}
+/* The 2x2/2 windows tile the plane: every input pixel is written once (the
+   gradient at its window's winner, 0 elsewhere and in the uncovered last
+   row/column), so gin needs no zeroing first and is written in order. */
+#define DEFINE_POOL2_BWD(T)                                                                                 \
+  static void pool2_bwd_##T(int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const T *gout, const int64_t *idx, \
+                            T *gin, int64_t lo, int64_t hi) {                                              \
+    for (int64_t p = lo; p < hi; p++) {                                                                    \
+      const T *g = gout + p * Ho * Wo;                                                                     \
+      const int64_t *k = idx + p * Ho * Wo;                                                                \
+      T *x = gin + p * Hi * Wi;                                                                            \
+      for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
+        T *r0 = x + 2 * oh * Wi, *r1 = r0 + Wi;                                                            \
+        int64_t base = 2 * oh * Wi + 1;   /* 1-based flat index of the window's first tap */              \
+        for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
+          int64_t rel = k[oh * Wo + ow] - base - 2 * ow;                                                   \
+          T v = g[oh * Wo + ow];                                                                           \
+          r0[2 * ow] = rel == 0 ? v : (T)0;                                                                \
+          r0[2 * ow + 1] = rel == 1 ? v : (T)0;                                                            \
+          r1[2 * ow] = rel == Wi ? v : (T)0;                                                               \
+          r1[2 * ow + 1] = rel == Wi + 1 ? v : (T)0;                                                       \
+        }                                                                                                  \
+        for (int64_t w = 2 * Wo; w < Wi; w++) r0[w] = r1[w] = 0;                                           \
+      }                                                                                                    \
+      if (2 * Ho < Hi) memset(x + 2 * Ho * Wi, 0, sizeof(T) * (size_t)((Hi - 2 * Ho) * Wi));                 \
+    }                                                                                                      \
+  }
+DEFINE_POOL2_BWD(float)
+DEFINE_POOL2_BWD(double)
+#undef DEFINE_POOL2_BWD
+void lt_max_pool2_bwd(ltensor_dtype dt, int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const void *gout,
+                      const int64_t *idx, void *gin, int64_t lo, int64_t hi) {
+  if (dt == LTENSOR_FLOAT32) pool2_bwd_float(Ho, Wo, Hi, Wi, gout, idx, gin, lo, hi);
+  else pool2_bwd_double(Ho, Wo, Hi, Wi, gout, idx, gin, lo, hi);
 }
 void lt_max_pool_bwd(ltensor_dtype dt, int64_t out_per_plane, int64_t in_per_plane, const void *gout,
                      const int64_t *idx, void *gin, int64_t lo, int64_t hi) {

@@ -73,6 +73,10 @@ void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx,
    `per_plane` = Ho*Wo outputs and Hi*Wi inputs per plane. */
 void lt_max_pool_bwd(ltensor_dtype dt, int64_t out_per_plane, int64_t in_per_plane, const void *gout,
                      const int64_t *idx, void *gin, int64_t lo, int64_t hi);
+/* the same for 2x2 windows of stride 2 (no padding, dilation 1; 2*Ho <= Hi,
+   2*Wo <= Wi): writes all of gin (no zeroing needed) */
+void lt_max_pool2_bwd(ltensor_dtype dt, int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const void *gout,
+                      const int64_t *idx, void *gin, int64_t lo, int64_t hi);
 void lt_avg_pool(const lt_pool_geom *g, const void *in, void *out, int64_t lo, int64_t hi);
 void lt_avg_pool_bwd(const lt_pool_geom *g, const void *gout, void *gin, int64_t lo, int64_t hi);
 

@@ -376,12 +376,16 @@ end
 ---------------------------------------------------------------------------
 local function max_pool_bw(n, g)
   local s = n.in_shape
-  return T._max_pool_bwd(g, n.saved[1], s[3], s[4])
+  return T._max_pool_bwd(g, n.saved[1], s[3], s[4], n.tiled)
 end
 rules._max_pool2d = function(raw, x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo)
   local out, idx = raw(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo, true)
+  -- 2x2 windows of stride 2 tile the input: the backward writes it in one pass
+  -- (a ceil_mode window past the edge is not a tile)
+  local tiled = kh == 2 and kw == 2 and sh == 2 and sw == 2 and ph == 0 and pw == 0 and dh == 1 and dw == 1 and
+    2 * Ho <= x:size(3) and 2 * Wo <= x:size(4)
   return { name = "MaxPool2DWithIndicesBackward0", inputs = { x }, saved = { idx, n = 1 }, in_shape = x.shape,
-    nondiff = { [2] = true }, backward = max_pool_bw }, out, idx
+    tiled = tiled, nondiff = { [2] = true }, backward = max_pool_bw }, out, idx
 end
 rules._adaptive_max_pool2d = function(raw, x, ...)
   local out, idx = raw(x, ...)
