@@ -8,13 +8,14 @@
  *   T._conv_big(small, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hb, Wb)
  *   T._conv_wgrad(big, small, kh, kw, sh, sw, ph, pw, dh, dw, groups)
  *   T._max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo [, want_idx = true]) -> out [, idx]
- *   T._max_pool_bwd(gout, idx, Hi, Wi)
+ *   T._max_pool_bwd(gout, idx, Hi, Wi [, tiled]) (tiled: the windows were 2x2, stride 2, unpadded)
  *   T._avg_pool2d(x, kh, kw, sh, sw, ph, pw, Ho, Wo, count_include_pad, divisor)
  *   T._avg_pool2d_bwd(gout, Hi, Wi, kh, kw, sh, sw, ph, pw, count_include_pad, divisor)
  *   T._adaptive_avg_pool2d(x, Ho, Wo), T._adaptive_avg_pool2d_bwd(gout, Hi, Wi)
  *   T._adaptive_max_pool2d(x, Ho, Wo) -> out, idx
- *   T._interp(x, Ho, Wo, mode, align_corners, scale_h, scale_w), T._interp_bwd(gout, Hi, Wi, ...)
- *     (mode 0 nearest, 1 linear, 2 bicubic)
+ *   T._interp(x, Ho, Wo, mode, align_corners, scale_h, scale_w [, copy]), T._interp_bwd(gout, Hi, Wi, ...)
+ *     (mode 0 nearest, 1 linear, 2 bicubic, 3 nearest-exact; copy 1/2/3: the H/W/both axes are
+ *     ones the caller added, of equal sizes, read in place)
  * Shapes given here are trusted to be consistent (nn_conv.lua derives them);
  * they are still checked, so that a wrong call raises instead of reading out
  * of bounds.  The differentiable ones (LT_DIFF) get their backward rules in
@@ -332,11 +333,19 @@ static int l_adaptive_max_pool2d(lua_State *L) {
   return 2;
 }
 
-typedef struct { ltensor_dtype dt; int64_t Q, P; const void *gout; const int64_t *idx; void *gin; } mpb_job;
+typedef struct {
+  ltensor_dtype dt;
+  int64_t Q, P, Ho, Wo, Hi, Wi;
+  const void *gout;
+  const int64_t *idx;
+  void *gin;
+  int tiled;
+} mpb_job;
 static void mpb_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   (void)tid;
   mpb_job *j = (mpb_job *)ctx;
-  lt_max_pool_bwd(j->dt, j->Q, j->P, j->gout, j->idx, j->gin, lo, hi);
+  if (j->tiled) lt_max_pool2_bwd(j->dt, j->Ho, j->Wo, j->Hi, j->Wi, j->gout, j->idx, j->gin, lo, hi);
+  else lt_max_pool_bwd(j->dt, j->Q, j->P, j->gout, j->idx, j->gin, lo, hi);
 }
 static int l_max_pool_bwd(lua_State *L) {
   const char *fname = "_max_pool_bwd";
@@ -345,11 +354,16 @@ static int l_max_pool_bwd(lua_State *L) {
   if (idx->dtype != LTENSOR_INT64 || idx->ndim != 4 || !lt_is_contiguous(idx) || lt_numel(idx) != lt_numel(go))
     ltl_error(L, fname, "bad indices");
   int64_t Hi = int_arg(L, 3, fname, 0), Wi = int_arg(L, 4, fname, 0);
+  /* tiled: the indices come from 2x2 windows of stride 2 (the common pool),
+     which cover each input pixel at most once */
+  int tiled = lua_toboolean(L, 5);
+  int64_t Ho = go->shape[2], Wo = go->shape[3];
+  if (tiled && (2 * Ho > Hi || 2 * Wo > Wi)) ltl_error(L, fname, "2x2 windows do not fit the input");
   lua_settop(L, 4);
   int64_t shape[4] = { go->shape[0], go->shape[1], Hi, Wi };
-  lt_tensor *gin = push_zeros(L, go->dtype, 4, shape);
-  mpb_job j = { go->dtype, go->shape[2] * go->shape[3], Hi * Wi, lt_data(go), (const int64_t *)(const void *)lt_data(idx),
-                lt_data(gin) };
+  lt_tensor *gin = tiled ? ltl_push_new(L, go->dtype, 4, shape) : push_zeros(L, go->dtype, 4, shape);
+  mpb_job j = { go->dtype, Ho * Wo, Hi * Wi, Ho, Wo, Hi, Wi, lt_data(go), (const int64_t *)(const void *)lt_data(idx),
+                lt_data(gin), tiled };
   int64_t planes = go->shape[0] * go->shape[1];
   par_run(L, par_threads(L, planes, (double)lt_numel(go)), planes, mpb_range, &j);
   return 1;
@@ -454,24 +468,27 @@ static void interp_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   else lt_interp(j->dt, j->planes, j->Hi, j->Wi, j->Ho, j->Wo, &j->ah, &j->aw, j->in, j->out, lo, hi);
 }
 /* the per-axis tables live in an int64 tensor left on the stack */
-static void interp_tables(lua_State *L, interp_job *j, int mode, int align, double scale_h, double scale_w) {
+static void interp_tables(lua_State *L, interp_job *j, int mode, int align, double scale_h, double scale_w,
+                          int copy) {
   int64_t n[1] = { 3 * (j->Ho + j->Wo) };
   lt_tensor *tab = ltl_push_new(L, LTENSOR_INT64, 1, n);
   int64_t *p = (int64_t *)(void *)lt_data(tab);
   j->ah.i0 = p; j->ah.i1 = p + j->Ho; j->ah.lam = (double *)(void *)(p + 2 * j->Ho);
   p += 3 * j->Ho;
   j->aw.i0 = p; j->aw.i1 = p + j->Wo; j->aw.lam = (double *)(void *)(p + 2 * j->Wo);
-  lt_interp_axis_fill(&j->ah, j->Hi, j->Ho, mode, align, scale_h);
-  lt_interp_axis_fill(&j->aw, j->Wi, j->Wo, mode, align, scale_w);
+  lt_interp_axis_fill(&j->ah, j->Hi, j->Ho, copy == 1 || copy == 3 ? LT_INTERP_COPY : mode, align, scale_h);
+  lt_interp_axis_fill(&j->aw, j->Wi, j->Wo, copy >= 2 ? LT_INTERP_COPY : mode, align, scale_w);
 }
 static int do_interp(lua_State *L, int bwd) {
   const char *fname = bwd ? "_interp_bwd" : "_interp";
   lt_tensor *x = float_arg(L, 1, fname, 4);
   int64_t H = int_arg(L, 2, fname, 1), W = int_arg(L, 3, fname, 1);
   int mode = (int)int_arg(L, 4, fname, 0);
-  if (mode > 2) ltl_error(L, fname, "bad mode %d (0 nearest, 1 linear, 2 cubic)", mode);
+  if (mode > 3) ltl_error(L, fname, "bad mode %d (0 nearest, 1 linear, 2 cubic, 3 nearest-exact)", mode);
   int align = lua_toboolean(L, 5);
   double sh = luaL_optnumber(L, 6, -1), sw = luaL_optnumber(L, 7, -1);
+  int copy = lua_isnoneornil(L, 8) ? 0 : (int)int_arg(L, 8, fname, 0);
+  if (copy > 3 || (copy && mode == 2)) ltl_error(L, fname, "bad copy axes %d", copy);
   lua_settop(L, 7);
   interp_job j;
   j.dt = x->dtype;
@@ -481,7 +498,9 @@ static int do_interp(lua_State *L, int bwd) {
   if (bwd) { j.Ho = x->shape[2]; j.Wo = x->shape[3]; j.Hi = H; j.Wi = W; }
   else { j.Hi = x->shape[2]; j.Wi = x->shape[3]; j.Ho = H; j.Wo = W; }
   if (j.Hi < 1 || j.Wi < 1) ltl_error(L, fname, "empty spatial input");
-  interp_tables(L, &j, mode, align, sh, sw);
+  if (((copy == 1 || copy == 3) && j.Hi != j.Ho) || (copy >= 2 && j.Wi != j.Wo))
+    ltl_error(L, fname, "a copied axis must keep its size");
+  interp_tables(L, &j, mode, align, sh, sw, copy);
   int64_t shape[4] = { x->shape[0], x->shape[1], H, W };
   lt_tensor *out = bwd ? push_zeros(L, j.dt, 4, shape) : ltl_push_new(L, j.dt, 4, shape);
   j.in = lt_data(x);

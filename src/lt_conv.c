@@ -103,6 +103,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
      col has K rows of (r1 - r0) * Ws */                                                                   \
   static void im2col_##T(const lt_conv_geom *g, const T *big, T *col, int64_t r0, int64_t r1) {           \
     int64_t Ws = g->Ws, L = (r1 - r0) * Ws;                                                                \
+    int span = g->sh == 1 && g->sw == 1 && Ws == g->Wb;                                                    \
     for (int64_t c = 0; c < g->Cb; c++) {                                                                  \
       const T *plane = big + c * g->Hb * g->Wb;                                                            \
       for (int64_t i = 0; i < g->kh; i++)                                                                  \
@@ -115,6 +116,19 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
           if (oh1 > r1) oh1 = r1;                                                                          \
           if (oh1 < oh0) oh1 = oh0;                                                                        \
           if (oh0 > r0) memset(row + r0 * Ws, 0, sizeof(T) * (size_t)((oh0 - r0) * Ws));                   \
+          if (span && oh1 > oh0 && ow1 > ow0) {                                                             \
+            /* unit strides, equal widths: the valid taps of rows [oh0, oh1) are one shifted run of the    \
+               plane; copy it whole, then zero the columns that wrapped round a row edge */                \
+            int64_t e0 = oh0 * Ws + ow0, e1 = (oh1 - 1) * Ws + ow1;                                        \
+            if (e1 > e0) memcpy(row + e0, plane + e0 + offh * g->Wb + offw, sizeof(T) * (size_t)(e1 - e0));  \
+            for (int64_t oh = oh0; oh < oh1; oh++) {                                                       \
+              T *r = row + oh * Ws;                                                                        \
+              for (int64_t ow = 0; ow < ow0; ow++) r[ow] = 0;                                              \
+              for (int64_t ow = ow1; ow < Ws; ow++) r[ow] = 0;                                             \
+            }                                                                                              \
+            if (oh1 < r1) memset(row + oh1 * Ws, 0, sizeof(T) * (size_t)((r1 - oh1) * Ws));                \
+            continue;                                                                                      \
+          }                                                                                                \
           for (int64_t oh = oh0; oh < oh1; oh++) {                                                         \
             T *r = row + oh * Ws;                                                                          \
             const T *src = plane + (oh * g->sh + offh) * g->Wb + offw;                                     \
@@ -164,16 +178,19 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
       int64_t r0 = blk * rb, r1 = r0 + rb < g->Hs ? r0 + rb : g->Hs, Lb = (r1 - r0) * g->Ws;               \
       const T *b = big + (n * g->G + gi) * Bsz;                                                            \
       T *s = small + (n * g->G + gi) * g->Cs * L + r0 * g->Ws;                                             \
-      if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, 0, s, L);         \
-      else {                                                                                               \
-        im2col_##T(g, b, col, r0, r1);                                                                     \
-        gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col, Lb, 0, s, L);                         \
-      }                                                                                                    \
+      /* with a bias, the block starts as the bias and the gemm adds to it (beta = 1, as PyTorch's    \
+         addmm): no separate zeroing pass by the BLAS and no second pass for the bias */                   \
       if (bias)                                                                                            \
         for (int64_t o = 0; o < g->Cs; o++) {                                                              \
           T bv = bias[gi * g->Cs + o], *r = s + o * L;                                                     \
-          for (int64_t l = 0; l < Lb; l++) r[l] += bv;                                                     \
+          for (int64_t l = 0; l < Lb; l++) r[l] = bv;                                                      \
         }                                                                                                  \
+      T beta = bias ? (T)1 : (T)0;                                                                         \
+      if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, beta, s, L);      \
+      else {                                                                                               \
+        im2col_##T(g, b, col, r0, r1);                                                                     \
+        gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col, Lb, beta, s, L);                      \
+      }                                                                                                    \
     }                                                                                                      \
   }                                                                                                        \
   /* items: (sample, group): blocks of one image overlap in big */                                         \
@@ -437,6 +454,40 @@ void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx,
   if (g->dt == LTENSOR_FLOAT32) max_pool_float(g, in, out, idx, lo, hi);
   else max_pool_double(g, in, out, idx, lo, hi);
 }
+/* The 2x2/2 windows tile the plane: every input pixel is written once (the
+   gradient at its window's winner, 0 elsewhere and in the uncovered last
+   row/column), so gin needs no zeroing first and is written in order. */
+#define DEFINE_POOL2_BWD(T)                                                                                 \
+  static void pool2_bwd_##T(int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const T *gout, const int64_t *idx, \
+                            T *gin, int64_t lo, int64_t hi) {                                              \
+    for (int64_t p = lo; p < hi; p++) {                                                                    \
+      const T *g = gout + p * Ho * Wo;                                                                     \
+      const int64_t *k = idx + p * Ho * Wo;                                                                \
+      T *x = gin + p * Hi * Wi;                                                                            \
+      for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
+        T *r0 = x + 2 * oh * Wi, *r1 = r0 + Wi;                                                            \
+        int64_t base = 2 * oh * Wi + 1;   /* 1-based flat index of the window's first tap */              \
+        for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
+          int64_t rel = k[oh * Wo + ow] - base - 2 * ow;                                                   \
+          T v = g[oh * Wo + ow];                                                                           \
+          r0[2 * ow] = rel == 0 ? v : (T)0;                                                                \
+          r0[2 * ow + 1] = rel == 1 ? v : (T)0;                                                            \
+          r1[2 * ow] = rel == Wi ? v : (T)0;                                                               \
+          r1[2 * ow + 1] = rel == Wi + 1 ? v : (T)0;                                                       \
+        }                                                                                                  \
+        for (int64_t w = 2 * Wo; w < Wi; w++) r0[w] = r1[w] = 0;                                           \
+      }                                                                                                    \
+      if (2 * Ho < Hi) memset(x + 2 * Ho * Wi, 0, sizeof(T) * (size_t)((Hi - 2 * Ho) * Wi));                 \
+    }                                                                                                      \
+  }
+DEFINE_POOL2_BWD(float)
+DEFINE_POOL2_BWD(double)
+#undef DEFINE_POOL2_BWD
+void lt_max_pool2_bwd(ltensor_dtype dt, int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const void *gout,
+                      const int64_t *idx, void *gin, int64_t lo, int64_t hi) {
+  if (dt == LTENSOR_FLOAT32) pool2_bwd_float(Ho, Wo, Hi, Wi, gout, idx, gin, lo, hi);
+  else pool2_bwd_double(Ho, Wo, Hi, Wi, gout, idx, gin, lo, hi);
+}
 void lt_max_pool_bwd(ltensor_dtype dt, int64_t out_per_plane, int64_t in_per_plane, const void *gout,
                      const int64_t *idx, void *gin, int64_t lo, int64_t hi) {
   if (dt == LTENSOR_FLOAT32) max_pool_bwd_float(out_per_plane, in_per_plane, gout, idx, gin, lo, hi);
@@ -465,20 +516,25 @@ void lt_adaptive_max_pool(const lt_pool_geom *g, const void *in, void *out, int6
 }
 
 /* ---- interpolation ------------------------------------------------------------ */
-/* PyTorch's area_pixel_compute_source_index and nearest_idx (upsample.h). */
+/* PyTorch's area_pixel_compute_source_index, nearest_idx,
+   nearest_exact_idx and compute_source_index_and_lambda (UpSample.h). */
 void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, int align_corners, double scale) {
+  a->one = mode == 0 || mode == 3 || mode == LT_INTERP_COPY;
   for (int64_t o = 0; o < out; o++) {
-    if (mode == 0) {   /* nearest_idx: float arithmetic, as PyTorch's */
+    a->lam[o] = 0;
+    if (mode == LT_INTERP_COPY) {   /* an axis the caller added (in == out): read in place */
+      a->i0[o] = a->i1[o] = o < in ? o : in - 1;
+      continue;
+    }
+    if (mode == 0 || mode == 3) {   /* nearest: float arithmetic, as PyTorch's */
       int64_t i;
-      if (out == in) i = o;
+      float s = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
+      if (mode == 3) i = (int64_t)floorf((float)(((double)o + 0.5) * (double)s));   /* nearest-exact */
+      else if (out == in) i = o;
       else if (out == 2 * in) i = o >> 1;
-      else {
-        float s = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
-        i = (int64_t)floorf((float)o * s);
-        if (i > in - 1) i = in - 1;
-      }
+      else i = (int64_t)floorf((float)o * s);
+      if (i > in - 1) i = in - 1;
       a->i0[o] = a->i1[o] = i;
-      a->lam[o] = 0;
       continue;
     }
     double s;
@@ -491,18 +547,29 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
       a->lam[o] = src - f;
       continue;
     }
+    if (out == in) {   /* PyTorch: "scale_factor = 1, simply copy" (both taps the same pixel) */
+      a->i0[o] = a->i1[o] = o;
+      continue;
+    }
     if (!align_corners && src < 0) src = 0;
     int64_t i0 = (int64_t)src;
     if (i0 > in - 1) i0 = in - 1;
-    int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
     a->i0[o] = i0;
-    a->i1[o] = i1;
-    a->lam[o] = src - (double)i0;
-    if (i1 == i0) a->lam[o] = 0;
+    a->i1[o] = i0 + (i0 < in - 1 ? 1 : 0);
+    /* past the last pixel both taps read it, with PyTorch's weights */
+    double lam = src - (double)i0;
+    a->lam[o] = lam < 0 ? 0 : (lam > 1 ? 1 : lam);
   }
 }
 
+/* one output value along W from the row r: a single tap on a one-tap
+   axis (nearest, or an axis the caller added), else the two-tap blend */
 #define DEFINE_INTERP(T)                                                                                    \
+  static inline T wtap_##T(const T *r, const lt_interp_axis *aw, int64_t ow) {                              \
+    if (aw->one) return r[aw->i0[ow]];                                                                     \
+    T lw = (T)aw->lam[ow], kw = 1 - lw;                                                                    \
+    return kw * r[aw->i0[ow]] + lw * r[aw->i1[ow]];                                                        \
+  }                                                                                                        \
   static void interp_##T(int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,         \
                          const lt_interp_axis *aw, const T *in, T *out, int64_t lo, int64_t hi) {          \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
@@ -510,14 +577,22 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
       T *y = out + p * Ho * Wo;                                                                            \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
         const T *r0 = x + ah->i0[oh] * Wi, *r1 = x + ah->i1[oh] * Wi;                                      \
-        T lh = (T)ah->lam[oh], kh = 1 - lh;                                                                \
-        for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
-          int64_t a = aw->i0[ow], b = aw->i1[ow];                                                          \
-          T lw = (T)aw->lam[ow], kw = 1 - lw;                                                              \
-          y[oh * Wo + ow] = kh * (kw * r0[a] + lw * r0[b]) + lh * (kw * r1[a] + lw * r1[b]);               \
+        T *yr = y + oh * Wo;                                                                               \
+        if (ah->one) {                                                                                     \
+          for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = wtap_##T(r0, aw, ow);                               \
+          continue;                                                                                        \
         }                                                                                                  \
+        T lh = (T)ah->lam[oh], kh = 1 - lh;                                                                \
+        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = kh * wtap_##T(r0, aw, ow) + lh * wtap_##T(r1, aw, ow); \
       }                                                                                                    \
     }                                                                                                      \
+  }                                                                                                        \
+  /* gin row r += g spread over the W taps of output ow */                                                 \
+  static inline void wadd_##T(T *r, const lt_interp_axis *aw, int64_t ow, T g) {                           \
+    if (aw->one) { r[aw->i0[ow]] += g; return; }                                                           \
+    T lw = (T)aw->lam[ow], kw = 1 - lw;                                                                    \
+    r[aw->i0[ow]] += kw * g;                                                                               \
+    r[aw->i1[ow]] += lw * g;                                                                               \
   }                                                                                                        \
   static void interp_bwd_##T(int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo, const lt_interp_axis *ah,     \
                              const lt_interp_axis *aw, const T *gout, T *gin, int64_t lo, int64_t hi) {    \
@@ -526,14 +601,15 @@ void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, i
       const T *y = gout + p * Ho * Wo;                                                                     \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
         T *r0 = x + ah->i0[oh] * Wi, *r1 = x + ah->i1[oh] * Wi;                                            \
+        const T *yr = y + oh * Wo;                                                                         \
+        if (ah->one) {                                                                                     \
+          for (int64_t ow = 0; ow < Wo; ow++) wadd_##T(r0, aw, ow, yr[ow]);                                \
+          continue;                                                                                        \
+        }                                                                                                  \
         T lh = (T)ah->lam[oh], kh = 1 - lh;                                                                \
         for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
-          int64_t a = aw->i0[ow], b = aw->i1[ow];                                                          \
-          T lw = (T)aw->lam[ow], kw = 1 - lw, g = y[oh * Wo + ow];                                         \
-          r0[a] += kh * kw * g;                                                                            \
-          r0[b] += kh * lw * g;                                                                            \
-          r1[a] += lh * kw * g;                                                                            \
-          r1[b] += lh * lw * g;                                                                            \
+          wadd_##T(r0, aw, ow, kh * yr[ow]);                                                               \
+          wadd_##T(r1, aw, ow, lh * yr[ow]);                                                               \
         }                                                                                                  \
       }                                                                                                    \
     }                                                                                                      \

@@ -73,6 +73,10 @@ void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx,
    `per_plane` = Ho*Wo outputs and Hi*Wi inputs per plane. */
 void lt_max_pool_bwd(ltensor_dtype dt, int64_t out_per_plane, int64_t in_per_plane, const void *gout,
                      const int64_t *idx, void *gin, int64_t lo, int64_t hi);
+/* the same for 2x2 windows of stride 2 (no padding, dilation 1; 2*Ho <= Hi,
+   2*Wo <= Wi): writes all of gin (no zeroing needed) */
+void lt_max_pool2_bwd(ltensor_dtype dt, int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const void *gout,
+                      const int64_t *idx, void *gin, int64_t lo, int64_t hi);
 void lt_avg_pool(const lt_pool_geom *g, const void *in, void *out, int64_t lo, int64_t hi);
 void lt_avg_pool_bwd(const lt_pool_geom *g, const void *gout, void *gin, int64_t lo, int64_t hi);
 
@@ -86,9 +90,14 @@ void lt_adaptive_max_pool(const lt_pool_geom *g, const void *in, void *out, int6
 typedef struct lt_interp_axis {
   int64_t *i0, *i1;              /* source indices (0-based) */
   double *lam;                   /* weight of i1 (0 for nearest) */
+  int one;                       /* one tap (i0) per output: nearest modes and LT_INTERP_COPY */
 } lt_interp_axis;
 /* mode 0 nearest, 1 linear, 2 cubic (i0 = floor(source), lam = the fraction,
-   i1 unused); scale < 0 means "not given" (use in/out) */
+   i1 unused), 3 nearest-exact, LT_INTERP_COPY an axis of equal sizes the
+   caller added (1-D as 2-D, 3-D as two 2-D passes) read in place, with no
+   arithmetic, so that an inf is not turned into NaN by a zero weight;
+   scale < 0 means "not given" (use in/out) */
+#define LT_INTERP_COPY 9
 void lt_interp_axis_fill(lt_interp_axis *a, int64_t in, int64_t out, int mode, int align_corners, double scale);
 void lt_interp(ltensor_dtype dt, int64_t planes, int64_t Hi, int64_t Wi, int64_t Ho, int64_t Wo,
                const lt_interp_axis *ah, const lt_interp_axis *aw, const void *in, void *out, int64_t lo,

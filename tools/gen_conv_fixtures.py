@@ -320,6 +320,77 @@ err_case("interpolate area align_corners", "interpolate", [rnd(1, 1, 4, 4)], {"s
 err_case("interpolate bicubic long", "interpolate", [torch.ones(1, 1, 4, 4, dtype=torch.int64)], {"size": 3, "mode": "bicubic"})
 err_case("interpolate area long", "interpolate", [torch.ones(1, 1, 4, 4, dtype=torch.int64)], {"size": 3, "mode": "area"})
 
+# ---- interpolate: nearest-exact (3-D, 4-D, 5-D), trilinear, nearest and area on 5-D --------
+torch.manual_seed(2468)   # (a seed of their own: the cases above keep their values)
+for shape, spec in (((2, 2, 5), {"size": 3}), ((1, 2, 4), {"scale_factor": 2.5}), ((1, 1, 10), {"scale_factor": 0.35}),
+                    ((1, 1, 10), {"scale_factor": 0.35, "recompute_scale_factor": True}),
+                    ((2, 2, 3, 5), {"size": (4, 2)}), ((1, 2, 4, 4), {"scale_factor": 1.5}),
+                    ((1, 1, 5, 3), {"scale_factor": (0.6, 2.0)}),
+                    ((2, 1, 2, 3, 4), {"size": (3, 5, 2)}), ((1, 2, 3, 2, 3), {"scale_factor": 1.7})):
+    fn_case("interpolate nearest-exact %s %s" % (shape, spec), "interpolate", [rnd(*shape)],
+            dict(spec, mode="nearest-exact"), grad=True)
+fn_case("interpolate nearest-exact float32", "interpolate", [rnd(2, 3, 3, 4, dtype=torch.float32)],
+        {"scale_factor": 1.5, "mode": "nearest-exact"})
+for align in (False, True):
+    for spec in ({"size": (3, 5, 2)}, {"scale_factor": 2.0}, {"scale_factor": (0.6, 1.5, 2.0)},
+                 {"scale_factor": 1.5, "recompute_scale_factor": True}, {"size": (2, 3, 4)}):
+        fn_case("interpolate trilinear align_corners=%s %s" % (align, spec), "interpolate", [rnd(2, 2, 2, 3, 4)],
+                dict(spec, mode="trilinear", align_corners=align), grad=True)
+fn_case("interpolate trilinear float32", "interpolate", [rnd(1, 2, 3, 3, 3, dtype=torch.float32)],
+        {"scale_factor": 2, "mode": "trilinear"})
+fn_case("interpolate trilinear default align", "interpolate", [rnd(1, 1, 1, 2, 2)], {"size": (3, 3, 3), "mode": "trilinear"},
+        grad=True)
+fn_case("interpolate trilinear empty batch", "interpolate", [rnd(0, 2, 2, 2, 2)], {"size": 3, "mode": "trilinear"})
+fn_case("interpolate trilinear inf", "interpolate", [torch.tensor([[[[[1.0, math.inf, 2.0]]]]])],
+        {"scale_factor": 2, "mode": "trilinear"})
+fn_case("interpolate linear inf", "interpolate", [torch.tensor([[[1.0, math.inf, 2.0]]])], {"scale_factor": 2, "mode": "linear"})
+fn_case("interpolate nearest inf", "interpolate", [torch.tensor([[[1.0, math.inf, 2.0]]])], {"scale_factor": 2})
+fn_case("interpolate bilinear inf", "interpolate", [torch.tensor([[[[1.0, math.inf, 2.0]]]])],
+        {"scale_factor": 2, "mode": "bilinear"})
+for spec in ({"size": (3, 2, 5)}, {"scale_factor": 2}, {"scale_factor": 0.5}):
+    fn_case("interpolate nearest 5-D %s" % spec, "interpolate", [rnd(2, 2, 3, 4, 2)], dict(spec, mode="nearest"), grad=True)
+fn_case("interpolate area 5-D", "interpolate", [rnd(2, 2, 5, 4, 3)], {"size": (2, 3, 2), "mode": "area"}, grad=True)
+fn_case("interpolate area 5-D scale", "interpolate", [rnd(1, 2, 4, 4, 4)], {"scale_factor": 0.5, "mode": "area"}, grad=True)
+u8 = torch.randint(0, 256, (1, 2, 3, 3), dtype=torch.uint8)
+fn_case("interpolate nearest uint8", "interpolate", [u8], {"scale_factor": 2})
+fn_case("interpolate nearest-exact uint8 5-D", "interpolate", [torch.randint(0, 256, (1, 2, 2, 2, 3), dtype=torch.uint8)],
+        {"size": (3, 3, 4), "mode": "nearest-exact"})
+bf = rnd(1, 2, 2, 3, 3).to(torch.bfloat16)
+fn_case("interpolate nearest bfloat16", "interpolate", [bf], {"scale_factor": 2})
+fn_case("interpolate trilinear bfloat16", "interpolate", [bf], {"size": (2, 4, 4), "mode": "trilinear"})
+fn_case("interpolate bilinear bfloat16", "interpolate", [rnd(1, 2, 3, 3).to(torch.bfloat16)], {"size": 4, "mode": "bilinear"})
+err_case("interpolate nearest-exact bfloat16", "interpolate", [bf], {"scale_factor": 2, "mode": "nearest-exact"})
+err_case("interpolate trilinear uint8", "interpolate", [torch.zeros(1, 2, 2, 2, 2, dtype=torch.uint8)],
+         {"scale_factor": 2, "mode": "trilinear"})
+err_case("interpolate trilinear long channels_last", "interpolate", [torch.zeros(1, 1, 2, 2, 2, dtype=torch.int64)],
+         {"scale_factor": 2, "mode": "trilinear"})
+err_case("interpolate nearest-exact int32", "interpolate", [torch.zeros(1, 2, 2, 2, dtype=torch.int32)],
+         {"scale_factor": 2, "mode": "nearest-exact"})
+err_case("interpolate nearest-exact half", "interpolate", [torch.zeros(1, 2, 4, dtype=torch.float16)],
+         {"scale_factor": 2, "mode": "nearest-exact"})
+err_case("interpolate area 5-D long", "interpolate", [torch.zeros(1, 2, 2, 2, 2, dtype=torch.int64)],
+         {"size": 1, "mode": "area"})
+err_case("interpolate trilinear on 4-D", "interpolate", [rnd(1, 1, 4, 4)], {"size": 3, "mode": "trilinear"})
+err_case("interpolate trilinear on 3-D", "interpolate", [rnd(1, 1, 4)], {"size": 3, "mode": "trilinear"})
+err_case("interpolate bilinear on 5-D", "interpolate", [rnd(1, 1, 2, 2, 2)], {"size": 3, "mode": "bilinear"})
+err_case("interpolate linear on 5-D", "interpolate", [rnd(1, 1, 2, 2, 2)], {"size": 3, "mode": "linear"})
+err_case("interpolate bicubic on 5-D", "interpolate", [rnd(1, 1, 2, 2, 2)], {"size": 3, "mode": "bicubic"})
+err_case("interpolate nearest-exact align_corners", "interpolate", [rnd(1, 1, 4)],
+         {"size": 3, "mode": "nearest-exact", "align_corners": False})
+err_case("interpolate recompute with size", "interpolate", [rnd(1, 1, 4)],
+         {"size": 3, "mode": "nearest-exact", "recompute_scale_factor": True})
+err_case("interpolate trilinear zero channels", "interpolate", [rnd(1, 0, 2, 2, 2)], {"size": 3, "mode": "trilinear"})
+err_case("interpolate nearest-exact zero channels 4-D", "interpolate", [rnd(2, 0, 2, 2)], {"size": 3, "mode": "nearest-exact"})
+err_case("interpolate trilinear output 0", "interpolate", [rnd(1, 1, 2, 3, 4)], {"scale_factor": 0.4, "mode": "trilinear"})
+err_case("interpolate nearest-exact output 0 1-D", "interpolate", [rnd(1, 1, 3)], {"scale_factor": 0.1, "mode": "nearest-exact"})
+err_case("interpolate nearest output 0 2-D", "interpolate", [rnd(1, 1, 3, 4)], {"size": (0, 2)})
+err_case("interpolate trilinear scale_factor length", "interpolate", [rnd(1, 1, 2, 3, 4)],
+         {"scale_factor": [2, 2], "mode": "trilinear"})
+err_case("interpolate trilinear size length", "interpolate", [rnd(1, 1, 2, 3, 4)], {"size": [2, 2], "mode": "trilinear"})
+err_case("interpolate unknown mode 5-D", "interpolate", [rnd(1, 1, 2, 3, 4)], {"size": 2, "mode": "bogus"})
+err_case("interpolate nearest-exact 6-D", "interpolate", [rnd(1, 1, 1, 2, 2, 2)], {"size": 2, "mode": "nearest-exact"})
+fn_case("interpolate area 5-D output 0", "interpolate", [rnd(1, 1, 3, 4, 4)], {"scale_factor": 0.1, "mode": "area"})
+
 mod_case("EmbeddingBag padding_idx max", "EmbeddingBag", (6, 3), {"mode": "max", "padding_idx": 1},
          torch.tensor([[0, 1, 3], [1, 1, 1]]))
 mod_cases[-1]["input"] = tens(torch.tensor([[0, 1, 3], [1, 1, 1]]) + 1)       # 1-based on the Lua side

@@ -54,12 +54,26 @@ end
 local function is_opts(v)
   return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0
 end
--- Positional arguments named by `names`, then an optional options table.
-local function args_of(names, ...)
+-- Positional arguments named by `names`, then an optional options table
+-- whose keys must be among `names` (or names.extra: keyword-only ones such
+-- as a module's dtype); an unknown key raises "ltensor.<fname>: unknown
+-- option 'x' (did you mean 'y'?)" as everywhere else in the library.
+local function known_of(names)
+  local k = names.known
+  if not k then
+    k = {}
+    for i = 1, #names do k[i] = names[i] end
+    for _, e in ipairs(names.extra or {}) do k[#k + 1] = e end
+    names.known = k
+  end
+  return k
+end
+local function args_of(fname, names, ...)
   local a, n = {}, select("#", ...)
   for i = 1, n do
     local v = select(i, ...)
     if is_opts(v) and not is_t(v) then
+      T._check_opts(fname, v, known_of(names))
       for k, x in next, v do a[k] = x end
       break
     end
@@ -273,11 +287,11 @@ end
 
 local CONV_ARGS = { "bias", "stride", "padding", "dilation", "groups" }
 function F.conv1d(x, w, ...)
-  local a = args_of(CONV_ARGS, ...)
+  local a = args_of("nn.functional.conv1d", CONV_ARGS, ...)
   return conv_nd("conv1d", 1, x, w, a.bias, a.stride, a.padding, a.dilation, a.groups)
 end
 function F.conv2d(x, w, ...)
-  local a = args_of(CONV_ARGS, ...)
+  local a = args_of("nn.functional.conv2d", CONV_ARGS, ...)
   return conv_nd("conv2d", 2, x, w, a.bias, a.stride, a.padding, a.dilation, a.groups)
 end
 
@@ -349,11 +363,11 @@ end
 
 local CONVT_ARGS = { "bias", "stride", "padding", "output_padding", "groups", "dilation" }
 function F.conv_transpose1d(x, w, ...)
-  local a = args_of(CONVT_ARGS, ...)
+  local a = args_of("nn.functional.conv_transpose1d", CONVT_ARGS, ...)
   return conv_transpose_nd("conv_transpose1d", 1, x, w, a.bias, a.stride, a.padding, a.output_padding, a.groups, a.dilation)
 end
 function F.conv_transpose2d(x, w, ...)
-  local a = args_of(CONVT_ARGS, ...)
+  local a = args_of("nn.functional.conv_transpose2d", CONVT_ARGS, ...)
   return conv_transpose_nd("conv_transpose2d", 2, x, w, a.bias, a.stride, a.padding, a.output_padding, a.groups, a.dilation)
 end
 
@@ -362,12 +376,16 @@ end
 ---------------------------------------------------------------------------
 local function max_pool_bw(n, g)
   local s = n.in_shape
-  return T._max_pool_bwd(g, n.saved[1], s[3], s[4])
+  return T._max_pool_bwd(g, n.saved[1], s[3], s[4], n.tiled)
 end
 rules._max_pool2d = function(raw, x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo)
   local out, idx = raw(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo, true)
+  -- 2x2 windows of stride 2 tile the input: the backward writes it in one pass
+  -- (a ceil_mode window past the edge is not a tile)
+  local tiled = kh == 2 and kw == 2 and sh == 2 and sw == 2 and ph == 0 and pw == 0 and dh == 1 and dw == 1 and
+    2 * Ho <= x:size(3) and 2 * Wo <= x:size(4)
   return { name = "MaxPool2DWithIndicesBackward0", inputs = { x }, saved = { idx, n = 1 }, in_shape = x.shape,
-    nondiff = { [2] = true }, backward = max_pool_bw }, out, idx
+    tiled = tiled, nondiff = { [2] = true }, backward = max_pool_bw }, out, idx
 end
 rules._adaptive_max_pool2d = function(raw, x, ...)
   local out, idx = raw(x, ...)
@@ -454,7 +472,7 @@ end
 
 local MAXPOOL_ARGS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
 local function max_pool(fname, nd, x, kernel, ...)
-  local a = args_of(MAXPOOL_ARGS, ...)
+  local a = args_of("nn.functional." .. fname, MAXPOOL_ARGS, ...)
   local x4, batched = pool_input(fname, nd, x)
   float_only(fname, nd == 1 and "max_pool1d" or "max_pool2d", x)
   local k, s, p, d, o = pool_geometry(fname, nd, x4, kernel, a.stride, a.padding, a.dilation, a.ceil_mode)
@@ -467,12 +485,12 @@ end
 function F.max_pool1d(x, kernel_size, ...) return max_pool("max_pool1d", 1, x, kernel_size, ...) end
 function F.max_pool2d(x, kernel_size, ...) return max_pool("max_pool2d", 2, x, kernel_size, ...) end
 function F.max_pool1d_with_indices(x, k, ...)
-  local a = args_of(MAXPOOL_ARGS, ...)
+  local a = args_of("nn.functional.max_pool1d_with_indices", MAXPOOL_ARGS, ...)
   a.return_indices = true
   return max_pool("max_pool1d", 1, x, k, a)
 end
 function F.max_pool2d_with_indices(x, k, ...)
-  local a = args_of(MAXPOOL_ARGS, ...)
+  local a = args_of("nn.functional.max_pool2d_with_indices", MAXPOOL_ARGS, ...)
   a.return_indices = true
   return max_pool("max_pool2d", 2, x, k, a)
 end
@@ -480,7 +498,7 @@ end
 local AVGPOOL_ARGS = { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
 local avg_pool
 function avg_pool(fname, nd, x, kernel, ...)
-  local a = args_of(AVGPOOL_ARGS, ...)
+  local a = args_of("nn.functional." .. fname, AVGPOOL_ARGS, ...)
   local x4, batched = pool_input(fname, nd, x)
   local name = x.dtype.name
   if not is_float(x) and (name:match("^u?int") or name == "int8") then
@@ -549,7 +567,7 @@ local function adaptive_avg(fname, nd, x, size)
   return pool_result(T._adaptive_avg_pool2d(x4, Ho, Wo), nd, batched)
 end
 local function adaptive_max(fname, nd, x, size, ...)
-  local a = args_of({ "return_indices" }, ...)
+  local a = args_of("nn.functional." .. fname, { "return_indices" }, ...)
   local x4, batched = adaptive_input(fname, nd, x)
   float_only(fname, "adaptive_max_pool2d", x)
   local Ho, Wo = adaptive_size(fname, nd, x4, size)
@@ -566,101 +584,203 @@ function F.adaptive_max_pool2d(x, size, ...) return adaptive_max("adaptive_max_p
 ---------------------------------------------------------------------------
 -- interpolate
 ---------------------------------------------------------------------------
-rules._interp = function(raw, x, Ho, Wo, mode, align, sh, sw)
-  local out = raw(x, Ho, Wo, mode, align, sh, sw)
-  return { name = mode == 0 and "UpsampleNearest2DBackward0" or (mode == 2 and "UpsampleBicubic2DBackward0" or
-    "UpsampleBilinear2DBackward0"), inputs = { x },
-    in_shape = x.shape, p = { mode, align, sh, sw }, backward = function(n, g)
+local INTERP_NAMES = { [0] = "UpsampleNearest2DBackward0", "UpsampleBilinear2DBackward0", "UpsampleBicubic2DBackward0",
+  "UpsampleNearestExact2DBackward0" }
+rules._interp = function(raw, x, Ho, Wo, mode, align, sh, sw, copy)
+  local out = raw(x, Ho, Wo, mode, align, sh, sw, copy)
+  return { name = INTERP_NAMES[mode] or "UpsampleBackward0", inputs = { x },
+    in_shape = x.shape, p = { mode, align, sh, sw, copy }, backward = function(n, g)
       local s, p = n.in_shape, n.p
-      return T._interp_bwd(g, s[3], s[4], p[1], p[2], p[3], p[4])
+      return T._interp_bwd(g, s[3], s[4], p[1], p[2], p[3], p[4], p[5])
     end }, out
 end
 
 -- the backward is linear in its gradient: its own gradient is the forward
 -- (double backward through interpolate)
-rules._interp_bwd = function(raw, g, Hi, Wi, mode, align, sh, sw)
-  local out = raw(g, Hi, Wi, mode, align, sh, sw)
+rules._interp_bwd = function(raw, g, Hi, Wi, mode, align, sh, sw, copy)
+  local out = raw(g, Hi, Wi, mode, align, sh, sw, copy)
   return { name = "UpsampleBackwardBackward0", inputs = { g }, out_hw = { g:size(3), g:size(4) },
-    p = { mode, align, sh, sw }, backward = function(n, gg)
+    p = { mode, align, sh, sw, copy }, backward = function(n, gg)
       local p = n.p
-      return T._interp(gg, n.out_hw[1], n.out_hw[2], p[1], p[2], p[3], p[4])
+      return T._interp(gg, n.out_hw[1], n.out_hw[2], p[1], p[2], p[3], p[4], p[5])
     end }, out
 end
 
-local INTERP_ARGS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }
+-- mode -> kernel number of T._interp (area is an adaptive average pool)
+local INTERP_MODE = { nearest = 0, linear = 1, bilinear = 1, trilinear = 1, bicubic = 2, ["nearest-exact"] = 3, area = -1 }
+-- the spatial dims each interpolating mode takes (the nearest modes and area take 1 to 3)
+local INTERP_ND = { linear = 1, bilinear = 2, bicubic = 2, trilinear = 3 }
+-- PyTorch's dtypes per mode (float32/float64 always): bfloat16 and uint8 are
+-- computed in float32 and rounded back (exact for the nearest modes)
+local INTERP_BF16 = { nearest = true, linear = true, bilinear = true, bicubic = true, trilinear = true, area = true }
+local INTERP_U8 = { nearest = true, ["nearest-exact"] = true }
+local INTERP_KERNEL = { nearest = "compute_indices_weights_nearest", ["nearest-exact"] = "compute_indices_weights_nearest",
+  linear = "compute_indices_weights_linear", bilinear = "compute_indices_weights_linear",
+  trilinear = "compute_indices_weights_linear", bicubic = "compute_indices_weights_cubic" }
+local AXES = { { "W" }, { "H", "W" }, { "D", "H", "W" } }
+
+-- 3-D resampling as two passes of the 2-D kernel: (H, W) of every depth
+-- slice, then D with the flattened (H, W) plane as a copied axis; separable,
+-- so the weights are PyTorch's products, and autograd goes through both.
+local function interp3d(x, out, m, align, scales)
+  local N, C, D, H, W = unpack(x.shape)
+  local y = T._interp(x:reshape(N, C * D, H, W), out[2], out[3], m, align, scales[2], scales[3])
+  y = T._interp(y:reshape(N * C, 1, D, out[2] * out[3]), out[1], out[2] * out[3], m, align, scales[1], -1, 2)
+  return y:reshape(N, C, out[1], out[2], out[3])
+end
+-- area on 5-D input: adaptive average pools, (H, W) then D (separable too)
+local function area3d(fname, x, out)
+  local N, C, D, H, W = unpack(x.shape)
+  for i = 2, 5 do
+    if x.shape[i] == 0 then
+      fail(fname, ("adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch dimensions, but input " ..
+        "has sizes %s with dimension %d being empty"):format(size_str(x.shape), i - 1))
+    end
+  end
+  if N == 0 or out[1] * out[2] * out[3] == 0 then return T.zeros({ N, C, out[1], out[2], out[3] }, { dtype = x.dtype }) end
+  local y = T._adaptive_avg_pool2d(x:reshape(N, C * D, H, W), out[2], out[3])
+  y = T._adaptive_avg_pool2d(y:reshape(N * C, 1, D, out[2] * out[3]), out[1], out[2] * out[3])
+  return y:reshape(N, C, out[1], out[2], out[3])
+end
+
+local INTERP_ARGS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias" }
+local INTERP_ALL = "Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: nearest | linear | " ..
+  "bilinear | bicubic | trilinear | area | nearest-exact (got %s)"
 function F.interpolate(x, ...)
   local fname = "interpolate"
-  local a = args_of(INTERP_ARGS, ...)
+  local a = args_of("nn.functional." .. fname, INTERP_ARGS, ...)
   check_t(fname, 1, "input", x)
   local mode = a.mode or "nearest"
-  local nd = x:dim() - 2
-  local modes = { nearest = true, linear = true, bilinear = true, ["nearest-exact"] = false, bicubic = true,
-    trilinear = false, area = true }
-  if modes[mode] == nil then
-    fail(fname, ("Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: nearest | linear | " ..
-      "bilinear | bicubic | trilinear | area | nearest-exact (got %s)"):format(x:dim(), tostring(mode)))
-  end
-  if modes[mode] == false then fail(fname, "mode '" .. mode .. "' is not supported by ltensor") end
+  if type(mode) ~= "string" then fail(fname, "bad argument 'mode' (string expected, got " .. typename(mode) .. ")") end
   local align = a.align_corners
-  if align ~= nil and (mode == "nearest" or mode == "area") then
-    fail(fname, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
+  if mode == "nearest" or mode == "area" or mode == "nearest-exact" then
+    if align ~= nil then
+      fail(fname, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
+    end
   end
-  if x:dim() < 3 or x:dim() > 4 then
-    fail(fname, ("Input Error: Only 3D and 4D input Tensors are supported by ltensor (got %dD) for mode %s"):format(x:dim(), mode))
-  end
-  if mode == "linear" and nd ~= 1 then fail(fname, ("Got %dD input, but linear mode needs 3D input"):format(x:dim())) end
-  if mode == "bilinear" and nd ~= 2 then fail(fname, ("Got %dD input, but bilinear mode needs 4D input"):format(x:dim())) end
-  if mode == "bicubic" and nd ~= 2 then
-    fail(fname, ("Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: nearest | linear | " ..
-      "bilinear | bicubic | trilinear | area | nearest-exact (got bicubic)"):format(x:dim()))
-  end
+  align = align and true or false
+  local nd = x:dim() - 2
+  local shp = x.shape
+  local spatial = { unpack(shp, 3) }
   local size, sf = a.size, a.scale_factor
   if size ~= nil and sf ~= nil then fail(fname, "only one of size or scale_factor should be defined") end
-  if size == nil and sf == nil then fail(fname, "either size or scale_factor should be defined") end
-  local shp = x.shape
   local out, scales = {}, {}
   if size ~= nil then
-    local s = ntuple(fname, "size", size, nd)
-    if type(size) == "table" and #size ~= nd then
-      fail(fname, ("Input and output must have the same number of spatial dimensions, but got input with spatial " ..
-        "dimensions of %s and output size of %s. Please provide input tensor in (N, C, d1, d2, ...,dK) format and " ..
-        "output size in (o1, o2, ...,oK) format."):format(size_str({ unpack(shp, 3) }), size_str(size)))
+    if type(size) == "table" and not is_t(size) then
+      if #size ~= math.max(nd, 0) then
+        local sz = {}
+        for i = 1, #size do sz[i] = tostring(size[i]) end
+        fail(fname, ("Input and output must have the same number of spatial dimensions, but got input with spatial " ..
+          "dimensions of %s and output size of %s. Please provide input tensor in (N, C, d1, d2, ...,dK) format and " ..
+          "output size in (o1, o2, ...,oK) format."):format(size_str(spatial), size_str(sz)))
+      end
+      for i = 1, nd do out[i] = size[i] end
+    else
+      for i = 1, nd do out[i] = size end
     end
-    for i = 1, nd do out[i], scales[i] = s[i], -1 end
-  else
-    local f = {}
-    if type(sf) == "number" then for i = 1, nd do f[i] = sf end
-    elseif type(sf) == "table" and #sf == nd then for i = 1, nd do f[i] = sf[i] end
-    else fail(fname, "bad argument 'scale_factor' (a number or a list of " .. nd .. " numbers expected)") end
     for i = 1, nd do
-      if type(f[i]) ~= "number" then fail(fname, "bad argument 'scale_factor' (numbers expected)") end
-      out[i] = floor(shp[2 + i] * f[i])
-      scales[i] = a.recompute_scale_factor and -1 or f[i]
+      if mtype(out[i]) ~= "integer" then fail(fname, "bad argument 'size' (integers expected, got " .. typename(out[i]) .. ")") end
+      scales[i] = -1
     end
+  elseif sf ~= nil then
+    local f = {}
+    if type(sf) == "table" and not is_t(sf) then
+      if #sf ~= math.max(nd, 0) then
+        local sz = {}
+        for i = 1, #sf do sz[i] = tostring(sf[i]) end
+        fail(fname, ("Input and scale_factor must have the same number of spatial dimensions, but got input with " ..
+          "spatial dimensions of %s and scale_factor of shape %s. Please provide input tensor in (N, C, d1, d2, " ..
+          "...,dK) format and scale_factor in (s1, s2, ...,sK) format."):format(size_str(spatial), size_str(sz)))
+      end
+      for i = 1, nd do f[i] = sf[i] end
+    else
+      for i = 1, nd do f[i] = sf end
+    end
+    for i = 1, nd do
+      if type(f[i]) ~= "number" then
+        fail(fname, "bad argument 'scale_factor' (a number or a list of numbers expected, got " .. typename(f[i]) .. ")")
+      end
+    end
+    -- area always works from the output size (PyTorch recomputes its scale)
+    local recompute = a.recompute_scale_factor or mode == "area"
+    for i = 1, nd do
+      out[i] = floor(shp[2 + i] * f[i])
+      scales[i] = recompute and -1 or f[i]
+    end
+  else
+    fail(fname, "either size or scale_factor should be defined")
+  end
+  if a.recompute_scale_factor and size ~= nil then
+    fail(fname, "recompute_scale_factor is not meaningful with an explicit size.")
+  end
+  if a.antialias and not ((mode == "bilinear" or mode == "bicubic") and nd == 2) then
+    fail(fname, "Anti-alias option is only supported for bilinear and bicubic modes")
+  end
+  if a.antialias then fail(fname, "antialias is not supported by ltensor") end
+  local m = INTERP_MODE[mode]
+  local want = INTERP_ND[mode]
+  if m == nil or nd < 1 or nd > 3 or (want and want ~= nd) then
+    if want and nd >= 1 and nd <= 3 and mode ~= "bicubic" then
+      fail(fname, ("Got %dD input, but %s mode needs %dD input"):format(x:dim(), mode, want + 2))
+    end
+    fail(fname, INTERP_ALL:format(x:dim(), mode))
+  end
+  local dt = x.dtype.name
+  if mode == "area" then
+    -- (an output of ones is PyTorch's mean(), which takes any float dtype)
+    local ones = true
+    for i = 1, nd do if out[i] ~= 1 then ones = false end end
+    if dt == "bfloat16" and (nd < 3 or ones) then
+      return F.interpolate(x:to(T.float32), { size = out, mode = "area" }):to(x.dtype)
+    end
+    if not is_float(x) and ones then
+      fail(fname, "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: " ..
+        tname(x))
+    end
+    if not is_float(x) then
+      fail(fname, ('"%s" not implemented for \'%s\''):format(nd == 3 and "adaptive_avg_pool3d_cpu" or "adaptive_avg_pool2d",
+        tname(x)))
+    end
+    if nd == 1 then return F.adaptive_avg_pool1d(x, out[1]) end
+    if nd == 2 then return F.adaptive_avg_pool2d(x, out) end
+    return area3d(fname, x, out)
+  end
+  local ins, outs = {}, {}
+  for i = 1, nd do
+    ins[i] = AXES[nd][i] .. ": " .. spatial[i]
+    outs[i] = AXES[nd][i] .. ": " .. out[i]
   end
   for i = 1, nd do
-    if out[i] <= 0 then
-      fail(fname, ("Input and output sizes should be greater than 0, but got input (%s) and output (%s)"):format(
-        concat({ unpack(shp, 3) }, ", "), concat(out, ", ")))
+    if spatial[i] <= 0 or out[i] <= 0 then
+      fail(fname, ("Input and output sizes should be greater than 0, but got input (%s)%s output (%s)"):format(
+        concat(ins, ", "), nd == 1 and " and" or "", concat(outs, ", ")))
     end
   end
-  -- area is an adaptive average pool to the output size (as PyTorch's)
-  if mode == "area" then
-    if not is_float(x) then fail(fname, ('"adaptive_avg_pool2d" not implemented for \'%s\''):format(tname(x))) end
-    if nd == 1 then return F.adaptive_avg_pool1d(x, out[1]) end
-    return F.adaptive_avg_pool2d(x, out)
+  if x:numel() == 0 and shp[2] == 0 then
+    fail(fname, ("Non-empty %dD data tensor expected but got a tensor with sizes %s"):format(x:dim(), size_str(shp)))
   end
   if not is_float(x) then
-    if mode == "bicubic" then fail(fname, ('"compute_indices_weights_cubic" not implemented for \'%s\''):format(tname(x))) end
-    local k = mode == "nearest" and "upsample_nearest" .. nd .. "d" or (nd == 1 and "upsample_linear1d" or "upsample_bilinear2d")
-    fail(fname, ('"%s" not implemented for \'%s\''):format(k .. "_channels_last", tname(x)))
+    if (dt == "bfloat16" and INTERP_BF16[mode]) or (dt == "uint8" and INTERP_U8[mode]) then
+      local o = { mode = mode, align_corners = a.align_corners }
+      if size ~= nil then o.size = out else o.scale_factor, o.recompute_scale_factor = sf, a.recompute_scale_factor end
+      return F.interpolate(x:to(T.float32), o):to(x.dtype)
+    end
+    -- PyTorch names its channels-last kernel when the input is laid out so
+    -- (one channel, a 1x1 image, or channel strides of 1)
+    local kernel = INTERP_KERNEL[mode]
+    local plane = 1
+    for i = 1, nd do plane = plane * spatial[i] end
+    if nd >= 2 and mode ~= "bicubic" and (shp[2] == 1 or plane == 1 or x:stride(2) == 1) then
+      local k = (mode == "nearest" or mode == "nearest-exact") and "nearest" or (nd == 2 and "bilinear" or "trilinear")
+      kernel = ("upsample_%s%dd_channels_last"):format(k, nd)
+    end
+    fail(fname, ('"%s" not implemented for \'%s\''):format(kernel, tname(x)))
   end
-  local m = mode == "nearest" and 0 or (mode == "bicubic" and 2 or 1)
-  align = align and true or false
   if nd == 1 then
-    return T._interp(x:unsqueeze(3), 1, out[1], m, align, -1, scales[1]):squeeze(3)
+    return T._interp(x:unsqueeze(3), 1, out[1], m, align, -1, scales[1], 1):squeeze(3)
   end
-  return T._interp(x, out[1], out[2], m, align, scales[1], scales[2])
+  if nd == 2 then return T._interp(x, out[1], out[2], m, align, scales[1], scales[2]) end
+  return interp3d(x, out, m, align, scales)
 end
 function F.upsample(x, ...) return F.interpolate(x, ...) end
 
@@ -745,7 +865,7 @@ local function fold_checks(fname, k, d, p, s)
 end
 function F.unfold(x, kernel_size, ...)
   local fname = "unfold"
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.functional.unfold", UNFOLD_ARGS, ...)
   check_t(fname, 1, "input", x)
   local xd = x:dim()
   if xd ~= 3 and xd ~= 4 then
@@ -775,7 +895,7 @@ function F.unfold(x, kernel_size, ...)
 end
 function F.fold(x, output_size, kernel_size, ...)
   local fname = "fold"
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.functional.fold", UNFOLD_ARGS, ...)
   check_t(fname, 1, "input", x)
   local xd = x:dim()
   if xd ~= 2 and xd ~= 3 then
@@ -858,7 +978,7 @@ local function ebag_reduce(rows, keep, mode, d)
 end
 function F.embedding_bag(input, weight, ...)
   local fname = "embedding_bag"
-  local a = args_of(EBAG_ARGS, ...)
+  local a = args_of("nn.functional.embedding_bag", EBAG_ARGS, ...)
   check_t(fname, 1, "input", input)
   check_t(fname, 2, "weight", weight)
   local mode = a.mode or "mean"
@@ -1013,8 +1133,9 @@ local function conv_module(cls, nd, transposed)
   nn[cls] = C
   local ARGS = transposed and { "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode" }
     or { "stride", "padding", "dilation", "groups", "bias", "padding_mode" }
+  ARGS.extra = { "dtype" }
   function C:init(in_channels, out_channels, kernel_size, ...)
-    local a = args_of(ARGS, ...)
+    local a = args_of("nn." .. cls, ARGS, ...)
     pos_int(cls, "in_channels", in_channels)
     pos_int(cls, "out_channels", out_channels)
     local groups = a.groups or 1
@@ -1166,7 +1287,7 @@ local function pool_module(cls, nd, kind)
   local ARGS = kind == "max" and { "stride", "padding", "dilation", "return_indices", "ceil_mode" }
     or { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
   function C:init(kernel_size, ...)
-    local a = args_of(ARGS, ...)
+    local a = args_of("nn." .. cls, ARGS, ...)
     ntuple(cls, "kernel_size", kernel_size, nd)
     self.kernel_size = kernel_size
     self.stride = a.stride or kernel_size
@@ -1251,7 +1372,7 @@ adaptive_module("AdaptiveMaxPool2d", F.adaptive_max_pool2d, true)
 local Upsample = Module:extend("Upsample")
 nn.Upsample = Upsample
 function Upsample:init(...)
-  local a = args_of({ "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }, ...)
+  local a = args_of("nn.Upsample", { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }, ...)
   self.size, self.scale_factor = a.size, a.scale_factor
   self.mode = a.mode or "nearest"
   self.align_corners = a.align_corners
@@ -1297,7 +1418,7 @@ function PixelUnshuffle:extra_repr() return "downscale_factor=" .. self.downscal
 local Unfold = Module:extend("Unfold")
 nn.Unfold = Unfold
 function Unfold:init(kernel_size, ...)
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.Unfold", UNFOLD_ARGS, ...)
   self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, a.dilation or 1, a.padding or 0, a.stride or 1
 end
 function Unfold:forward(x)
@@ -1310,7 +1431,7 @@ end
 local Fold = Module:extend("Fold")
 nn.Fold = Fold
 function Fold:init(output_size, kernel_size, ...)
-  local a = args_of(UNFOLD_ARGS, ...)
+  local a = args_of("nn.Fold", UNFOLD_ARGS, ...)
   self.output_size, self.kernel_size = output_size, kernel_size
   self.dilation, self.padding, self.stride = a.dilation or 1, a.padding or 0, a.stride or 1
 end
@@ -1325,7 +1446,7 @@ end
 local EmbeddingBag = Module:extend("EmbeddingBag")
 nn.EmbeddingBag = EmbeddingBag
 function EmbeddingBag:init(num_embeddings, embedding_dim, ...)
-  local a = args_of({ "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
+  local a = args_of("nn.EmbeddingBag", { "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
     "padding_idx", "dtype" }, ...)
   pos_int("EmbeddingBag", "num_embeddings", num_embeddings)
   pos_int("EmbeddingBag", "embedding_dim", embedding_dim)

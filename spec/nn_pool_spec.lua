@@ -1,0 +1,60 @@
+-- max_pool2d's backward: the one-pass path of 2x2/2 windows (which writes
+-- every input pixel) against the general scatter, on odd sizes, ties, NaN,
+-- ceil_mode and strided input.
+local T = require "ltensor"
+local F = T.nn.functional
+
+local function grads(x, opts)
+  local xr = x:clone():requires_grad_()
+  local out = F.max_pool2d(xr, 2, opts)
+  local w = T.arange(out:numel(), { dtype = x.dtype }):reshape(out.shape) + 1
+  ;(out * w):sum():backward()
+  -- the general path: the recorded indices scattered into zeros
+  local _, idx = F.max_pool2d_with_indices(x, 2, { stride = 2, ceil_mode = opts and opts.ceil_mode })
+  return xr.grad, T._max_pool_bwd(w, idx, x:size(3), x:size(4))
+end
+
+describe("max_pool2d backward of 2x2 windows", function()
+  it("matches the general scatter on odd sizes (uncovered last row and column get 0)", function()
+    T.manual_seed(11)
+    for _, dt in ipairs({ T.float32, T.float64 }) do
+      local x = T.randn(2, 3, 5, 7, { dtype = dt })
+      local g, want = grads(x)
+      assert.same({ 2, 3, 5, 7 }, g.shape)
+      assert.is_true(g:equal(want))
+      assert.equal(0, g[{ {}, {}, 5, {} }]:abs():sum():item())
+      assert.equal(0, g[{ {}, {}, {}, 7 }]:abs():sum():item())
+    end
+  end)
+
+  it("ties go to the first tap and NaN wins, as in the forward", function()
+    local x = T.tensor({ { { { 1, 1, 0 / 0, 2 }, { 1, 1, 3, 4 } } } })
+    local g = grads(x)
+    assert.same({ 1, 0, 2, 0, 0, 0, 0, 0 }, g:reshape(-1):totable())
+  end)
+
+  it("ceil_mode windows past the edge take the general path", function()
+    T.manual_seed(12)
+    local x = T.randn(1, 2, 5, 5, { dtype = T.float64 })
+    local g, want = grads(x, { ceil_mode = true })
+    assert.is_true(g:equal(want))
+  end)
+
+  it("strided input and unbatched input", function()
+    T.manual_seed(13)
+    local base = T.randn(2, 6, 8, { dtype = T.float64 })
+    local x = base:transpose(2, 3)                       -- (2, 8, 6), strided
+    local xr = x:clone():requires_grad_()
+    F.max_pool2d(xr, 2):sum():backward()
+    local xs = x:contiguous():requires_grad_()
+    F.max_pool2d(xs, 2):sum():backward()
+    assert.is_true(xr.grad:equal(xs.grad))
+    assert.equal(2 * 4 * 3, xr.grad:sum():item())
+  end)
+
+  it("an empty batch", function()
+    local x = T.zeros(0, 2, 4, 4):requires_grad_()
+    F.max_pool2d(x, 2):sum():backward()
+    assert.same({ 0, 2, 4, 4 }, x.grad.shape)
+  end)
+end)
