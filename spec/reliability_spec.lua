@@ -42,6 +42,21 @@ describe("a tensor freed while autograd still needs it", function()
   end)
 end)
 
+describe("autograd nodes with very many inputs", function()
+  it("T.cat of more tensors requiring grad than a node holds raises instead of crashing in backward", function()
+    local x = T.ones(1, { requires_grad = true })
+    local list = {}
+    for i = 1, 65001 do list[i] = x * 1 end
+    raises("ltensor.cat: autograd records at most 65000 inputs that require grad per operation (got 65001)",
+           T.cat, list)
+    list[65001] = nil
+    local y = T.cat(list)
+    list = nil
+    y:sum():backward()
+    assert.are.equal(65000, x.grad:item())
+  end)
+end)
+
 describe("saving never destroys what stands at the path", function()
   it("writes through a symlink: the link stays, its file gets the data", function()
     write(tmp("real.safetensors"), "old")

@@ -23,6 +23,7 @@
    node of input i); the only C pointers to nodes are held during a run while
    the run's `order` table keeps them alive.  Nothing global refers to a
    graph: it goes when its tensors do. */
+#include <stdio.h>
 #include "l_autograd.h"
 
 const char ltl_ag_ctx_key = 'a';
@@ -90,7 +91,8 @@ void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, in
    first..last (left in place).  target: the tensor an in-place op wrote (0
    if none).  alias: a tensor whose saved version is v0 (the in-place target
    also passed as an operand: the rule saved its value before the write). */
-static void attach(lua_State *L, int spec, int target, int first, int last, int alias, lua_Integer v0) {
+static void attach(lua_State *L, const char *fname, int spec, int target, int first, int last, int alias,
+                   lua_Integer v0) {
   int top0 = lua_gettop(L);
   lua_getfield(L, spec, "inputs");
   int inputs = lua_gettop(L);
@@ -106,6 +108,12 @@ static void attach(lua_State *L, int spec, int target, int first, int last, int 
     lua_pop(L, 1);
   }
   if (!any) { lua_settop(L, top0); return; }
+  /* each edge is a user value of the node, whose count Lua keeps in an
+     unsigned short: past it Lua would truncate the count and drop the edges
+     (T.cat of 70,000 tensors requiring grad crashed in backward) */
+  if (nedge > AG_MAX_EDGES)
+    ltl_error(L, fname, "autograd records at most %d inputs that require grad per operation (got %d)", AG_MAX_EDGES,
+              nedge);
   int nsaved = 0, has_saved = 0;
   if (lua_getfield(L, spec, "saved") == LUA_TTABLE) {
     has_saved = 1;
@@ -288,7 +296,7 @@ static int hook_inplace(lua_State *L, const char *name, size_t len) {
     lua_rawseti(L, -2, 1);   /* the edge goes to the target's history before this op */
   }
   lua_pop(L, 1);
-  attach(L, r, 3, r + 1, top, alias ? 3 : 0, v0);
+  attach(L, name, r, 3, r + 1, top, alias ? 3 : 0, v0);
   return top - r;
 }
 
@@ -309,13 +317,15 @@ static int ag_hook(lua_State *L) {
   } else {
     lua_pop(L, 2);
   }
+  char fname[64];   /* slot 1 is replaced by the rule below */
+  snprintf(fname, sizeof fname, "%s", name);
   push_rule(L, CTX_RULES, 1);
   lua_replace(L, 1);                      /* rule, raw, args... */
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   int top = lua_gettop(L);
   if (top == 0) return 0;
   if (lua_isnil(L, 1)) return top - 1;    /* the rule recorded nothing */
-  attach(L, 1, 0, 2, top, 0, 0);
+  attach(L, fname, 1, 0, 2, top, 0, 0);
   return top - 1;
 }
 
@@ -323,7 +333,7 @@ static int ag_hook(lua_State *L) {
 static int l_ag_attach(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
   int top = lua_gettop(L);
-  attach(L, 1, 0, 2, top, 0, 0);
+  attach(L, "autograd.Function", 1, 0, 2, top, 0, 0);
   return top - 1;
 }
 

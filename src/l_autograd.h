@@ -10,6 +10,9 @@
 
 enum { AG_ACC = 1, AG_RELEASED = 2, AG_HAS_SAVED = 4, AG_C = 8 };
 
+/* edges of one node (user values: Lua counts them in an unsigned short) */
+#define AG_MAX_EDGES 65000
+
 /* One input of a node.  Its shape lives in the node's trailing int64 area
    (node_shape), so that a node costs what its inputs need rather than
    LT_MAX_DIMS per input (issue 13: a deep chain is mostly nodes). */
