@@ -381,7 +381,10 @@ static int node_index(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) { lua_pushnil(L); return 1; }   /* a C node */
+  if ((n->flags & AG_C) ? ag_push_ctab(L, n, 1) != LUA_TTABLE : lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+    lua_pushnil(L);   /* a C node without a table */
+    return 1;
+  }
   lua_pushvalue(L, 2);
   lua_gettable(L, -2);
   return 1;
@@ -397,21 +400,28 @@ static int node_tostring(lua_State *L) {
 static int l_ag_spec(lua_State *L) {
   ag_node *n = check_node(L, 1);
   if (n->flags & AG_ACC) { lua_pushnil(L); return 1; }
-  if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE || !(n->flags & AG_C)) return 1;
-  /* a C node gets its Lua table only when asked (hooks, retain_grad) */
+  if (!(n->flags & AG_C)) { lua_getiuservalue(L, 1, 1); return 1; }
+  if (ag_push_ctab(L, n, 1) == LUA_TTABLE) return 1;
+  /* a C node gets its Lua table only when asked (hooks, retain_grad), kept
+     in the engine's weak-keyed table rather than in every node */
   lua_pop(L, 1);
   lua_createtable(L, 0, 2);
   lua_pushstring(L, ag_crules[n->rule].names[n->variant]);
   lua_setfield(L, -2, "name");
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, 1, 1);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
+  lua_rawgeti(L, -1, CTX_CTABS);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, -4);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  n->flags |= AG_TAB;
   return 1;
 }
 
 /* T._ag_init{rules=, inplace_rules=, no_self=, unknown=, methods=} -> hook, Node metatable */
 static int l_ag_init(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
-  lua_createtable(L, CTX_RUNP, 0);
+  lua_createtable(L, CTX_CTABS, 0);
   int ctx = lua_gettop(L);
   static const char *const fields[] = {"rules", "inplace_rules", "no_self", "unknown", "methods", "cfns"};
   for (int i = 0; i < 6; i++) {
@@ -436,6 +446,14 @@ static int l_ag_init(lua_State *L) {
   ag_state *st = (ag_state *)lua_newuserdatauv(L, sizeof(ag_state), 0);
   memset(st, 0, sizeof *st);
   lua_rawseti(L, ctx, CTX_STATE);
+  /* C node -> its Lua table (hooks, retain_grad): weak keys, so a table
+     lives as long as its node (an ephemeron: the table may refer to it) */
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawseti(L, ctx, CTX_CTABS);
   lua_pushvalue(L, ctx);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
   luaL_newmetatable(L, NODE_MT);
