@@ -133,6 +133,17 @@ describe("advanced indexing with broadcast index tensors", function()
   end)
 end)
 
+describe("matmul of expanded batches", function()
+  it("refuses batch dims that broadcast past int64, also when the inner sizes differ", function()
+    local a = T.zeros(1, 1, 2, 3):expand(2 ^ 40, 1, 2, 3)
+    assert.matches("ltensor%.matmul: tensor too large %(the batch dims overflow int64%)",
+                   msg(T.matmul, a, T.zeros(1, 1, 4, 5):expand(1, 2 ^ 40, 4, 5)))
+    assert.matches("ltensor%.matmul: tensor too large", msg(T.matmul, a, T.zeros(1, 1, 3, 5):expand(1, 2 ^ 40, 3, 5)))
+    assert.matches("expected size for first two dimensions of batch2 tensor to be: %[2, 3%] but got: %[2, 4%]",
+                   msg(T.matmul, T.zeros(2, 2, 3), T.zeros(2, 4, 5)))
+  end)
+end)
+
 describe("shape bounds in the loaders", function()
   local dir = os.tmpname()
   os.remove(dir)
