@@ -30,7 +30,11 @@ describe("autograd nodes", function()
     assert.is_true(b2 < 2 * 300, ("%.0f bytes per two ops"):format(b2))
   end)
 
+  -- the two figures below are Lua 5.4's: older hosts keep user values in a
+  -- table per userdata (src/l_compat.h) and collect incrementally
+  local lua54 = _VERSION == "Lua 5.4" and not rawget(_G, "jit")
   it("are packed: a 1-D op with a number costs under 150 bytes of Lua heap (was 184)", function()
+    if not lua54 then return end
     local bytes = per_op(function(y) return y * 1.0001 end, 10000)
     assert.is_true(bytes < 150, ("%.0f bytes per op"):format(bytes))
   end)
@@ -54,7 +58,9 @@ describe("autograd nodes", function()
     collectgarbage()
     local graph = collectgarbage("count") - m0
     y:backward()
-    assert.is_true(peak - m0 < 1.8 * graph, ("backward peak %.0f KB for a graph of %.0f KB"):format(peak - m0, graph))
+    if lua54 then
+      assert.is_true(peak - m0 < 1.8 * graph, ("backward peak %.0f KB for a graph of %.0f KB"):format(peak - m0, graph))
+    end
     assert.are.equal(y[1]:item(), x.grad[1]:item())   -- x is 1: the same products in the same order
   end)
 

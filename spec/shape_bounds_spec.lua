@@ -116,7 +116,7 @@ describe("advanced indexing with broadcast index tensors", function()
     local t = T.zeros(3, 3)
     local i1 = idx({ 1, 1 }, 1):expand(1152921504606846977, 1)
     local i2 = idx({ 1, 16 }, 1)
-    assert.matches("ltensor%.index: tensor too large %(size %[1152921504606846977, 16%] overflows int64%)",
+    assert.matches("ltensor%.index: tensor too large %(size %[%d+, 16%] overflows int64%)",
                    msg(function() return t[{ i1, i2 }] end))
     assert.matches("ltensor%.index: tensor too large",
                    msg(function() return t[{ idx({ 1, 1 }, 1):expand(BIG, 1), idx({ 1, 1 }, 1):expand(1, BIG) }] end))
