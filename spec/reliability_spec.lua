@@ -44,6 +44,36 @@ describe("a tensor freed while autograd still needs it", function()
   end)
 end)
 
+describe("the remaining reproducers of issue 13", function()
+  it("T.nn.Linear(17, 0, T.bool, true) is a named argument error, not an index error", function()
+    raises("ltensor.nn.Linear: bad argument #3 'opts' (table expected, got boolean)", T.nn.Linear, 17, 0, T.bool, true)
+  end)
+  it("T.zeros(2^40) under a memory limit is refused with the limit, and the state stays usable", function()
+    local prev = T.set_memory_limit(2 ^ 30)
+    local ok, err = pcall(T.zeros, 2 ^ 40)
+    T.set_memory_limit(prev)
+    assert.is_false(ok)
+    -- (the block size requested is the allocator's: a little over 2^42 bytes)
+    assert.matches("^ltensor%.zeros: not enough memory %(43980465111%d+ bytes requested, limit 1073741824 bytes", tostring(err))
+    assert.are.equal(6, T.ones(2, 3):sum():item())
+  end)
+end)
+
+describe("autograd nodes with very many inputs", function()
+  it("T.cat of more tensors requiring grad than a node holds raises instead of crashing in backward", function()
+    local x = T.ones(1, { requires_grad = true })
+    local list = {}
+    for i = 1, 65001 do list[i] = x * 1 end
+    raises("ltensor.cat: autograd records at most 65000 inputs that require grad per operation (got 65001)",
+           T.cat, list)
+    list[65001] = nil
+    local y = T.cat(list)
+    list = nil
+    y:sum():backward()
+    assert.are.equal(65000, x.grad:item())
+  end)
+end)
+
 describe("saving never destroys what stands at the path", function()
   it("writes through a symlink: the link stays, its file gets the data", function()
     write(tmp("real.safetensors"), "old")

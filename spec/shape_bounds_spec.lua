@@ -67,6 +67,84 @@ describe("shape bounds", function()
   end)
 end)
 
+describe("repeat and tile of empty tensors (as PyTorch 1.13)", function()
+  it("give an empty tensor of the repeated shape, however large the counts", function()
+    local MAXINT = math.maxinteger or 2 ^ 53   -- (Lua 5.1 hosts have no integer subtype)
+    assert.are.same({ 0 }, T.tile(T.empty(0), { MAXINT }):size())
+    assert.are.same({ 0 }, T.empty(0)["repeat"](T.empty(0), MAXINT):size())
+    assert.are.same({ MAXINT, 0 }, T.empty(0)["repeat"](T.empty(0), MAXINT, MAXINT):size())
+    assert.are.same({ 0 }, T.tile(T.empty(0), { BIG }):size())
+    assert.are.same({ BIG, 0 }, T.empty(0)["repeat"](T.empty(0), BIG, BIG):size())
+    assert.are.same({ BIG, 0 }, T.tile(T.empty(0), { BIG, BIG }):size())
+    assert.are.same({ 0, 3 }, T.empty(0, 3)["repeat"](T.empty(0, 3), BIG, 1):size())
+    assert.are.same({ 0, 12 }, T.ones(2, 3)["repeat"](T.ones(2, 3), 0, 4):size())
+    local r = T.zeros(2, 3, { dtype = T.int16 })["repeat"](T.zeros(2, 3, { dtype = T.int16 }), 0, 1)
+    assert.are.equal(T.int16, r.dtype)
+    assert.is_true(r:is_contiguous())
+    -- size * repeat decides: a negative repeat of a size-0 dim is 0
+    assert.are.same({ 0 }, T.empty(0)["repeat"](T.empty(0), -1):size())
+  end)
+
+  it("still refuse negative or unbounded result sizes", function()
+    assert.matches("ltensor%.repeat: Trying to create tensor with negative dimension %-2: %[%-2%]",
+                   msg(function() return T.ones(2)["repeat"](T.ones(2), -1) end))
+    assert.matches("ltensor%.repeat: Trying to create tensor with negative dimension %-3: %[%-3, 0%]",
+                   msg(function() return T.ones(0)["repeat"](T.ones(0), -3, 2) end))
+    assert.matches("ltensor%.repeat: tensor too large %(size %[4611686018427387904, 4611686018427387904, 0%]",
+                   msg(function() return T.empty(0)["repeat"](T.empty(0), BIG, BIG, BIG) end))
+    assert.matches("ltensor%.tile: tensor too large", msg(function() return T.tile(T.ones(1), { 0, BIG, BIG }) end))
+    assert.matches("ltensor%.repeat: tensor too large", msg(function() return T.ones(3)["repeat"](T.ones(3), 2305843009213693952) end))
+  end)
+
+  it("keep the gradient path of an empty result", function()
+    local e = T.empty(0, { requires_grad = true })
+    local z = e["repeat"](e, BIG, 1)
+    assert.is_true(z.requires_grad)
+    z:sum():backward()
+    assert.are.same({ 0 }, e.grad:size())
+    local x = T.ones(3, { requires_grad = true })
+    x["repeat"](x, 0, 2):sum():backward()
+    assert.are.same({ 0, 0, 0 }, x.grad:totable())
+  end)
+end)
+
+describe("advanced indexing with broadcast index tensors", function()
+  -- each index tensor is bounded, but expanded ones can broadcast to a shape
+  -- whose element count wraps int64 (2^60+1 by 16 is 2^64 + 16): the
+  -- offsets buffer was sized by the wrapped count and overrun (ASan)
+  local function idx(shape, v) return T.full(shape, v, { dtype = T.int64 }) end
+  it("refuse results whose size overflows, when reading and writing", function()
+    local t = T.zeros(3, 3)
+    local i1 = idx({ 1, 1 }, 1):expand(1152921504606846977, 1)
+    local i2 = idx({ 1, 16 }, 1)
+    assert.matches("ltensor%.index: tensor too large %(size %[%d+, 16%] overflows int64%)",
+                   msg(function() return t[{ i1, i2 }] end))
+    assert.matches("ltensor%.index: tensor too large",
+                   msg(function() return t[{ idx({ 1, 1 }, 1):expand(BIG, 1), idx({ 1, 1 }, 1):expand(1, BIG) }] end))
+    assert.matches("tensor too large", msg(function() t[{ i1, i2 }] = 1 end))
+    assert.are.same({ { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } }, t:totable())
+  end)
+
+  it("give an empty result without reading the indices when a dim is 0 (as PyTorch)", function()
+    local x = T.zeros(0, 3)
+    assert.are.same({ 0, 1 }, x[{ {}, T.tensor({ 5 }) }]:size())
+    assert.are.same({ 0, 1099511627776 }, x[{ {}, idx({ 1 }, 2):expand(1099511627776) }]:size())
+    x[{ {}, T.tensor({ 5 }) }] = 1
+    assert.matches("out of bounds", msg(function() return T.zeros(2, 3)[{ {}, T.tensor({ 5 }) }] end))
+  end)
+end)
+
+describe("matmul of expanded batches", function()
+  it("refuses batch dims that broadcast past int64, also when the inner sizes differ", function()
+    local a = T.zeros(1, 1, 2, 3):expand(2 ^ 40, 1, 2, 3)
+    assert.matches("ltensor%.matmul: tensor too large %(the batch dims overflow int64%)",
+                   msg(T.matmul, a, T.zeros(1, 1, 4, 5):expand(1, 2 ^ 40, 4, 5)))
+    assert.matches("ltensor%.matmul: tensor too large", msg(T.matmul, a, T.zeros(1, 1, 3, 5):expand(1, 2 ^ 40, 3, 5)))
+    assert.matches("expected size for first two dimensions of batch2 tensor to be: %[2, 3%] but got: %[2, 4%]",
+                   msg(T.matmul, T.zeros(2, 2, 3), T.zeros(2, 4, 5)))
+  end)
+end)
+
 describe("shape bounds in the loaders", function()
   local dir = os.tmpname()
   os.remove(dir)

@@ -23,6 +23,7 @@
    node of input i); the only C pointers to nodes are held during a run while
    the run's `order` table keeps them alive.  Nothing global refers to a
    graph: it goes when its tensors do. */
+#include <stdio.h>
 #include "l_autograd.h"
 
 const char ltl_ag_ctx_key = 'a';
@@ -90,7 +91,8 @@ void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, in
    first..last (left in place).  target: the tensor an in-place op wrote (0
    if none).  alias: a tensor whose saved version is v0 (the in-place target
    also passed as an operand: the rule saved its value before the write). */
-static void attach(lua_State *L, int spec, int target, int first, int last, int alias, lua_Integer v0) {
+static void attach(lua_State *L, const char *fname, int spec, int target, int first, int last, int alias,
+                   lua_Integer v0) {
   int top0 = lua_gettop(L);
   lua_getfield(L, spec, "inputs");
   int inputs = lua_gettop(L);
@@ -106,6 +108,12 @@ static void attach(lua_State *L, int spec, int target, int first, int last, int 
     lua_pop(L, 1);
   }
   if (!any) { lua_settop(L, top0); return; }
+  /* each edge is a user value of the node, whose count Lua keeps in an
+     unsigned short: past it Lua would truncate the count and drop the edges
+     (T.cat of 70,000 tensors requiring grad crashed in backward) */
+  if (nedge > AG_MAX_EDGES)
+    ltl_error(L, fname, "autograd records at most %d inputs that require grad per operation (got %d)", AG_MAX_EDGES,
+              nedge);
   int nsaved = 0, has_saved = 0;
   if (lua_getfield(L, spec, "saved") == LUA_TTABLE) {
     has_saved = 1;
@@ -288,7 +296,7 @@ static int hook_inplace(lua_State *L, const char *name, size_t len) {
     lua_rawseti(L, -2, 1);   /* the edge goes to the target's history before this op */
   }
   lua_pop(L, 1);
-  attach(L, r, 3, r + 1, top, alias ? 3 : 0, v0);
+  attach(L, name, r, 3, r + 1, top, alias ? 3 : 0, v0);
   return top - r;
 }
 
@@ -309,13 +317,15 @@ static int ag_hook(lua_State *L) {
   } else {
     lua_pop(L, 2);
   }
+  char fname[64];   /* slot 1 is replaced by the rule below */
+  snprintf(fname, sizeof fname, "%s", name);
   push_rule(L, CTX_RULES, 1);
   lua_replace(L, 1);                      /* rule, raw, args... */
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   int top = lua_gettop(L);
   if (top == 0) return 0;
   if (lua_isnil(L, 1)) return top - 1;    /* the rule recorded nothing */
-  attach(L, 1, 0, 2, top, 0, 0);
+  attach(L, fname, 1, 0, 2, top, 0, 0);
   return top - 1;
 }
 
@@ -323,7 +333,7 @@ static int ag_hook(lua_State *L) {
 static int l_ag_attach(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
   int top = lua_gettop(L);
-  attach(L, 1, 0, 2, top, 0, 0);
+  attach(L, "autograd.Function", 1, 0, 2, top, 0, 0);
   return top - 1;
 }
 
@@ -371,7 +381,10 @@ static int node_index(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) { lua_pushnil(L); return 1; }   /* a C node */
+  if ((n->flags & AG_C) ? ag_push_ctab(L, n, 1) != LUA_TTABLE : lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+    lua_pushnil(L);   /* a C node without a table */
+    return 1;
+  }
   lua_pushvalue(L, 2);
   lua_gettable(L, -2);
   return 1;
@@ -387,21 +400,28 @@ static int node_tostring(lua_State *L) {
 static int l_ag_spec(lua_State *L) {
   ag_node *n = check_node(L, 1);
   if (n->flags & AG_ACC) { lua_pushnil(L); return 1; }
-  if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE || !(n->flags & AG_C)) return 1;
-  /* a C node gets its Lua table only when asked (hooks, retain_grad) */
+  if (!(n->flags & AG_C)) { lua_getiuservalue(L, 1, 1); return 1; }
+  if (ag_push_ctab(L, n, 1) == LUA_TTABLE) return 1;
+  /* a C node gets its Lua table only when asked (hooks, retain_grad), kept
+     in the engine's weak-keyed table rather than in every node */
   lua_pop(L, 1);
   lua_createtable(L, 0, 2);
   lua_pushstring(L, ag_crules[n->rule].names[n->variant]);
   lua_setfield(L, -2, "name");
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, 1, 1);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
+  lua_rawgeti(L, -1, CTX_CTABS);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, -4);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  n->flags |= AG_TAB;
   return 1;
 }
 
 /* T._ag_init{rules=, inplace_rules=, no_self=, unknown=, methods=} -> hook, Node metatable */
 static int l_ag_init(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
-  lua_createtable(L, CTX_RUNP, 0);
+  lua_createtable(L, CTX_CTABS, 0);
   int ctx = lua_gettop(L);
   static const char *const fields[] = {"rules", "inplace_rules", "no_self", "unknown", "methods", "cfns"};
   for (int i = 0; i < 6; i++) {
@@ -426,6 +446,14 @@ static int l_ag_init(lua_State *L) {
   ag_state *st = (ag_state *)lua_newuserdatauv(L, sizeof(ag_state), 0);
   memset(st, 0, sizeof *st);
   lua_rawseti(L, ctx, CTX_STATE);
+  /* C node -> its Lua table (hooks, retain_grad): weak keys, so a table
+     lives as long as its node (an ephemeron: the table may refer to it) */
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawseti(L, ctx, CTX_CTABS);
   lua_pushvalue(L, ctx);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
   luaL_newmetatable(L, NODE_MT);

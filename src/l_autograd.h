@@ -3,47 +3,76 @@
 #ifndef L_AUTOGRAD_H
 #define L_AUTOGRAD_H
 
+#include <stddef.h>
 #include <string.h>
 #include "l_lua.h"
 
 #define NODE_MT "ltensor.Node"
 
-enum { AG_ACC = 1, AG_RELEASED = 2, AG_HAS_SAVED = 4, AG_C = 8 };
+/* AG_TAB: a C node whose Lua table (hooks, retain_grad) T._ag_spec made */
+/* AG_TAB: a C node whose Lua table (hooks, retain_grad) T._ag_spec made;
+   AG_SC / AG_SC_INT: a C node's scalar argument is present / an integer */
+enum { AG_ACC = 1, AG_RELEASED = 2, AG_HAS_SAVED = 4, AG_C = 8, AG_TAB = 16, AG_SC = 32, AG_SC_INT = 64 };
+
+/* edges of one node (user values: Lua counts them in an unsigned short) */
+#define AG_MAX_EDGES 65000
 
 /* One input of a node.  Its shape lives in the node's trailing int64 area
    (node_shape), so that a node costs what its inputs need rather than
    LT_MAX_DIMS per input (issue 13: a deep chain is mostly nodes). */
 typedef struct ag_in {
   int32_t nr;                  /* output number of the next node (1-based); 0 = no edge */
-  int32_t uv;                  /* the node's user value holding the next node (0 = no edge) */
   int32_t soff;                /* offset of the shape in the node's shape area */
+  uint16_t uv;                 /* the node's user value holding the next node (0 = no edge) */
   int8_t dtype, ndim;
 } ag_in;
 
 /* A scalar argument of a C rule, kept as Lua had it (integer or float). */
+typedef union ag_num { lua_Number d; lua_Integer i; } ag_num;
 typedef struct ag_scalar {
-  union { lua_Number d; lua_Integer i; } v;
+  ag_num v;
   int8_t isint, present;
 } ag_scalar;
 
-/* User values of a node: 1 = the rule's spec table (Lua rules), the variable
-   (AccumulateGrad) or nil / a lazily made table of hooks (C rules); then one
-   per input with an edge (ag_in.uv); then, for C rules, the saved tensors
-   (saved i at user value 1 + nedge + i). */
+/* User values of a node: for Lua rules and AccumulateGrad, 1 = the rule's
+   spec table or the variable, then one per input with an edge (ag_in.uv).
+   A C rule's node has no table: its edges are user values 1..nedge, its
+   saved tensors the next ones (ag_saved_uv); the Lua table that hooks or
+   retain_grad need is made on demand and kept in ctx[CTX_CTABS] (AG_TAB).
+   Every byte here is paid once per op of a graph: a 1,000,000-op chain of
+   `y * 2` is 1,000,000 of these (issue 13), so the fields are packed. */
 typedef struct ag_node {
   uint64_t run_id;             /* the run that last visited this node */
+  ag_num sv;                   /* C rule's scalar argument (AG_SC) */
   int32_t run_deps, run_idx, run_base;
-  int32_t nin, nout, nsaved, nedge;
-  uint32_t flags;
+  int32_t nin, nout, nsaved;
+  uint16_t nedge;              /* <= AG_MAX_EDGES */
   int16_t rule;                /* C rule (AG_C): index into ag_crules */
+  uint8_t flags;
   int8_t variant;              /* C rule: which of its names */
-  int8_t pad_;
-  int32_t aux, aux2;           /* C rule's integer arguments (dims) */
-  ag_scalar sc;                /* C rule's scalar argument */
-  ag_in in[];                  /* then int64_t versions[nsaved] (-1: not a tensor), then the shapes */
+  int8_t aux, aux2;            /* C rule's integer arguments: dims (raw checked them), the scalar's side */
+  ag_in in[];                  /* then int64_t versions[nsaved] (-1: not a tensor; 8-aligned), then the shapes */
 } ag_node;
 
-static inline int64_t *node_versions(ag_node *n) { return (int64_t *)(void *)&n->in[n->nin]; }
+/* the user value of a C node's saved tensor j (0-based) */
+static inline int ag_saved_uv(const ag_node *n, int j) { return n->nedge + 1 + j; }
+static inline void ag_set_scalar(ag_node *n, const ag_scalar *s) {
+  n->sv = s->v;
+  n->flags = (uint8_t)((n->flags & ~(AG_SC | AG_SC_INT)) | (s->present ? AG_SC : 0) | (s->isint ? AG_SC_INT : 0));
+}
+static inline ag_scalar ag_get_scalar(const ag_node *n) {
+  ag_scalar s;
+  s.v = n->sv;
+  s.isint = (n->flags & AG_SC_INT) != 0;
+  s.present = (n->flags & AG_SC) != 0;
+  return s;
+}
+
+/* the int64 area after in[nin], 8-aligned */
+static inline size_t node_vers_off(int nin) {
+  return (offsetof(ag_node, in) + (size_t)nin * sizeof(ag_in) + 7) & ~(size_t)7;
+}
+static inline int64_t *node_versions(ag_node *n) { return (int64_t *)(void *)((char *)n + node_vers_off(n->nin)); }
 static inline int64_t *node_shape(ag_node *n, const ag_in *in) { return node_versions(n) + n->nsaved + in->soff; }
 
 /* per-state engine data (a userdata in the ctx table; no C globals) */
@@ -54,7 +83,21 @@ typedef struct ag_state {
 
 extern const char ltl_ag_ctx_key;   /* the engine's ctx table in the registry (l_autograd.c) */
 /* ctx table slots */
-enum { CTX_RULES = 1, CTX_INPLACE, CTX_NOSELF, CTX_UNKNOWN, CTX_METHODS, CTX_FNS, CTX_STATE, CTX_CRULES, CTX_RUNP };
+enum { CTX_RULES = 1, CTX_INPLACE, CTX_NOSELF, CTX_UNKNOWN, CTX_METHODS, CTX_FNS, CTX_STATE, CTX_CRULES, CTX_RUNP,
+       CTX_CTABS };
+
+/* Pushes the Lua table of the C node at (absolute) idx, or nil when it has
+   none; returns the type pushed. */
+static inline int ag_push_ctab(lua_State *L, ag_node *n, int idx) {
+  if (!(n->flags & AG_TAB)) { lua_pushnil(L); return LUA_TNIL; }
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_ag_ctx_key);
+  lua_rawgeti(L, -1, CTX_CTABS);
+  lua_pushvalue(L, idx);
+  int t = lua_rawget(L, -2);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+  return t;
+}
 
 /* ---- rules in C (l_grad_rules.c) ----------------------------------------
    The common ops record a node with no Lua table: saved tensors in the
@@ -102,11 +145,11 @@ int ltl_linear_fn(lua_State *L);   /* T._linear (l_grad_linear.c) */
 #define ERR_VIEW_LEAF "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 /* a node for nin inputs, nedge of them with an edge, nsaved saved values
-   (versions), ndims shape entries in all, nsaved_uv saved tensors held in
-   user values (C rules) */
-static inline ag_node *new_node(lua_State *L, int nin, int nedge, int nsaved, int ndims, int nsaved_uv) {
-  size_t sz = sizeof(ag_node) + (size_t)nin * sizeof(ag_in) + (size_t)(nsaved + ndims) * sizeof(int64_t);
-  ag_node *n = (ag_node *)lua_newuserdatauv(L, sz, 1 + nedge + nsaved_uv);
+   (versions), ndims shape entries in all; cnode: a C rule's node (no user
+   value 1; its nsaved saved tensors are user values) */
+static inline ag_node *new_node(lua_State *L, int nin, int nedge, int nsaved, int ndims, int cnode) {
+  size_t sz = node_vers_off(nin) + (size_t)(nsaved + ndims) * sizeof(int64_t);
+  ag_node *n = (ag_node *)lua_newuserdatauv(L, sz, cnode ? nedge + nsaved : 1 + nedge);
   memset(n, 0, sz);
   n->nin = nin;
   n->nsaved = nsaved;

@@ -195,7 +195,7 @@ static void check_saved(lua_State *L, ag_node *n, int pi, int spec) {
   for (int i = 0; i < n->nsaved; i++) {
     if (vers[i] < 0) continue;
     if (spec) lua_rawgeti(L, saved, i + 1);
-    else lua_getiuservalue(L, pi, 2 + n->nedge + i);
+    else lua_getiuservalue(L, pi, ag_saved_uv(n, i));
     lt_tensor *s = ltl_test(L, -1);
     if (s && !s->storage) {
       /* freed early (t:free() or a <close> variable) while the graph still
@@ -275,6 +275,29 @@ static ag_node *run_node(lua_State *L, ag_run *R, int idx) {
   return p;
 }
 
+/* A long backward makes garbage only: a gradient per node, while the graph
+   it walks stays alive.  After the forward pass that grew the graph, Lua's
+   generational collector is usually in its "bad collection" state (each
+   major collection kept most of the heap), where it waits for the heap to
+   double before collecting again: a 1,000,000-node backward peaked at
+   2.4 times its graph (424 MB of Lua heap for 177 MB of nodes).  When the
+   graph is most of the heap (at most 1 KB of heap per node, so that the
+   cost is of the order of the walk itself), two collector steps first: the
+   second finds the heap stable and returns to generational mode, whose
+   minor collections free the gradients young (peak: the graph plus about a
+   fifth).  In generational mode already they are two minor collections; in
+   incremental mode, two small steps.  A stopped collector is left alone. */
+static void settle_collector(lua_State *L, int n) {
+  if (n < 65536) return;
+#ifdef LUA_GCISRUNNING
+  if (!lua_gc(L, LUA_GCISRUNNING, 0)) return;
+#endif
+  size_t heap_kb = (size_t)lua_gc(L, LUA_GCCOUNT, 0);
+  if (heap_kb > (size_t)n) return;
+  lua_gc(L, LUA_GCSTEP, 0);
+  lua_gc(L, LUA_GCSTEP, 0);
+}
+
 static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
   uint64_t id = R->id;
   lua_newtable(L);
@@ -315,7 +338,11 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
   R->n = n;
   int *ready = (int *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof(int), 0);
   int nready = 0;
-  lua_createtable(L, nslots, 0);
+  /* pending gradients by slot: an array for a small graph; for a large one
+     a hash part holding only the ones waiting (a chain has one at a time),
+     not 16 bytes for every slot of the graph (16 MB for 1,000,000 nodes) */
+  if (nslots <= 4096) lua_createtable(L, nslots, 0);
+  else lua_createtable(L, 0, 64);
   R->G = lua_gettop(L);
   for (int i = 0; i < nroots; i++) {
     lua_rawgeti(L, roots, 3 * i + 1);
@@ -332,6 +359,7 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
     lua_pop(L, 1);
     if (p->run_deps == 0) ready[nready++] = i;
   }
+  settle_collector(L, n);
   int base_top = lua_gettop(L);
   while (nready > 0) {
     int idx = ready[--nready];
@@ -362,7 +390,8 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
       lua_rawseti(L, R->G, base + 1);
     } else {
       int isc = (p->flags & AG_C) != 0;
-      int hastab = lua_getiuservalue(L, pi, 1) == LUA_TTABLE;   /* Lua spec, or a C node's hooks */
+      /* the Lua spec, or a C node's table of hooks */
+      int hastab = (isc ? ag_push_ctab(L, p, pi) : lua_getiuservalue(L, pi, 1)) == LUA_TTABLE;
       int spec = lua_gettop(L);
       if (hastab && lua_getfield(L, spec, "pre_hooks") == LUA_TTABLE) {
         int hooks = lua_gettop(L);
@@ -427,7 +456,7 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
         lua_settop(L, spec);
         if (!R->retain && (p->flags & AG_HAS_SAVED)) {
           if (isc) {
-            for (int i = 0; i < p->nsaved; i++) { lua_pushnil(L); lua_setiuservalue(L, pi, 2 + p->nedge + i); }
+            for (int i = 0; i < p->nsaved; i++) { lua_pushnil(L); lua_setiuservalue(L, pi, ag_saved_uv(p, i)); }
           } else {
             lua_pushboolean(L, 0);
             lua_setfield(L, spec, "saved");

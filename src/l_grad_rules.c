@@ -52,12 +52,12 @@ static ag_node *cnode(lua_State *L, int rule, int variant, int nin, const int *i
   }
   if (!nedge) return NULL;
   luaL_checkstack(L, 8, "autograd");
-  ag_node *n = new_node(L, nin, nedge, nsv, ndims, nsv);
+  ag_node *n = new_node(L, nin, nedge, nsv, ndims, 1);
   int node = lua_gettop(L);
   n->flags = AG_C;
   n->rule = (int16_t)rule;
   n->variant = (int8_t)variant;
-  int uv = 1, soff = 0;
+  int uv = 0, soff = 0;   /* a C node's edges are user values 1..nedge */
   for (int i = 0; i < nin; i++) {
     lt_tensor *x = ltl_test(L, ins[i]);
     if (!x || !x->requires_grad) continue;
@@ -78,7 +78,7 @@ static ag_node *cnode(lua_State *L, int rule, int variant, int nin, const int *i
     n->flags |= AG_HAS_SAVED;
     vers[j] = (int64_t)atomic_load(&s->storage->version);
     lua_pushvalue(L, sv[j]);
-    lua_setiuservalue(L, node, 2 + nedge + j);
+    lua_setiuservalue(L, node, ag_saved_uv(n, j));
   }
   ag_mark_outputs(L, node, out, out, 0, view_of, 0, 0, nin, ins);
   lua_pop(L, 1);
@@ -92,7 +92,7 @@ static void fcall(lua_State *L, const ag_bw *B, int f, int nargs) {
   lua_insert(L, -nargs - 1);
   lua_call(L, nargs, 1);
 }
-static void push_saved(lua_State *L, ag_node *n, int node, int j) { lua_getiuservalue(L, node, 2 + n->nedge + j); }
+static void push_saved(lua_State *L, ag_node *n, int node, int j) { lua_getiuservalue(L, node, ag_saved_uv(n, j)); }
 static void push_scalar(lua_State *L, const ag_scalar *s) {
   if (s->isint) lua_pushinteger(L, s->v.i);
   else lua_pushnumber(L, s->v.d);
@@ -153,14 +153,15 @@ static int rec_muldiv(lua_State *L, int nargs, int rule) {
   if (!a) { get_scalar(L, 3, &sc); side = 0; }
   if (!b) { get_scalar(L, 4, &sc); side = 1; }
   ag_node *n = cnode(L, rule, (a && b) ? 0 : 1, 2, ins, 2, sv, out, 0);
-  if (n) { n->sc = sc; n->aux = side; }
+  if (n) { ag_set_scalar(n, &sc); n->aux = (int8_t)side; }
   return lua_gettop(L) - out + 1;
 }
 static int rec_mul(lua_State *L, int nargs) { return rec_muldiv(L, nargs, R_MUL); }
 static int rec_div(lua_State *L, int nargs) { return rec_muldiv(L, nargs, R_DIV); }
 /* operand j (0 or 1) of a mul/div node: the saved tensor or the scalar */
 static void push_operand(lua_State *L, ag_node *n, int node, int j) {
-  if (n->sc.present && n->aux == j) push_scalar(L, &n->sc);
+  ag_scalar sc = ag_get_scalar(n);
+  if (sc.present && n->aux == j) push_scalar(L, &sc);
   else push_saved(L, n, node, j);
 }
 static void bw_mul(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
@@ -208,11 +209,11 @@ static int rec_pow(lua_State *L, int nargs) {
   ag_scalar sc = {{0}, 0, 0};
   get_scalar(L, 4, &sc);
   ag_node *n = cnode(L, R_POW, 0, 1, ins, 1, sv, out, 0);
-  if (n) n->sc = sc;
+  if (n) ag_set_scalar(n, &sc);
   return lua_gettop(L) - out + 1;
 }
 static void bw_pow(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
-  const ag_scalar *e = &n->sc;
+  const ag_scalar es = ag_get_scalar(n), *e = &es;
   if (e->isint ? e->v.i == 0 : e->v.d == 0) { lua_pushvalue(L, g); fcall(L, B, AGF_ZEROS_LIKE, 1); return; }
   lua_pushvalue(L, g);               /* g * e * pow(x, e - 1) */
   push_scalar(L, e);
@@ -244,7 +245,7 @@ static int rec_reduce(lua_State *L, int nargs, int rule) {
   if (d < 0) d += nd + 1;
   int ins[1] = {3};
   ag_node *n = cnode(L, rule, 1, 1, ins, 0, NULL, out, 0);
-  if (n) { n->aux = (int32_t)d; n->aux2 = keep; }
+  if (n) { n->aux = (int8_t)d; n->aux2 = (int8_t)keep; }
   return lua_gettop(L) - out + 1;
 }
 static int rec_sum(lua_State *L, int nargs) { return rec_reduce(L, nargs, R_SUM); }
@@ -336,7 +337,7 @@ static int rec_transpose_as(lua_State *L, int nargs, int rule) {
   int out = call_raw(L, 3);    /* raw validates the dims */
   int ins[1] = {3};
   ag_node *n = cnode(L, rule, 0, 1, ins, 0, NULL, out, 3);
-  if (n) { n->aux = (int32_t)d0; n->aux2 = (int32_t)d1; }
+  if (n) { n->aux = (int8_t)d0; n->aux2 = (int8_t)d1; }
   return lua_gettop(L) - out + 1;
 }
 static int rec_transpose(lua_State *L, int nargs) { return rec_transpose_as(L, nargs, R_TRANSPOSE); }

@@ -239,18 +239,32 @@ static void adv_prepare(lua_State *L, const char *fname, const iplan *p, adv_lay
   int nrest = 0;
   for (int i = 0; i < p->v.ndim; i++) nrest += !isadv[i];
   if (bnd + nrest > LT_MAX_DIMS) ltl_error(L, fname, "too many dimensions (more than %d)", LT_MAX_DIMS);
-  int64_t bstr[LT_MAX_DIMS];
-  lt_contiguous_strides(bnd, bshape, bstr);
-  int64_t nb = 1;
-  for (int i = 0; i < bnd; i++) nb *= bshape[i];
   int pos = adjacent ? p->advdim[0] : 0, nd = 0;
   for (int i = 0; i < p->v.ndim && i < pos; i++)
     if (!isadv[i]) { a->shape[nd] = p->v.shape[i]; a->vstride[nd] = p->v.stride[i]; a->bstride[nd++] = 0; }
-  for (int i = 0; i < bnd; i++) { a->shape[nd] = bshape[i]; a->vstride[nd] = 0; a->bstride[nd++] = bstr[i]; }
+  int bfirst = nd;
+  for (int i = 0; i < bnd; i++) { a->shape[nd] = bshape[i]; a->vstride[nd] = 0; a->bstride[nd++] = 0; }
   for (int i = pos; i < p->v.ndim; i++)
     if (!isadv[i]) { a->shape[nd] = p->v.shape[i]; a->vstride[nd] = p->v.stride[i]; a->bstride[nd++] = 0; }
   a->nd = nd;
-  /* offsets of every broadcast index position, checking each index */
+  /* Index tensors are bounded one by one, but broadcasting expanded ones
+     ([2^60+1, 1] with [1, 16]) can make a shape whose element count wraps:
+     bound the result as any new tensor (lt_check_shape), so that the
+     contiguous strides and the count of index positions below fit. */
+  char sb[SHAPE_BUF];
+  if (lt_check_shape(nd, a->shape, NULL, 0) != 0)
+    ltl_error(L, fname, "tensor too large (size %s overflows int64)", shape_str(sb, sizeof sb, nd, a->shape));
+  int64_t total = 1, nb = 1;
+  for (int i = 0; i < nd; i++) total *= a->shape[i];   /* fits: checked above */
+  for (int i = 0; i < bnd; i++) nb *= bshape[i];
+  if (total > INT64_MAX / 64) ltl_error(L, fname, "tensor too large (size %s)", shape_str(sb, sizeof sb, nd, a->shape));
+  int64_t bstr[LT_MAX_DIMS];
+  lt_contiguous_strides(bnd, bshape, bstr);
+  for (int i = 0; i < bnd; i++) a->bstride[bfirst + i] = bstr[i];
+  /* offsets of every broadcast index position, checking each index; an
+     empty result reads no index (PyTorch: zeros(0, 3)[:, tensor([5])] is
+     an empty tensor), so it needs none */
+  if (total == 0) nb = 0;
   int64_t *offs = (int64_t *)lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(nb > 0 ? nb : 1), 0);
   a->offs = offs;
   if (nb == 0) return;
@@ -315,7 +329,7 @@ static void ip_assign(lua_State *L, const char *fname, lt_tensor *t, const iplan
              shape_str(b1, sizeof b1, val->ndim, val->shape), shape_str(b2, sizeof b2, a.nd, a.shape));
   }
   int64_t n = 1;
-  for (int i = 0; i < a.nd; i++) n *= a.shape[i];
+  for (int i = 0; i < a.nd; i++) n *= a.shape[i];   /* fits: adv_prepare bounds the shape */
   if (n > 1 && lt_has_internal_overlap(t))
     ltl_error(L, fname, "unsupported operation: some elements of the input tensor and the written-to tensor "
              "refer to a single memory location. Please clone() the tensor before performing the operation.");

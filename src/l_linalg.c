@@ -246,8 +246,12 @@ static int l_matmul(lua_State *L) {
     bshape[i] = sa == 1 ? sb : sa;
   }
   if (K != Kb) {
-    int64_t total = 1;
-    for (int i = 0; i < nbd; i++) total *= bshape[i];
+    int64_t total = 1;   /* broadcast batch dims (expanded views) may overflow int64 */
+    for (int i = 0; i < nbd; i++) {
+      if (bshape[i] != 0 && total > INT64_MAX / bshape[i])
+        return ltl_error(L, "matmul", "tensor too large (the batch dims overflow int64)");
+      total *= bshape[i];
+    }
     return ltl_error(L, "matmul", "expected size for first two dimensions of batch2 tensor to be: [%I, %I] but got: [%I, %I]",
                     (lua_Integer)total, (lua_Integer)K, (lua_Integer)total, (lua_Integer)Kb);
   }

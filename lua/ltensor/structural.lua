@@ -381,21 +381,36 @@ local function repeat_tensor(t, ...)
   if #reps < nd then
     fail("repeat", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
   end
-  for i = 1, #reps do
-    if reps[i] < 0 then fail("repeat", ("Trying to create tensor with negative dimension %d: %s"):format(reps[i], shape_str(reps))) end
-  end
+  -- as PyTorch 1.13: the result's sizes are size * repeat (a negative one
+  -- is an error, so a negative repeat of a size-0 dim is allowed); when one
+  -- of them is 0 the result is an empty tensor of that shape, bounded as any
+  -- new tensor is (lt_check_shape), so [2^63-1, 0] is fine
   local lead = #reps - nd
   local src, big, final = {}, {}, {}
   local sh = t.shape
-  local total = 1
+  local zero = false
   for i = 1, #reps do
     local s = i > lead and sh[i - lead] or 1
     src[#src + 1] = 1; src[#src + 1] = s
     big[#big + 1] = reps[i]; big[#big + 1] = s
-    final[i] = size_mul("repeat", reps[i], s)
-    total = size_mul("repeat", total, final[i])
+    final[i] = s * reps[i]
+    if final[i] == 0 then zero = true end
+  end
+  for i = 1, #reps do
+    if final[i] < 0 then fail("repeat", ("Trying to create tensor with negative dimension %d: %s"):format(final[i], shape_str(final))) end
   end
   if #reps == 0 then return t:clone() end
+  if zero then
+    local out = T.empty(final, { dtype = t.dtype })   -- the shape bound, in this function's name
+    if not t.requires_grad then return out end
+    -- no element to copy: an empty slice of t reshaped, so that gradients flow
+    return t:reshape({ t:numel() }):narrow(1, 1, 0):reshape(final):clone()
+  end
+  local total = 1
+  for i = 1, #reps do
+    size_mul("repeat", reps[i], big[2 * i])
+    total = size_mul("repeat", total, final[i])
+  end
   return t:reshape(src):expand(big):reshape(final)
 end
 repeat_tensor = named("repeat", repeat_tensor)
