@@ -174,6 +174,11 @@ describe("bad arguments are named, never silently accepted", function()
     raises("ltensor.nn.functional.local_response_norm: bad argument 'alpha' (number expected, got table)",
       T.nn.functional.local_response_norm, T.ones(1, 2, 3, 4), 2, { alpha = {} })
     raises("ltensor.tensordot:", T.tensordot, T.tensor(1.0), T.ones(2), 1)
+    -- session 4's million-call run (seed 4414): a size below 1 reached the sliding sum
+    for _, size in ipairs({ 0, -1 }) do
+      raises("ltensor.nn.functional.local_response_norm: kernel size should be greater than zero, but got size: " .. size,
+        T.nn.functional.local_response_norm, T.ones(1, 3, 4, 4), size, {})
+    end
     -- a factor whose square wraps around (session 3's long fuzz run)
     raises("ltensor.nn.functional.pixel_shuffle: pixel_shuffle expects its input's 'channel' dimension to be " ..
       "divisible by the square of upscale_factor, but input.size(-3)=4 is not divisible by 4611686018427387904^2",

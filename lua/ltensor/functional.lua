@@ -1680,6 +1680,9 @@ function F.local_response_norm(x, size, ...)
   local fname = "local_response_norm"
   check_t(fname, 1, "input", x)
   check_int(fname, 2, "size", size)
+  -- PyTorch's message comes from the avg_pool3d it runs; a size below 1 would
+  -- leave the sliding sum empty here
+  if size < 1 then fail(fname, ("kernel size should be greater than zero, but got size: %d"):format(size)) end
   local o = parse(fname, 3, { "alpha", "beta", "k" }, ...)
   local alpha, beta, k = o.alpha or 1e-4, o.beta or 0.75, o.k or 1.0
   local nd = x:dim()
