@@ -61,16 +61,19 @@ end)
 
 describe("autograd nodes with very many inputs", function()
   it("T.cat of more tensors requiring grad than a node holds raises instead of crashing in backward", function()
+    -- the limit is the host's: 65000 user values on 5.2+, 7900 stack slots
+    -- on 5.1 and LuaJIT (src/l_autograd.h)
+    local limit = _VERSION == "Lua 5.1" and 7900 or 65000
     local x = T.ones(1, { requires_grad = true })
     local list = {}
-    for i = 1, 65001 do list[i] = x * 1 end
-    raises("ltensor.cat: autograd records at most 65000 inputs that require grad per operation (got 65001)",
+    for i = 1, limit + 1 do list[i] = x * 1 end
+    raises(("ltensor.cat: autograd records at most %d inputs that require grad per operation (got %d)"):format(limit, limit + 1),
            T.cat, list)
-    list[65001] = nil
+    list[limit + 1] = nil
     local y = T.cat(list)
     list = nil
     y:sum():backward()
-    assert.are.equal(65000, x.grad:item())
+    assert.are.equal(limit, x.grad:item())
   end)
 end)
 

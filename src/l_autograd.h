@@ -9,13 +9,19 @@
 
 #define NODE_MT "ltensor.Node"
 
-/* AG_TAB: a C node whose Lua table (hooks, retain_grad) T._ag_spec made */
 /* AG_TAB: a C node whose Lua table (hooks, retain_grad) T._ag_spec made;
    AG_SC / AG_SC_INT: a C node's scalar argument is present / an integer */
 enum { AG_ACC = 1, AG_RELEASED = 2, AG_HAS_SAVED = 4, AG_C = 8, AG_TAB = 16, AG_SC = 32, AG_SC_INT = 64 };
 
-/* edges of one node (user values: Lua counts them in an unsigned short) */
+/* edges of one node.  5.2+: user values, which Lua counts in an unsigned
+   short.  5.1 and LuaJIT: backward hands a node's gradients over on the Lua
+   stack, and their lua_checkstack refuses more than LUAI_MAXCSTACK (8000)
+   slots. */
+#if LUA_VERSION_NUM <= 501
+#define AG_MAX_EDGES 7900
+#else
 #define AG_MAX_EDGES 65000
+#endif
 
 /* One input of a node.  Its shape lives in the node's trailing int64 area
    (node_shape), so that a node costs what its inputs need rather than
