@@ -6,19 +6,8 @@
 local T = require "ltensor"
 local host = dofile("spec/host.lua")   -- per-case marks for older Lua hosts (issue 12)
 
--- fn(...) raises; its message (less the "file:line: " position Lua adds for a
--- C function) starts with "ltensor.<fname>:" and contains each of the texts
-local function fails(fname, texts, fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert.is_false(ok, "expected ltensor." .. fname .. " to raise")
-  err = tostring(err):gsub("^[^\n]-:%d+: ", "", 1)
-  local prefix = "ltensor." .. fname .. ":"
-  assert.equal(prefix, err:sub(1, #prefix), "error was: " .. err)
-  if type(texts) == "string" then texts = { texts } end
-  for _, t in ipairs(texts) do
-    assert.truthy(err:find(t, 1, true), ("%q not in: %s"):format(t, err))
-  end
-end
+-- fn(...) raises an error starting "ltensor.<fname>:" with each of the texts
+local fails = dofile("spec/helpers.lua").fails
 
 local x = T.ones(2, 3)
 

@@ -1,4 +1,5 @@
--- spec/helpers.lua: assertions shared by the view, indexing and elementwise specs
+-- spec/helpers.lua: assertions shared by the view, indexing, elementwise and
+-- bad-argument specs
 -- (loaded with dofile; not a spec itself: busted runs *_spec.lua only).
 local assert = require "luassert"   -- dofile runs outside the spec's environment
 local M = {}
@@ -16,6 +17,20 @@ function M.raises(substr, fn, ...)
   assert.is_false(ok, "expected an error containing: " .. substr)
   err = tostring(err)
   assert.is_truthy(err:find(substr, 1, true), "error was: " .. err)
+end
+
+-- fn(...) raises; its message (less the "file:line: " position Lua adds for a
+-- C function) starts with "ltensor.<fname>:" and contains each of the texts
+function M.fails(fname, texts, fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert.is_false(ok, "expected ltensor." .. fname .. " to raise")
+  err = tostring(err):gsub("^[^\n]-:%d+: ", "", 1)
+  local prefix = "ltensor." .. fname .. ":"
+  assert.equal(prefix, err:sub(1, #prefix), "error was: " .. err)
+  if type(texts) == "string" then texts = { texts } end
+  for _, t in ipairs(texts) do
+    assert.truthy(err:find(t, 1, true), ("%q not in: %s"):format(t, err))
+  end
 end
 
 -- a nested table (or a value) as a flat list

@@ -2,30 +2,8 @@
 -- it is called, and calling a name that does not exist suggests the nearest
 -- one (tensor methods, T's functions, globals); through a pipe and through a
 -- pseudo-terminal (tools/pty_drive.py).
-local CLI = "./build/bin/ltensor"
-
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("*a")
-  p:close()
-  return out
-end
-
-local function piped(input)
-  local f = os.tmpname()
-  local h = assert(io.open(f, "w")) h:write(input) h:close()
-  local out = sh(CLI .. " < " .. f)
-  os.remove(f)
-  return out
-end
-
-local function typed(keys, history)
-  local f = os.tmpname()
-  local h = assert(io.open(f, "w")) h:write(table.concat(keys, "\n"), "\n") h:close()
-  local out = sh("python3 tools/pty_drive.py --env LTENSOR_HISTORY=" .. history .. " -- " .. CLI .. " < " .. f)
-  os.remove(f)
-  return (out:gsub("\r", ""))
-end
+local R = dofile("spec/repl_helpers.lua")
+local CLI, sh, piped, typed = R.CLI, R.sh, R.piped, R.typed
 
 describe("the prompt's help and hints", function()
   it("?x:method documents the method (x:sum is no expression by itself)", function()

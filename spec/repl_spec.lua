@@ -1,36 +1,10 @@
 -- The ltensor program: options, the prompt through a pipe, and the prompt
 -- through a pseudo-terminal (line editing, history, completion, help),
 -- driven by tools/pty_drive.py as a person at a keyboard would.
-local CLI = "./build/bin/ltensor"
-
--- (the exit status from the shell: Lua 5.1's p:close() does not return it)
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
-  local out = p:read("*a")
-  p:close()
-  local code = tonumber(out:match("rc=(%d+)%s*$"))
-  return (out:gsub("rc=%d+%s*$", "")), code
-end
+local R = dofile("spec/repl_helpers.lua")
+local CLI, sh, piped, typed = R.CLI, R.sh, R.piped, R.typed
 
 local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
--- Feeds `input` to the prompt through a pipe (no terminal).
-local function piped(input, args)
-  local f = os.tmpname()
-  local h = assert(io.open(f, "w")) h:write(input) h:close()
-  local out, code = sh(CLI .. " " .. (args or "") .. " < " .. f)
-  os.remove(f)
-  return out, code
-end
-
--- Types `keys` (one chunk per element) at the prompt in a pseudo-terminal.
-local function typed(keys, history)
-  local f = os.tmpname()
-  local h = assert(io.open(f, "w")) h:write(table.concat(keys, "\n"), "\n") h:close()
-  local out = sh("python3 tools/pty_drive.py --env LTENSOR_HISTORY=" .. history .. " -- " .. CLI .. " < " .. f)
-  os.remove(f)
-  return (out:gsub("\r", ""))
-end
 
 local function count(s, pat) local n = 0 for _ in s:gmatch(pat) do n = n + 1 end return n end
 
