@@ -145,6 +145,17 @@ describe("matmul of expanded batches", function()
   end)
 end)
 
+describe("cat of expanded tensors", function()
+  it("refuses sizes along the dim that sum past int64 (four 2^62 views wrapped to 0)", function()
+    local x = T.zeros(1):expand(2 ^ 62)
+    assert.matches("ltensor%.cat: tensor too large %(the sizes along dimension 1 overflow int64%)",
+                   msg(T.cat, { x, x, x, x }))
+    local y = T.zeros(1, 1):expand(1, 2 ^ 62)
+    assert.matches("ltensor%.cat: tensor too large %(the sizes along dimension 2 overflow int64%)",
+                   msg(T.cat, { y, y }, 2))
+  end)
+end)
+
 describe("shape bounds in the loaders", function()
   local dir = os.tmpname()
   os.remove(dir)

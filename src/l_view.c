@@ -474,6 +474,10 @@ static int l_cat(lua_State *L) {
         return ltl_error(L, "cat", "Sizes of tensors must match except in dimension %d. Expected size %I but got size "
                         "%I for tensor number %d in the list", d + 1, (lua_Integer)ref->shape[k],
                         (lua_Integer)x->shape[k], i);
+    /* expanded inputs are cheap: four of size 2^62 wrapped the sum to 0 and
+       the copies overran the result */
+    if (x->shape[d] > INT64_MAX - shape[d])
+      return ltl_error(L, "cat", "tensor too large (the sizes along dimension %d overflow int64)", d + 1);
     shape[d] += x->shape[d];
   }
   (void)refi;
