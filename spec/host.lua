@@ -97,4 +97,14 @@ function M.needs_lua54(why)
   if _VERSION ~= "Lua 5.4" then skip("not Lua 5.4", why) end
 end
 
+-- src writes a whole-valued float literal (1.0, 2e3): a float on Lua 5.3+,
+-- a weak int where numbers have no integer subtype
+function M.writes_whole_float(src)
+  for num in src:gmatch("%d[%d.eE+-]*") do
+    local v = tonumber(num)
+    if v and v == math.floor(v) and num:find("[.eE]") then return true end
+  end
+  return false
+end
+
 return M
