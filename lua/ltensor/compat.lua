@@ -136,6 +136,18 @@ else
   function compat.fmt_num(conv, prec, v) return sfmt("%." .. prec .. conv, v) end
 end
 
+-- compat.int_str(v): a whole number written as an integer for an error
+-- message ("%d" on 5.3+).  Without the integer subtype a product of sizes
+-- can leave int64's range (3 * -2^63 is -2.8e19 as a double), where 5.2's
+-- "%d" raises "not a number in proper range"; such a value is written in
+-- full with "%.0f".
+function compat.int_str(v)
+  if has_int and M.type(v) == "integer" then return sfmt("%d", v) end
+  if v ~= v or v == huge or v == -huge then return tostring(v) end
+  if v == floor(v) and v >= -9223372036854775808 and v < 9223372036854775808 then return sfmt("%d", v) end
+  return sfmt("%.0f", v)
+end
+
 -- ---- operators: //, & | ~ << >> -------------------------------------------
 local function compile(src)
   local f = (loadstring or load)(src)

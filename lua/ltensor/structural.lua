@@ -158,7 +158,11 @@ local function size_mul(fname, a, b)
   if a ~= 0 and b > math.floor(SIZE_MAX / a) then fail(fname, "tensor too large (sizes overflow)") end
   return a * b
 end
-local function shape_str(s) return "[" .. table.concat(s, ", ") .. "]" end
+local function shape_str(s)
+  local parts = {}
+  for i = 1, #s do parts[i] = compat.int_str(s[i]) end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
 local function prod(list, a, b)
   local p = 1
   for i = a or 1, b or #list do p = p * list[i] end
@@ -397,7 +401,7 @@ local function repeat_tensor(t, ...)
     if final[i] == 0 then zero = true end
   end
   for i = 1, #reps do
-    if final[i] < 0 then fail("repeat", ("Trying to create tensor with negative dimension %d: %s"):format(final[i], shape_str(final))) end
+    if final[i] < 0 then fail("repeat", ("Trying to create tensor with negative dimension %s: %s"):format(compat.int_str(final[i]), shape_str(final))) end
   end
   if #reps == 0 then return t:clone() end
   if zero then
