@@ -220,6 +220,115 @@ static int check_mode(lua_State *L, const char *fname) {
   return (int)mode;
 }
 
+/* ---- the time loops, by bands of batch rows ----------------------------------
+   Each batch row's recurrence depends on that row alone (h_t of row b needs
+   h_{t-1} of row b), so the rows are cut into bands and every band runs the
+   whole sequence on its own thread with no synchronisation between steps:
+   its rows of the scratch gates, of y, of ws and of dh/dc are its own.  One
+   band per thread of the state's pool, when the sequence holds enough
+   arithmetic to repay the hand-off (RNN_PAR_MIN_WORK, below). */
+#define RNN_PAR_MIN_WORK 4000000.0 /* flops per extra part: tens of µs of arithmetic */
+typedef struct {
+  int mode, reverse, keep;
+  ltensor_dtype dt;
+  int64_t Tn, B, G, H, wsz;
+  const rnn_rows *K;
+  const char *pxp, *pw, *pb, *h0, *c0;
+  char *py, *pws, *pg;
+} rnn_fw_job;
+
+static void rnn_fw_band(void *ctx, int64_t b0, int64_t b1, int part) {
+  (void)part;
+  const rnn_fw_job *j = (const rnn_fw_job *)ctx;
+  size_t es = lt_itemsize(j->dt);
+  int64_t Tn = j->Tn, B = j->B, H = j->H, GH = j->G * H, wsz = j->wsz, nb = b1 - b0;
+  const rnn_rows *K = j->K;
+  const char *hprev = j->h0 + (size_t)(b0 * H) * es;   /* row b0 of h_{t-1}; rows H apart */
+  char *pg = j->pg + (size_t)(b0 * GH) * es;
+  for (int64_t s = 0; s < Tn; s++) {
+    int64_t t = j->reverse ? Tn - 1 - s : s;
+    int64_t tp = j->reverse ? t + 1 : t - 1;
+    /* g = h_prev (nb x H) @ W_hh^T (H x GH): W_hh read transposed in place */
+    lt_mm(j->dt, nb, GH, H, hprev, H, 1, j->pw, 1, H, pg, GH, 1);
+    char *ht = j->py + (size_t)(t * B * H) * es;
+    int64_t slot = j->keep ? t : s % 2, pslot = j->keep ? tp : (s + 1) % 2;   /* ws rows of t and t-1 */
+    char *wst = j->pws + (size_t)(slot * B * wsz) * es;
+    const char *xt = j->pxp + (size_t)(t * B * GH) * es;
+    for (int64_t b = b0; b < b1; b++) {
+      const char *xr = xt + (size_t)(b * GH) * es, *gr = j->pg + (size_t)(b * GH) * es;
+      char *hr = ht + (size_t)(b * H) * es, *wr = wst + (size_t)(b * wsz) * es;
+      if (j->mode == RNN_LSTM) {
+        /* c_{t-1}: c0's row, or the cell column of the previous step's ws */
+        const char *cp = s == 0 ? j->c0 + (size_t)(b * H) * es
+                                : j->pws + (size_t)((pslot * B + b) * wsz + 4 * H) * es;
+        K->lstm_fw(H, xr, gr, cp, hr, wr);
+      } else if (j->mode == RNN_GRU) {
+        K->gru_fw(H, xr, gr, j->pb, hprev + (size_t)((b - b0) * H) * es, hr, wr);
+      } else {
+        K->rnn_fw(H, j->mode == RNN_RELU, xr, gr, hr);
+      }
+    }
+    hprev = ht + (size_t)(b0 * H) * es;
+  }
+}
+
+typedef struct {
+  int mode, reverse;
+  ltensor_dtype dt;
+  int64_t Tn, B, G, H, wsz;
+  const rnn_rows *K;
+  const char *py, *pws, *pdy, *pw, *h0, *c0;
+  char *pdxp, *pdh, *pdc, *pdhh, *ptmp;
+} rnn_bw_job;
+
+static void rnn_bw_band(void *ctx, int64_t b0, int64_t b1, int part) {
+  (void)part;
+  const rnn_bw_job *j = (const rnn_bw_job *)ctx;
+  size_t es = lt_itemsize(j->dt);
+  int64_t Tn = j->Tn, B = j->B, H = j->H, GH = j->G * H, wsz = j->wsz, nb = b1 - b0;
+  const rnn_rows *K = j->K;
+  char *dh0 = j->pdh + (size_t)(b0 * H) * es, *tmp0 = j->ptmp + (size_t)(b0 * H) * es;
+  for (int64_t s = Tn - 1; s >= 0; s--) {
+    int64_t t = j->reverse ? Tn - 1 - s : s;
+    int64_t tp = j->reverse ? t + 1 : t - 1;          /* the step processed before t */
+    const char *hprev = s == 0 ? j->h0 : j->py + (size_t)(tp * B * H) * es;
+    const char *wst = j->pws + (size_t)(t * B * wsz) * es;
+    const char *ht = j->py + (size_t)(t * B * H) * es;
+    char *dgt = j->pdxp + (size_t)(t * B * GH) * es;
+    char *dhht = j->pdhh ? j->pdhh + (size_t)(t * B * 3 * H) * es : NULL;
+    K->vadd(nb * H, dh0, j->pdy + (size_t)((t * B + b0) * H) * es);
+    for (int64_t b = b0; b < b1; b++) {
+      const char *wr = wst + (size_t)(b * wsz) * es;
+      char *dhr = j->pdh + (size_t)(b * H) * es, *dgr = dgt + (size_t)(b * GH) * es;
+      if (j->mode == RNN_LSTM) {
+        const char *cp = s == 0 ? j->c0 + (size_t)(b * H) * es
+                                : j->pws + (size_t)((tp * B + b) * wsz + 4 * H) * es;
+        K->lstm_bw(H, wr, cp, dhr, j->pdc + (size_t)(b * H) * es, dgr);
+      } else if (j->mode == RNN_GRU) {
+        K->gru_bw(H, wr, hprev + (size_t)(b * H) * es, dhr, dgr, dhht + (size_t)(b * 3 * H) * es);
+      } else {
+        K->rnn_bw(H, j->mode == RNN_RELU, ht + (size_t)(b * H) * es, dhr, dgr);
+      }
+    }
+    /* dh_{t-1} = direct part (already in dh) + (dgates or dhh) @ W_hh */
+    const char *src = j->mode == RNN_GRU ? dhht : dgt;
+    lt_mm(j->dt, nb, H, GH, src + (size_t)(b0 * GH) * es, GH, 1, j->pw, H, 1, tmp0, H, 1);
+    K->vadd(nb * H, dh0, tmp0);
+  }
+}
+
+/* fn over the B batch rows, in one band per pool thread when the sequence's
+   recurrent products (2 Tn B GH H flops) repay the hand-off */
+static void run_bands(lua_State *L, void *job, int64_t B, int64_t Tn, int64_t G, int64_t H, lt_range_fn fn) {
+  lt_pool *pool = ltl_settings_of(L)->pool;
+  double work = 2.0 * (double)Tn * (double)B * (double)(G * H) * (double)H;
+  int nt = lt_pool_threads(pool);
+  if ((double)nt > work / RNN_PAR_MIN_WORK) nt = (int)(work / RNN_PAR_MIN_WORK);
+  if (nt > B) nt = (int)B;
+  if (nt > 1) lt_parallel_run(pool, nt, B, fn, job);
+  else fn(job, 0, B, 0);
+}
+
 /* T._rnn_forward(mode, reverse, xp, w_hh, b_hh, h0, c0 [, keep_ws]) */
 static int l_rnn_forward(lua_State *L) {
   const char *fname = "_rnn_forward";
@@ -261,35 +370,12 @@ static int l_rnn_forward(lua_State *L) {
     zero_n(lt_data(zb), (size_t)(G * H) * lt_dtypes[dt].itemsize);
     pb = lt_data(zb);
   }
-  const char *hprev = lt_data(h0);
-  const rnn_rows *K = rows_for(dt);
-  int64_t ws_row = wsz;   /* elements of ws per batch row */
-  int64_t steps = B * H > 0 ? Tn : 0;   /* nothing to compute (and NULL data) when empty */
-  for (int64_t s = 0; s < steps; s++) {
-    int64_t t = reverse ? Tn - 1 - s : s;
-    int64_t tp = reverse ? t + 1 : t - 1;
-    /* g = h_prev (B x H) @ W_hh^T (H x GH): W_hh read transposed in place */
-    lt_mm(dt, B, G * H, H, hprev, H, 1, pw, 1, H, pg, G * H, 1);
-    char *ht = py + (size_t)(t * B * H) * es;
-    int64_t slot = keep ? t : s % 2, pslot = keep ? tp : (s + 1) % 2;   /* ws rows of t and t-1 */
-    char *wst = pws + (size_t)(slot * B * wsz) * es;
-    const char *xt = pxp + (size_t)(t * B * G * H) * es;
-    for (int64_t b = 0; b < B; b++) {
-      const char *xr = xt + (size_t)(b * G * H) * es, *gr = pg + (size_t)(b * G * H) * es;
-      char *hr = ht + (size_t)(b * H) * es, *wr = wst + (size_t)(b * ws_row) * es;
-      if (mode == RNN_LSTM) {
-        /* c_{t-1}: c0's row, or the cell column of the previous step's ws */
-        const char *cp = s == 0 ? lt_data(c0) + (size_t)(b * H) * es
-                                : pws + (size_t)((pslot * B + b) * ws_row + 4 * H) * es;
-        K->lstm_fw(H, xr, gr, cp, hr, wr);
-      } else if (mode == RNN_GRU) {
-        K->gru_fw(H, xr, gr, pb, hprev + (size_t)(b * H) * es, hr, wr);
-      } else {
-        K->rnn_fw(H, mode == RNN_RELU, xr, gr, hr);
-      }
-    }
-    hprev = ht;
-  }
+  rnn_fw_job j = { mode, reverse, keep, dt, Tn, B, G, H, wsz, rows_for(dt), pxp, pw, pb,
+                   lt_data(h0), c0 ? lt_data(c0) : NULL, py, pws, pg };
+  if (B * H > 0) run_bands(L, &j, B, Tn, G, H, rnn_fw_band);
+  /* h_n: the last step's h (h0 when there are no steps) */
+  const char *hprev = B * H > 0 && Tn > 0 ? py + (size_t)((reverse ? 0 : Tn - 1) * B * H) * es : lt_data(h0);
+  int64_t ws_row = wsz, steps = B * H > 0 ? Tn : 0;
   copy_n(lt_data(hn), hprev, (size_t)(B * H) * es);
   if (mode == RNN_LSTM) {
     if (steps == 0) copy_n(lt_data(cn), lt_data(c0), (size_t)(B * H) * es);
@@ -344,36 +430,10 @@ static int l_rnn_backward(lua_State *L) {
     if (dcn) copy_n(lt_data(dc), lt_data(dcn), (size_t)(B * H) * es);
     else zero_n(lt_data(dc), (size_t)(B * H) * es);
   }
-  const char *py = lt_data(y), *pws = lt_data(ws), *pdy = lt_data(dy), *pw = lt_data(whh);
-  char *pdxp = lt_data(dxp), *pdh = lt_data(dh), *ptmp = lt_data(tmp);
-  const rnn_rows *K = rows_for(dt);
-  for (int64_t s = B * H > 0 ? Tn - 1 : -1; s >= 0; s--) {
-    int64_t t = reverse ? Tn - 1 - s : s;
-    int64_t tp = reverse ? t + 1 : t - 1;          /* the step processed before t */
-    const char *hprev = s == 0 ? lt_data(h0) : py + (size_t)(tp * B * H) * es;
-    const char *wst = pws + (size_t)(t * B * wsz) * es;
-    const char *ht = py + (size_t)(t * B * H) * es;
-    char *dgt = pdxp + (size_t)(t * B * G * H) * es;
-    char *dhht = dhh ? lt_data(dhh) + (size_t)(t * B * 3 * H) * es : NULL;
-    K->vadd(B * H, pdh, pdy + (size_t)(t * B * H) * es);
-    for (int64_t b = 0; b < B; b++) {
-      const char *wr = wst + (size_t)(b * wsz) * es;
-      char *dhr = pdh + (size_t)(b * H) * es, *dgr = dgt + (size_t)(b * G * H) * es;
-      if (mode == RNN_LSTM) {
-        const char *cp = s == 0 ? lt_data(c0) + (size_t)(b * H) * es
-                                : pws + (size_t)((tp * B + b) * wsz + 4 * H) * es;
-        K->lstm_bw(H, wr, cp, dhr, lt_data(dc) + (size_t)(b * H) * es, dgr);
-      } else if (mode == RNN_GRU) {
-        K->gru_bw(H, wr, hprev + (size_t)(b * H) * es, dhr, dgr, dhht + (size_t)(b * 3 * H) * es);
-      } else {
-        K->rnn_bw(H, mode == RNN_RELU, ht + (size_t)(b * H) * es, dhr, dgr);
-      }
-    }
-    /* dh_{t-1} = direct part (already in dh) + (dgates or dhh) @ W_hh */
-    const char *src = mode == RNN_GRU ? dhht : dgt;
-    lt_mm(dt, B, H, G * H, src, G * H, 1, pw, H, 1, ptmp, H, 1);
-    K->vadd(B * H, pdh, ptmp);
-  }
+  rnn_bw_job j = { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt), lt_data(y), lt_data(ws), lt_data(dy),
+                   lt_data(whh), lt_data(h0), c0 ? lt_data(c0) : NULL, lt_data(dxp), lt_data(dh),
+                   dc ? lt_data(dc) : NULL, dhh ? lt_data(dhh) : NULL, lt_data(tmp) };
+  if (B * H > 0 && Tn > 0) run_bands(L, &j, B, Tn, G, H, rnn_bw_band);
   lua_pushvalue(L, 13);
   lua_pushvalue(L, 14);
   lua_pushvalue(L, 15);
@@ -391,7 +451,6 @@ static int l_rnn_backward(lua_State *L) {
    bands each small enough for OpenBLAS to run on the calling thread, and
    the bands go to the shared pool when the product is large enough. */
 #define RNN_SERIAL_MNK 262144      /* OpenBLAS 0.3.21 stays on one thread below M*N*K = 65536 * 4 */
-#define RNN_PAR_MIN_WORK 4000000.0 /* ~1 ms of arithmetic per extra part */
 typedef struct {
   ltensor_dtype dt;
   int64_t N, K, band;
