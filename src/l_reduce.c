@@ -5,13 +5,16 @@
  * dtype, correction/unbiased (std/var) and p (norm).  Result dtypes follow
  * PyTorch 1.13: sum/prod/cumsum/cumprod of bool or integral input give
  * int64, mean/std/var/norm refuse integral input, max/min keep the dtype.
- * The kernels live in lt_reduce.c; this file only parses, checks, and
- * allocates outputs (with ltl_push_new, before any work).
+ * The kernels live in lt_reduce.c, lt_scan.c and lt_sort.c; this file only
+ * parses, checks, and allocates outputs (with ltl_push_new, before any
+ * work).
  */
 #include <math.h>
 #include <string.h>
 #include "l_lua.h"
 #include "lt_reduce.h"
+#include "lt_scan.h"
+#include "lt_sort.h"
 #include "l_oplist.h"
 
 /* PyTorch's ScalarType names, used in error messages it words that way */

@@ -1,4 +1,6 @@
-/* lt_reduce.c -- reduction, scan and softmax kernels (Lua-free).
+/* lt_reduce.c -- reduction kernels (Lua-free); scans and softmax are in
+ * lt_scan.c, sort in lt_sort.c, their shared walks in lt_reduce_common.h.
+ *
  *
  * Layout of every reduction: the iterator planner's reduction mode
  * (lt_iter_reduce_plan, lt_iter.h) splits the input's dims into kept
@@ -23,97 +25,8 @@
 #include <math.h>
 #include <string.h>
 #include "lt_reduce.h"
-#include "lt_vmath.h"
-#include "lt_iter.h"
+#include "lt_reduce_common.h"
 
-/* The build's -O2 only vectorises loops the "very cheap" cost model accepts
-   (no epilogues, no if-conversion of float compares).  The fast paths below
-   are written as plain lane loops for the vectoriser: ask for -O3's here;
-   no-trapping-math lets it if-convert compares (results are unchanged: it
-   only drops the assumption that FP exceptions trap); fp-contract=fast lets
-   the AVX2+FMA variants below fuse multiply-adds (it changes nothing where
-   the target has no FMA, and fused results are never less accurate). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math", "fp-contract=fast")
-#endif
-
-#define CHUNK_BYTES 4096
-
-/* The plan of every reduction is the iterator planner's reduction mode
-   (lt_iter.h): kept and reduced dim groups, coalesced. */
-typedef lt_iter_red plan;
-static void plan_init(plan *p, const lt_tensor *in, const int64_t *str1, uint32_t mask) {
-  lt_iter_reduce_plan(p, in, str1, mask);
-}
-/* The plan of a reduction over the dims in mask, into a contiguous output. */
-static void reduce_plan(plan *p, const lt_tensor *in, uint32_t mask) {
-  lt_iter_reduce_plan(p, in, NULL, mask);
-}
-
-/* ---- walking the kept ("outer") dims ----------------------------------- */
-/* Element offsets in the input (o0) and the output (o1) of outer position
-   o (row-major over the kept dims); idx receives the odometer. */
-static void outer_at(const plan *p, int64_t o, int64_t *idx, int64_t *o0, int64_t *o1) {
-  *o0 = *o1 = 0;
-  for (int d = p->nout_d - 1; d >= 0; d--) {
-    int64_t k = o % p->oshape[d];
-    o /= p->oshape[d];
-    idx[d] = k; *o0 += k * p->ostr0[d]; *o1 += k * p->ostr1[d];
-  }
-}
-static void outer_next(const plan *p, int64_t *idx, int64_t *o0, int64_t *o1) {
-  for (int d = p->nout_d - 1; d >= 0; d--) {
-    *o0 += p->ostr0[d]; *o1 += p->ostr1[d];
-    if (++idx[d] < p->oshape[d]) return;
-    *o0 -= idx[d] * p->ostr0[d]; *o1 -= idx[d] * p->ostr1[d];
-    idx[d] = 0;
-  }
-}
-
-/* fn(ctx, pointer to the row's first input element, output element offset) */
-typedef void (*row_fn)(void *ctx, const char *in, int64_t o);
-static void run_rows_part(const plan *p, const lt_tensor *in, row_fn fn, void *ctx, int64_t s, int64_t e) {
-  int64_t isz = (int64_t)lt_itemsize(in->dtype);
-  const char *ibase = lt_data(in);
-  int64_t idx[LT_MAX_DIMS], o0, o1;
-  if (s >= e) return;
-  outer_at(p, s, idx, &o0, &o1);
-  for (int64_t o = s; o < e; o++) {
-    fn(ctx, ibase + o0 * isz, o1);
-    outer_next(p, idx, &o0, &o1);
-  }
-}
-static void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
-  run_rows_part(p, in, fn, ctx, 0, p->nout);
-}
-
-/* ---- threads ----------------------------------------------------------------
-   Large reductions are split into contiguous ranges of independent units
-   (output rows, column blocks, or pieces of one long run) run on the
-   state's pool (lt_parallel.h).  Workers only read the input and write
-   disjoint parts of outputs allocated before the split.  Grain: the generic
-   paths and softmax spend about one unit (a nanosecond) per element; the
-   vectorised sum/max/cumsum passes about an eighth of one (VEC_GRAIN). */
-#define VEC_GRAIN (8 * (int64_t)LT_GRAIN)
-
-/* Independent output units (rows, column blocks) on `parts` threads, cut
-   into up to 4 chunks per thread claimed dynamically (lt_pool_run): a
-   worker the scheduler starts late on a busy machine finds fewer chunks
-   left, instead of the caller waiting for its fixed half.  Each output is
-   computed inside one chunk, so results do not depend on the cut.  fn's
-   part argument is the chunk number: not for per-part scratch. */
-typedef struct split { lt_range_fn fn; void *ctx; int64_t n, k; } split;
-static void split_chunk(void *v, int64_t c) {
-  split *r = v;
-  r->fn(r->ctx, r->n * c / r->k, r->n * (c + 1) / r->k, (int)c);
-}
-static void run_split(lt_pool *pool, int parts, int64_t n, lt_range_fn fn, void *ctx) {
-  if (parts <= 1 || n <= 1) { fn(ctx, 0, n, 0); return; }
-  split r = {fn, ctx, n, 4 * (int64_t)parts < n ? 4 * (int64_t)parts : n};
-  lt_pool_run(pool, parts, r.k, split_chunk, &r);
-}
-
-/* fn(ctx, n elements of the compute dtype, flat position of the first) */
 typedef void (*chunk_fn)(void *ctx, const void *buf, int64_t n, int64_t pos);
 static void each_chunk(const plan *p, const char *in, ltensor_dtype dt, ltensor_dtype bdt,
                        chunk_fn fn, void *ctx) {
@@ -146,98 +59,6 @@ static void each_chunk(const plan *p, const char *in, ltensor_dtype dt, ltensor_
 }
 
 /* ---- shared accumulator context --------------------------------------- */
-enum { CLS_I, CLS_U, CLS_F, CLS_C };
-
-typedef struct acc {
-  const plan *p;
-  ltensor_dtype idt, bdt;
-  int cls, flag, have, done, mode;
-  double f, param, corr;
-  uint64_t i;
-  lt_cdouble c, cparam;
-  union { double f; int64_t i; uint64_t u; } best;
-  int64_t bpos;
-  char *out; ltensor_dtype odt; int64_t osz;
-  char *out2;           /* indices (int64) */
-} acc;
-static void acc_out(acc *c, lt_tensor *out) {
-  c->out = lt_data(out);
-  c->odt = out->dtype;
-  c->osz = (int64_t)lt_itemsize(out->dtype);
-}
-
-static int cls_of(ltensor_dtype d) {
-  switch (lt_kind(d)) {
-  case LT_KIND_COMPLEX: return CLS_C;
-  case LT_KIND_FLOAT: return CLS_F;
-  default: return d == LTENSOR_UINT64 ? CLS_U : CLS_I;
-  }
-}
-static ltensor_dtype cls_dtype(int cls) {
-  switch (cls) {
-  case CLS_C: return LTENSOR_COMPLEX128;
-  case CLS_F: return LTENSOR_FLOAT64;
-  case CLS_U: return LTENSOR_UINT64;
-  default: return LTENSOR_INT64;
-  }
-}
-
-/* The common start of every op: an accumulator over plan p reading in and
-   writing out (NULL: none), computing in class cls (CLS_U is folded into
-   CLS_I where the op wraps like int64) with cls's buffer dtype. */
-static void acc_start(acc *c, const plan *p, const lt_tensor *in, lt_tensor *out, int cls, int mode) {
-  memset(c, 0, sizeof *c);
-  c->p = p; c->idt = in->dtype; c->mode = mode; c->cls = cls;
-  c->bdt = cls_dtype(cls);
-  if (out) acc_out(c, out);
-}
-static int wrap_cls(ltensor_dtype d) { int k = cls_of(d); return k == CLS_U ? CLS_I : k; }
-
-/* ---- threaded generic rows ------------------------------------------------ */
-typedef struct rows_par { const plan *p; const lt_tensor *in; row_fn fn; const acc *proto; } rows_par;
-static void rows_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  rows_par *r = v;
-  acc c = *r->proto;   /* the callbacks keep running state in the acc: one per thread */
-  run_rows_part(r->p, r->in, r->fn, &c, s, e);
-}
-static void run_rows_acc(const plan *p, const lt_tensor *in, row_fn fn, acc *c, lt_pool *pool) {
-  int pieces, nt = lt_iter_reduce_parts(p, pool, LT_GRAIN, 0, &pieces);
-  if (nt <= 1) { run_rows(p, in, fn, c); return; }
-  rows_par r = {p, in, fn, c};
-  run_split(pool, nt, p->nout, rows_part, &r);
-}
-
-/* ---- fast paths: float32/float64 in and out, unit-stride runs ---------------
-   Contiguous runs are reduced in LANES independent accumulators (plain lane
-   loops the compiler turns into vector code).  Float sums are blocked: a
-   block of BLOCK elements is summed in T lanes (each lane adding at most
-   BLOCK/LANES terms), block sums are added in double, so float32 keeps
-   PyTorch-level accuracy and 2^24+ ones still sum exactly.  When the
-   reduced dims are strided but the kept unit-stride dim is not ("columns"),
-   up to CW adjacent outputs are accumulated at once from contiguous row
-   segments, in T for CFLUSH rows at a time, then in double. */
-#define LANES 16
-#define BLOCK 512
-/* GCC fully unrolls a constant 16-lane loop early and then fails to
-   if-convert the unrolled selects (scalar compares and cmovs); kept as a
-   loop it is vectorised.  Sums vectorise either way and keep the unroll. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define LANE_LOOP _Pragma("GCC unroll 1")
-#else
-#define LANE_LOOP
-#endif
-#define CW 1024
-#define CFLUSH 64
-
-/* sticky NaN: a NaN candidate always wins, nothing beats a NaN */
-
-#define BETTER_MAX(v, a) (((v) > (a)) | ((v) != (v)))
-#define BETTER_MIN(v, a) (((v) < (a)) | ((v) != (v)))
-
-/* exp for the softmax/logsumexp passes (arguments <= 0): lt_vmath.h's */
-static inline __attribute__((always_inline)) float exp_f32(float x) { return lt_expf_nonpos(x); }
-static inline double exp_f64(double x) { return exp(x); }
 
 #define EXT_RUN(NAME, T, BETTER)                                               \
   static T NAME(const T *restrict x, int64_t n) {                             \
@@ -261,11 +82,7 @@ static inline double exp_f64(double x) { return exp(x); }
    contraction, so there the exp polynomial uses FMA and rounds slightly
    differently, within its ~2 ulp).  Other compilers (or -DLT_NO_VEC) take the lane
    loops. */
-#if defined(__GNUC__) && !defined(LT_NO_VEC)
-#define LT_VEC 1
-#if defined(__x86_64__) || defined(__i386__)
-#define LT_VEC_AVX2 1
-#endif
+#ifdef LT_VEC
 
 #define VEC_STEP(V, a, v, CMP) do { __typeof__((v) != (v)) m_ = ((v) CMP (a)) | ((v) != (v)); \
     (a) = vsel_##V(m_, (v), (a)); } while (0)
@@ -441,13 +258,8 @@ static inline double exp_f64(double x) { return exp(x); }
 VEC_KERNELS(b, , 16)
 #ifdef LT_VEC_AVX2
 VEC_KERNELS(x, __attribute__((target("avx2,fma"))), 32)
-/* __builtin_cpu_supports reads what libgcc/compiler-rt detected at load.
-   (An AVX-512 clone of these was slower here: rows of ~100 are too short
-   for 16 lanes, and the sums and extremes are memory-bound.) */
-#define HAVE_AVX2() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 #define VPICK(NAME, S) (HAVE_AVX2() ? NAME##_x##S : NAME##_b##S)
 #else
-#define HAVE_AVX2() 0
 #define VPICK(NAME, S) NAME##_b##S
 #define sum_run_xf32 sum_run_bf32
 #define sum_run_xf64 sum_run_bf64
@@ -466,14 +278,8 @@ static float max_run_f32(const float *x, int64_t n) { return VPICK(max_run, f32)
 static float min_run_f32(const float *x, int64_t n) { return VPICK(min_run, f32)(x, n); }
 static double max_run_f64(const double *x, int64_t n) { return VPICK(max_run, f64)(x, n); }
 static double min_run_f64(const double *x, int64_t n) { return VPICK(min_run, f64)(x, n); }
-static int softmax_row_vec_f32(const float *x, float *y, int64_t n, int is_log) {
-  return VPICK(softmax_row, f32)(x, y, n, is_log);
-}
-static int softmax_row_vec_f64(const double *x, double *y, int64_t n, int is_log) {
-  return VPICK(softmax_row, f64)(x, y, n, is_log);
-}
-#define SOFTMAX_ROW_F32 softmax_row_vec_f32
-#define SOFTMAX_ROW_F64 softmax_row_vec_f64
+#define SOFTMAX_ROW_F32 VPICK(softmax_row, f32)
+#define SOFTMAX_ROW_F64 VPICK(softmax_row, f64)
 /* the sum of exp(x[i] - mx) of a contiguous row (mx finite, the max) */
 static double sumexp_row_f32(const float *x, int64_t n, float mx) { return VPICK(sumexp_row, f32)(x, NULL, n, mx); }
 static double sumexp_row_f64(const double *x, int64_t n, double mx) { return VPICK(sumexp_row, f64)(x, NULL, n, mx); }
@@ -549,89 +355,8 @@ LANE_SOFTMAX(f64, double, exp_f64)
 #define max_run_bf64 max_run_f64
 #endif
 
-#define FAST_KERNELS(S, T, EXP, V, ATTR)                                                \
-  /* softmax of w adjacent columns (n rows, row strides rs, ws); bad[i] set  \
-     where column i's max is not finite (its outputs are then garbage) */     \
-  ATTR static void softmax_cols_##V##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
-                               int64_t n, int64_t w, int is_log, unsigned char *bad) { \
-    T mx[CW], af[CW];                                                         \
-    double ad[CW];                                                            \
-    for (int64_t i = 0; i < w; i++) mx[i] = x[i];                             \
-    for (int64_t r = 1; r < n; r++) {                                         \
-      const T *xr = x + r * rs;                                               \
-      for (int64_t i = 0; i < w; i++) { T v = xr[i]; mx[i] = BETTER_MAX(v, mx[i]) ? v : mx[i]; } \
-    }                                                                         \
-    for (int64_t i = 0; i < w; i++) {                                         \
-      bad[i] = !isfinite(mx[i]);                                              \
-      if (bad[i]) mx[i] = 0;                                                  \
-      af[i] = 0; ad[i] = 0;                                                   \
-    }                                                                         \
-    int cnt = 0;                                                              \
-    for (int64_t r = 0; r < n; r++) {                                         \
-      const T *xr = x + r * rs;                                               \
-      T *yr = y + r * ws;                                                     \
-      if (is_log) {                                                           \
-        for (int64_t i = 0; i < w; i++) af[i] += EXP(xr[i] - mx[i]);          \
-      } else {                                                                \
-        for (int64_t i = 0; i < w; i++) { T e = EXP(xr[i] - mx[i]); yr[i] = e; af[i] += e; } \
-      }                                                                       \
-      if (++cnt == CFLUSH || r == n - 1) {                                    \
-        for (int64_t i = 0; i < w; i++) { ad[i] += (double)af[i]; af[i] = 0; } \
-        cnt = 0;                                                              \
-      }                                                                       \
-    }                                                                         \
-    for (int64_t i = 0; i < w; i++) af[i] = is_log ? (T)log(ad[i]) : (T)(1.0 / ad[i]); \
-    for (int64_t r = 0; r < n; r++) {                                         \
-      const T *xr = x + r * rs;                                               \
-      T *yr = y + r * ws;                                                     \
-      if (is_log) for (int64_t i = 0; i < w; i++) yr[i] = (xr[i] - mx[i]) - af[i]; \
-      else for (int64_t i = 0; i < w; i++) yr[i] *= af[i];                    \
-    }                                                                         \
-  }                                                                           \
-  /* cumsum in double (PyTorch's CPU accumulation type), rows in fours so    \
-     four independent add chains hide the latency */                          \
-  ATTR static void cumsum_rows_##V##S(const T *const *x, T *const *y, int k, int64_t n) { \
-    if (k == 4) {                                                             \
-      const T *restrict x0 = x[0], *restrict x1 = x[1], *restrict x2 = x[2], *restrict x3 = x[3]; \
-      T *restrict y0 = y[0], *restrict y1 = y[1], *restrict y2 = y[2], *restrict y3 = y[3]; \
-      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                  \
-      for (int64_t i = 0; i < n; i++) {                                       \
-        s0 += (double)x0[i]; y0[i] = (T)s0;                                   \
-        s1 += (double)x1[i]; y1[i] = (T)s1;                                   \
-        s2 += (double)x2[i]; y2[i] = (T)s2;                                   \
-        s3 += (double)x3[i]; y3[i] = (T)s3;                                   \
-      }                                                                       \
-      return;                                                                 \
-    }                                                                         \
-    for (int j = 0; j < k; j++) {                                             \
-      const T *restrict xj = x[j];                                            \
-      T *restrict yj = y[j];                                                  \
-      double s = 0;                                                           \
-      for (int64_t i = 0; i < n; i++) { s += (double)xj[i]; yj[i] = (T)s; }   \
-    }                                                                         \
-  }                                                                           \
-  ATTR static void cumsum_cols_##V##S(const T *restrict x, int64_t rs, T *restrict y, int64_t ws, \
-                              int64_t n, int64_t w) {                         \
-    double cr[CW];                                                            \
-    for (int64_t i = 0; i < w; i++) cr[i] = 0;                                \
-    for (int64_t r = 0; r < n; r++) {                                         \
-      const T *xr = x + r * rs;                                               \
-      T *yr = y + r * ws;                                                     \
-      for (int64_t i = 0; i < w; i++) { cr[i] += (double)xr[i]; yr[i] = (T)cr[i]; } \
-    }                                                                         \
-  }
-
-FAST_KERNELS(f32, float, exp_f32, b, )
-FAST_KERNELS(f64, double, exp_f64, b, )
-#ifdef LT_VEC_AVX2
-FAST_KERNELS(f32, float, exp_f32, x, __attribute__((target("avx2,fma"))))
-FAST_KERNELS(f64, double, exp_f64, x, __attribute__((target("avx2,fma"))))
-#define PICK(NAME, S) (HAVE_AVX2() ? NAME##_x##S : NAME##_b##S)
-#else
-#define PICK(NAME, S) NAME##_b##S
-#endif
-
-static int fast_dtype(ltensor_dtype d) { return d == LTENSOR_FLOAT32 || d == LTENSOR_FLOAT64; }
+int lt_softmax_row_f32(const float *x, float *y, int64_t n, int is_log) { return SOFTMAX_ROW_F32(x, y, n, is_log); }
+int lt_softmax_row_f64(const double *x, double *y, int64_t n, int is_log) { return SOFTMAX_ROW_F64(x, y, n, is_log); }
 
 /* ---- fast value reductions: sum, mean, amax, amin ------------------------- */
 enum { FV_SUM, FV_MEAN, FV_MAX, FV_MIN };
@@ -703,49 +428,6 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
     ridx[d] = 0;
   }
 }
-/* ---- column blocks ----------------------------------------------------------
-   When the reduced (or scanned) dims are strided but the kept innermost dim
-   is unit-stride, blocks of up to CW adjacent outputs are worked at once
-   from contiguous row segments.  Unit u is (outer position over the kept
-   dims but the last, block u % nblk of bw columns); blocks are as wide as
-   CW allows (whole rows stream through the prefetchers) and narrowed only
-   so that every thread of the pool gets one. */
-typedef struct colrun {
-  const plan *p;
-  const lt_tensor *in;
-  const struct acc *proto;   /* softmax, cumsum: the op's settings */
-  struct fastv *f;           /* value reductions */
-  int kind;                  /* COL_VALUE, COL_SOFTMAX, COL_CUMSUM */
-  int64_t width, bw, nblk;
-} colrun;
-enum { COL_VALUE, COL_SOFTMAX, COL_CUMSUM };
-
-/* element offsets of unit u in the input (o0) and output (o1), its width */
-static void cols_at(const colrun *r, int64_t u, int64_t *o0, int64_t *o1, int64_t *w) {
-  const plan *p = r->p;
-  int64_t ob = u / r->nblk, j = (u % r->nblk) * r->bw;
-  *w = r->width - j < r->bw ? r->width - j : r->bw;
-  *o0 = j; *o1 = j;
-  for (int d = p->nout_d - 2; d >= 0; d--) {
-    int64_t k = ob % p->oshape[d];
-    ob /= p->oshape[d];
-    *o0 += k * p->ostr0[d]; *o1 += k * p->ostr1[d];
-  }
-}
-
-static void cols_part(void *v, int64_t s, int64_t e, int t);
-static void run_cols(colrun *r, lt_pool *pool, int64_t grain) {
-  const plan *p = r->p;
-  r->width = p->oshape[p->nout_d - 1];
-  int64_t outer = p->nout / r->width, vec = (r->width + 15) / 16;
-  int parts = lt_parallel_parts(pool, p->nout * p->nred, grain, outer * vec);
-  int64_t nblk = (r->width + CW - 1) / CW;
-  if (outer * nblk < parts) nblk = (parts + outer - 1) / outer;
-  r->bw = ((r->width + nblk - 1) / nblk + 15) / 16 * 16;
-  r->nblk = (r->width + r->bw - 1) / r->bw;
-  int64_t units = outer * r->nblk;
-  run_split(pool, parts < units ? parts : (int)units, units, cols_part, r);
-}
 
 /* max or min of the rows into y (w columns), one running value per column
    (this form vectorises) */
@@ -816,8 +498,12 @@ FV_COLS(f32, float, x, __attribute__((target("avx2,fma"))))
 FV_COLS(f64, double, x, __attribute__((target("avx2,fma"))))
 #endif
 
-static int columns_apply(const plan *p, const lt_tensor *in);
-static int fast_dim(struct acc *c, const plan *p, const lt_tensor *in, int kind, lt_pool *pool);
+static void fv_cols_unit(const colrun *r, acc *c, int64_t o0, int64_t o1, int64_t w) {
+  (void)c;
+  const char *ibase = lt_data(r->in);
+  if (r->in->dtype == LTENSOR_FLOAT32) PICK(fv_cols, f32)(r->f, (const float *)ibase + o0, (float *)r->f->out + o1, w);
+  else PICK(fv_cols, f64)(r->f, (const double *)ibase + o0, (double *)r->f->out + o1, w);
+}
 
 /* Returns 0 when the layout or dtypes have no fast path. */
 static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op, lt_pool *pool) {
@@ -841,7 +527,7 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
     return 1;
   }
   if (columns_apply(p, in)) {
-    colrun r = {p, in, NULL, &f, COL_VALUE, 0, 0, 0};
+    colrun r = {p, in, NULL, &f, fv_cols_unit, 0, 0, 0};
     run_cols(&r, pool, VEC_GRAIN);
     return 1;
   }
@@ -940,51 +626,6 @@ static void row_sumprod(void *vc, const char *in, int64_t o) {
     each_chunk(c->p, in, c->idt, c->bdt, prod ? prod_i64 : sum_i64, c);
     lt_store_i64(c->odt, dst, (int64_t)c->i);
   }
-}
-
-/* Column blocks: when the input's unit-stride dim is kept (sum over dim 1
-   of a row-major matrix, say), walking each output's reduced elements would
-   stride through memory.  Instead a block of up to `cap` adjacent outputs is
-   accumulated at once, reading contiguous row segments. */
-typedef void (*cols_fn)(acc *c, void *accum, const void *buf, int64_t w);
-static void cols_add_f(acc *c, void *a, const void *b, int64_t w) {
-  double *x = a; const double *y = b;
-  if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= y[i];
-  else for (int64_t i = 0; i < w; i++) x[i] += y[i];
-}
-static void cols_add_i(acc *c, void *a, const void *b, int64_t w) {
-  uint64_t *x = a; const int64_t *y = b;
-  if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= (uint64_t)y[i];
-  else for (int64_t i = 0; i < w; i++) x[i] += (uint64_t)y[i];
-}
-static void cols_add_c(acc *c, void *a, const void *b, int64_t w) {
-  lt_cdouble *x = a; const lt_cdouble *y = b;
-  if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= y[i];
-  else for (int64_t i = 0; i < w; i++) x[i] += y[i];
-}
-
-static int columns_apply(const plan *p, const lt_tensor *in) {
-  int lo = p->nout_d - 1, li = p->nred_d - 1;
-  return p->nout > 0 && p->nred > 0 && p->ostr0[lo] == 1 && p->ostr1[lo] == 1 &&
-         p->istr0[li] != 1 && p->oshape[lo] >= 8 && in->ndim > 0;
-}
-
-/* The generic column walks (any dtype): element sizes, the casts into and
-   out of the compute dtype, the combining step. */
-typedef struct colgen {
-  int64_t isz, bsz, cap;
-  lt_cast_fn load, save;
-  cols_fn add;
-} colgen;
-static colgen colgen_of(const acc *c) {
-  colgen g;
-  g.isz = (int64_t)lt_itemsize(c->idt);
-  g.bsz = (int64_t)lt_itemsize(c->bdt);
-  g.cap = CHUNK_BYTES / g.bsz;
-  g.load = lt_cast_kernel(c->idt, c->bdt);
-  g.save = lt_cast_kernel(c->bdt, c->odt);
-  g.add = c->cls == CLS_F ? cols_add_f : c->cls == CLS_C ? cols_add_c : cols_add_i;
-  return g;
 }
 
 static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
@@ -1327,318 +968,4 @@ void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask, lt_
   reduce_plan(&p, in, mask);
   acc_start(&c, &p, in, out, CLS_F, 0);
   run_rows_acc(&p, in, row_logsumexp, &c, pool);
-}
-
-/* ---- scans and softmax: one dim, output shaped like the input ------------ */
-/* Walk the single scanned dim of one row in chunks: load (cast into the
-   compute dtype), let fn transform the chunk in place, store (cast out). */
-typedef void (*scan_fn)(acc *c, void *buf, int64_t n);
-static void walk_dim(acc *c, const char *in, int64_t o, scan_fn fn, int store) {
-  const plan *p = c->p;
-  if (p->nred == 0) return;
-  int64_t isz = (int64_t)lt_itemsize(c->idt), bsz = (int64_t)lt_itemsize(c->bdt);
-  _Alignas(16) char buf[CHUNK_BYTES];
-  int64_t cap = CHUNK_BYTES / bsz;
-  lt_cast_fn load = lt_cast_kernel(c->idt, c->bdt), save = lt_cast_kernel(c->bdt, c->odt);
-  int64_t run = p->ishape[0], rs = p->istr0[0] * isz, ws = p->istr1[0] * c->osz;
-  char *dst = c->out + o * c->osz;
-  for (int64_t k = 0; k < run; k += cap) {
-    int64_t m = run - k < cap ? run - k : cap;
-    load(in + k * rs, rs, buf, bsz, m);
-    fn(c, buf, m);
-    if (store) save(buf, bsz, dst + k * ws, ws, m);
-  }
-}
-
-/* running sum/product of a chunk in place (S: the accumulator type, for
-   integers uint64 so that overflow wraps instead of being UB) */
-#define SCAN_FN(NAME, T, S, FIELD, OP)                                         \
-  static void NAME(acc *c, void *b, int64_t n) {                              \
-    T *x = b; S s = c->FIELD;                                                 \
-    for (int64_t i = 0; i < n; i++) { s OP (S)x[i]; x[i] = (T)s; }            \
-    c->FIELD = s;                                                             \
-  }
-SCAN_FN(cumsum_f, double, double, f, +=)
-SCAN_FN(cumprod_f, double, double, f, *=)
-SCAN_FN(cumsum_i, int64_t, uint64_t, i, +=)
-SCAN_FN(cumprod_i, int64_t, uint64_t, i, *=)
-SCAN_FN(cumsum_c, lt_cdouble, lt_cdouble, c, +=)
-SCAN_FN(cumprod_c, lt_cdouble, lt_cdouble, c, *=)
-
-static void row_scan(void *vc, const char *in, int64_t o) {
-  acc *c = vc;
-  int prod = c->mode;
-  c->f = prod; c->i = (uint64_t)prod; c->c = prod;
-  scan_fn fn = c->cls == CLS_F ? (prod ? cumprod_f : cumsum_f)
-             : c->cls == CLS_C ? (prod ? cumprod_c : cumsum_c) : (prod ? cumprod_i : cumsum_i);
-  walk_dim(c, in, o, fn, 1);
-}
-
-/* Scan along a strided dim while the unit-stride dim is kept: carry a
-   block of running values across contiguous row segments (as for sums). */
-static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
-  colgen g = colgen_of(c);
-  _Alignas(16) char buf[CHUNK_BYTES], carry[CHUNK_BYTES];
-  const char *ibase = lt_data(in);
-  int lo = p->nout_d - 1;
-  int64_t width = p->oshape[lo], run = p->ishape[0], rs = p->istr0[0], ws = p->istr1[0];
-  int64_t oidx[LT_MAX_DIMS] = {0};
-  for (;;) {
-    int64_t o0 = 0, o1 = 0;
-    for (int d = 0; d < lo; d++) { o0 += oidx[d] * p->ostr0[d]; o1 += oidx[d] * p->ostr1[d]; }
-    for (int64_t j = 0; j < width; j += g.cap) {
-      int64_t w = width - j < g.cap ? width - j : g.cap;
-      for (int64_t k = 0; k < run; k++) {
-        const char *src = ibase + (o0 + j + k * rs) * g.isz;
-        if (k == 0) g.load(src, g.isz, carry, g.bsz, w);
-        else { g.load(src, g.isz, buf, g.bsz, w); g.add(c, carry, buf, w); }
-        g.save(carry, g.bsz, c->out + (o1 + j + k * ws) * c->osz, c->osz, w);
-      }
-    }
-    int d = lo - 1;
-    while (d >= 0 && ++oidx[d] == p->oshape[d]) oidx[d--] = 0;
-    if (d < 0) break;
-  }
-}
-
-static void one_dim_plan(plan *p, const lt_tensor *out, const lt_tensor *in, int dim) {
-  plan_init(p, in, out->stride, in->ndim ? 1u << dim : 0u);
-}
-
-void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod, lt_pool *pool) {
-  plan p;
-  acc c;
-  one_dim_plan(&p, out, in, dim);
-  acc_start(&c, &p, in, out, wrap_cls(out->dtype), is_prod);
-  if (!is_prod && fast_dim(&c, &p, in, COL_CUMSUM, pool)) return;
-  if (columns_apply(&p, in)) { c.mode = is_prod ? 2 : 0; scan_columns(&p, in, &c); return; }
-  run_rows_acc(&p, in, row_scan, &c, pool);
-}
-
-static void sm_max(acc *c, void *b, int64_t n) {
-  double *x = b, m = c->param;
-  for (int64_t i = 0; i < n; i++) if (x[i] != x[i] || x[i] > m) m = x[i];
-  c->param = m;
-}
-static void sm_sum(acc *c, void *b, int64_t n) {
-  double *x = b, m = c->param, s = 0;
-  for (int64_t i = 0; i < n; i++) s += exp(x[i] - m);
-  c->f += s;
-}
-static void sm_out(acc *c, void *b, int64_t n) {
-  double *x = b, m = c->param;
-  if (c->mode) {
-    double l = m + log(c->f);
-    for (int64_t i = 0; i < n; i++) x[i] = x[i] - l;
-  } else {
-    double inv = 1.0 / c->f;
-    for (int64_t i = 0; i < n; i++) x[i] = exp(x[i] - m) * inv;
-  }
-}
-static void row_softmax(void *vc, const char *in, int64_t o) {
-  acc *c = vc;
-  c->param = -INFINITY;
-  walk_dim(c, in, o, sm_max, 0);
-  if (isnan(c->param)) { /* a NaN in the row: every output is NaN, as in PyTorch */
-    c->f = NAN;
-  } else {
-    c->f = 0;
-    walk_dim(c, in, o, sm_sum, 0);
-  }
-  walk_dim(c, in, o, sm_out, 1);
-}
-
-/* ---- fast softmax and cumsum (float32/float64, same dtype out) ------------- */
-static void sm_fast_row(void *vc, const char *x, int64_t o) {
-  acc *c = vc;
-  int64_t n = c->p->nred;
-  int ok = c->odt == LTENSOR_FLOAT32
-         ? SOFTMAX_ROW_F32((const float *)x, (float *)c->out + o, n, c->mode)
-         : SOFTMAX_ROW_F64((const double *)x, (double *)c->out + o, n, c->mode);
-  if (!ok) row_softmax(c, x, o);
-}
-
-/* rows case: the dim is unit-stride in input and output */
-static int dim_is_row(const plan *p) {
-  return p->nred_d == 1 && p->istr0[0] == 1 && p->istr1[0] == 1;
-}
-/* columns case for one-dim ops: also needs the output unit-stride there */
-static int dim_is_cols(const plan *p, const lt_tensor *in) {
-  return p->nred_d == 1 && columns_apply(p, in);
-}
-
-static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  colrun *cp = v;
-  const plan *p = cp->p;
-  const acc *c = cp->proto;
-  int f32 = c->odt == LTENSOR_FLOAT32;
-  int64_t sz = f32 ? 4 : 8, n = p->nred;
-  const char *ibase = lt_data(cp->in);
-  int64_t idx[LT_MAX_DIMS], o0, o1;
-  if (s >= e) return;
-  outer_at(p, s, idx, &o0, &o1);
-  for (int64_t o = s; o < e; o += 4) {
-    const void *x[4];
-    void *y[4];
-    int k = 0;
-    for (; k < 4 && o + k < e; k++) {
-      x[k] = ibase + o0 * sz; y[k] = c->out + o1 * sz;
-      outer_next(p, idx, &o0, &o1);
-    }
-    if (f32) PICK(cumsum_rows, f32)((const float *const *)x, (float *const *)y, k, n);
-    else PICK(cumsum_rows, f64)((const double *const *)x, (double *const *)y, k, n);
-  }
-}
-/* softmax / log_softmax (kind COL_SOFTMAX) and cumsum (COL_CUMSUM) over
-   one dim, float32/float64 in and out: unit-stride rows or column blocks;
-   0 when the layout or dtypes have no fast path. */
-static int fast_dim(acc *c, const plan *p, const lt_tensor *in, int kind, lt_pool *pool) {
-  if (!fast_dtype(in->dtype) || c->odt != in->dtype || p->nout == 0 || p->nred == 0) return 0;
-  colrun r = {p, in, c, NULL, kind, 0, 0, 0};
-  int64_t grain = kind == COL_SOFTMAX ? LT_GRAIN : VEC_GRAIN;
-  if (dim_is_row(p)) {
-    if (kind == COL_SOFTMAX) run_rows_acc(p, in, sm_fast_row, c, pool);
-    else {
-      int pieces, parts = lt_iter_reduce_parts(p, pool, grain, 0, &pieces);
-      run_split(pool, parts, p->nout, cs_rows_part, &r);
-    }
-    return 1;
-  }
-  if (dim_is_cols(p, in)) {
-    run_cols(&r, pool, grain);
-    return 1;
-  }
-  return 0;
-}
-
-/* the one column-block runner: value reductions, softmax, cumsum */
-static void cols_part(void *v, int64_t s, int64_t e, int t) {
-  (void)t;
-  colrun *r = v;
-  const plan *p = r->p;
-  const char *ibase = lt_data(r->in);
-  acc c = {0};
-  if (r->proto) c = *r->proto;   /* softmax's fallback rows keep running state in it */
-  int f32 = r->in->dtype == LTENSOR_FLOAT32;
-  int64_t isz = f32 ? 4 : 8, rs = p->istr0[0], ws = p->istr1[0], n = p->ishape[0];
-  unsigned char bad[CW];
-  for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, w;
-    cols_at(r, u, &o0, &o1, &w);
-    switch (r->kind) {
-    case COL_VALUE:
-      if (f32) PICK(fv_cols, f32)(r->f, (const float *)ibase + o0, (float *)r->f->out + o1, w);
-      else PICK(fv_cols, f64)(r->f, (const double *)ibase + o0, (double *)r->f->out + o1, w);
-      break;
-    case COL_SOFTMAX:
-      if (f32) PICK(softmax_cols, f32)((const float *)ibase + o0, rs, (float *)c.out + o1, ws, n, w, c.mode, bad);
-      else PICK(softmax_cols, f64)((const double *)ibase + o0, rs, (double *)c.out + o1, ws, n, w, c.mode, bad);
-      for (int64_t i = 0; i < w; i++)
-        if (bad[i]) row_softmax(&c, ibase + (o0 + i) * isz, o1 + i);
-      break;
-    default:
-      if (f32) PICK(cumsum_cols, f32)((const float *)ibase + o0, rs, (float *)c.out + o1, ws, n, w);
-      else PICK(cumsum_cols, f64)((const double *)ibase + o0, rs, (double *)c.out + o1, ws, n, w);
-    }
-  }
-}
-
-void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log, lt_pool *pool) {
-  plan p;
-  acc c;
-  one_dim_plan(&p, out, in, dim);
-  acc_start(&c, &p, in, out, CLS_F, is_log);
-  if (fast_dim(&c, &p, in, COL_SOFTMAX, pool)) return;
-  run_rows_acc(&p, in, row_softmax, &c, pool);
-}
-
-/* ---- sort ------------------------------------------------------------------ */
-/* Stable bottom-up merge sort of a permutation by keys.  NaN sorts as the
-   largest value (last ascending, first descending), as in PyTorch. */
-#define F_LESS(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
-#define F_GREATER(a, b) ((a) > (b) || ((a) != (a) && (b) == (b)))
-#define I_LESS(a, b) ((a) < (b))
-#define I_GREATER(a, b) ((a) > (b))
-#define MERGE_SORT(NAME, T, BEFORE)                                           \
-  static void NAME(const T *key, int64_t *perm, int64_t *tmp, int64_t n) {   \
-    for (int64_t w = 1; w < n; w *= 2) {                                     \
-      for (int64_t lo = 0; lo < n; lo += 2 * w) {                            \
-        int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n; \
-        int64_t i = lo, j = mid, o = lo;                                     \
-        while (i < mid && j < hi)                                            \
-          tmp[o++] = BEFORE(key[perm[j]], key[perm[i]]) ? perm[j++] : perm[i++]; \
-        while (i < mid) tmp[o++] = perm[i++];                                \
-        while (j < hi) tmp[o++] = perm[j++];                                 \
-      }                                                                      \
-      memcpy(perm, tmp, (size_t)n * sizeof *perm);                           \
-    }                                                                        \
-  }
-MERGE_SORT(sort_f_asc, double, F_LESS)
-MERGE_SORT(sort_f_desc, double, F_GREATER)
-MERGE_SORT(sort_i_asc, int64_t, I_LESS)
-MERGE_SORT(sort_i_desc, int64_t, I_GREATER)
-MERGE_SORT(sort_u_asc, uint64_t, I_LESS)
-MERGE_SORT(sort_u_desc, uint64_t, I_GREATER)
-
-typedef struct sort_ctx {
-  acc c;
-  void *keys; int64_t *perm, *tmp;
-  int64_t k; int desc;
-  char *vals; int64_t vsz; ltensor_dtype vdt;
-  int64_t *idx;
-} sort_ctx;
-
-static void row_sort(void *vc, const char *in, int64_t o) {
-  sort_ctx *s = vc;
-  const plan *p = s->c.p;
-  int64_t n = p->nred, isz = (int64_t)lt_itemsize(s->c.idt);
-  int64_t rs = p->istr0[0] * isz, ws = p->istr1[0];
-  lt_cast_kernel(s->c.idt, s->c.bdt)(in, rs, s->keys, 8, n);
-  for (int64_t i = 0; i < n; i++) s->perm[i] = i;
-  switch (s->c.cls) {
-  case CLS_F: (s->desc ? sort_f_desc : sort_f_asc)(s->keys, s->perm, s->tmp, n); break;
-  case CLS_U: (s->desc ? sort_u_desc : sort_u_asc)(s->keys, s->perm, s->tmp, n); break;
-  default: (s->desc ? sort_i_desc : sort_i_asc)(s->keys, s->perm, s->tmp, n);
-  }
-  /* values are copied from the input itself: exact whatever the key type */
-  for (int64_t j = 0; j < s->k; j++) {
-    if (s->vals) memcpy(s->vals + (o + j * ws) * s->vsz, in + s->perm[j] * rs, (size_t)s->vsz);
-    if (s->idx) s->idx[o + j * ws] = s->perm[j] + 1;
-  }
-}
-
-/* merge sort costs about n log2 n compares of a few ns: one unit each */
-int lt_sort_parts(const lt_tensor *in, int dim, lt_pool *pool) {
-  int64_t n = in->ndim ? in->shape[dim] : 1, rows = n ? lt_numel(in) / n : 0, lg = 1;
-  while ((INT64_C(1) << lg) < n && lg < 62) lg++;
-  return lt_parallel_parts(pool, rows * n * lg, LT_GRAIN, rows);
-}
-
-typedef struct sort_par { const sort_ctx *proto; const lt_tensor *in; int64_t n; } sort_par;
-static void sort_part(void *v, int64_t b, int64_t e, int t) {
-  sort_par *sp = v;
-  sort_ctx s = *sp->proto;   /* each part sorts in its own scratch */
-  s.keys = (char *)s.keys + (size_t)t * (size_t)sp->n * 8;
-  s.perm += (size_t)t * (size_t)sp->n;
-  s.tmp += (size_t)t * (size_t)sp->n;
-  run_rows_part(s.c.p, sp->in, row_sort, &s, b, e);
-}
-
-void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int descending, int64_t k,
-             void *keys, int64_t *perm, int64_t *tmp, int parts, lt_pool *pool) {
-  if (k == 0) return;
-  plan p;
-  const lt_tensor *shape_of = vals ? vals : idx;
-  plan_init(&p, in, shape_of->stride, in->ndim ? 1u << dim : 0u);
-  sort_ctx s;
-  memset(&s, 0, sizeof s);
-  s.c.p = &p; s.c.idt = in->dtype;
-  s.c.cls = cls_of(in->dtype);
-  s.c.bdt = cls_dtype(s.c.cls);
-  s.keys = keys; s.perm = perm; s.tmp = tmp; s.k = k; s.desc = descending;
-  if (vals) { s.vals = lt_data(vals); s.vsz = (int64_t)lt_itemsize(vals->dtype); s.vdt = vals->dtype; }
-  if (idx) s.idx = (int64_t *)lt_data(idx);
-  sort_par sp = {&s, in, p.nred};
-  lt_parallel_run(pool, parts, p.nout, sort_part, &sp);
 }

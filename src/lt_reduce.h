@@ -1,5 +1,6 @@
 /*
- * lt_reduce.h -- reduction, scan and softmax kernels (Lua-free).
+ * lt_reduce.h -- reduction kernels (Lua-free).  Scans and softmax:
+ * lt_scan.h; sort: lt_sort.h.
  *
  * Reductions take an input view and a bit mask of the dims to reduce (bit d
  * = 0-based dim d) and write into `out`, a contiguous tensor whose elements
@@ -14,9 +15,9 @@
  *
  * pool: the state's thread pool (lt_parallel.h; NULL: one thread).  Work is
  * split by the one grain policy (LT_GRAIN units per thread; an element of
- * the generic paths and softmax is one unit, of the vectorised sum/max/
- * cumsum passes an eighth); results may differ in the last float bits
- * between thread counts (sums add per-part partials, combined in order).
+ * the generic paths is one unit, of the vectorised sum/max passes an
+ * eighth); results may differ in the last float bits between thread counts
+ * (sums add per-part partials, combined in order).
  */
 #ifndef LT_REDUCE_H
 #define LT_REDUCE_H
@@ -39,19 +40,5 @@ void lt_reduce_var(lt_tensor *out, const lt_tensor *in, uint32_t mask, double co
 void lt_reduce_norm(lt_tensor *out, const lt_tensor *in, uint32_t mask, double p, lt_pool *pool);
 /* log(sum(exp(x))) computed with the max subtracted; real dtypes only */
 void lt_reduce_logsumexp(lt_tensor *out, const lt_tensor *in, uint32_t mask, lt_pool *pool);
-/* inclusive scans along one 0-based dim; out has in's shape (contiguous) */
-void lt_scan(lt_tensor *out, const lt_tensor *in, int dim, int is_prod, lt_pool *pool);
-/* softmax / log_softmax along one 0-based dim; out has in's shape; real dtypes */
-void lt_softmax(lt_tensor *out, const lt_tensor *in, int dim, int is_log, lt_pool *pool);
-/* Stable sort of each row along a 0-based dim; the first k of the order go
-   to vals (in's dtype) and idx (int64, 1-based), contiguous, with dim size
-   k (either may be NULL, not both).  Rows are split over the pool in
-   `parts` ranges (lt_sort_parts), each with its own scratch: keys holds
-   parts * shape[dim] 8-byte keys, perm and tmp parts * shape[dim] int64
-   each (the caller allocates them).  Real dtypes only; NaN sorts as the
-   largest value. */
-int lt_sort_parts(const lt_tensor *in, int dim, lt_pool *pool);
-void lt_sort(lt_tensor *vals, lt_tensor *idx, const lt_tensor *in, int dim, int descending, int64_t k,
-             void *keys, int64_t *perm, int64_t *tmp, int parts, lt_pool *pool);
 
 #endif
