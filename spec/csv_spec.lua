@@ -180,7 +180,7 @@ describe("write_csv", function()
       function() T.write_csv(tmp(), T.zeros({ 1, 2 }, { dtype = T.complex64 })) end)
     H.raises("ltensor.write_csv: unknown option 'headers' (did you mean 'header'?)",
       function() T.write_csv(tmp(), T.zeros({ 1, 2 }), { headers = { "a", "b" } }) end)
-    H.raises("ltensor.write_csv: cannot open '/nonexistent/dir/x.csv.tmp", function() T.write_csv("/nonexistent/dir/x.csv", T.zeros({ 1 })) end)
+    H.raises("ltensor.write_csv: cannot open '/nonexistent/dir/x.csv' for writing", function() T.write_csv("/nonexistent/dir/x.csv", T.zeros({ 1 })) end)
   end)
   it("writes non-contiguous tensors in logical order", function()
     local p = tmp()

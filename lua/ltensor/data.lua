@@ -343,7 +343,10 @@ local function atomic_write(fname, path, text)
   for i = 1, #seed do h = (h * 33 + seed:byte(i)) % 4294967296 end
   local tmp = string.format("%s.tmp-%08x%d", path, h, tmp_counter)
   local f, oerr = io.open(tmp, "wb")
-  if not f then fail(fname, "cannot open '%s' for writing: %s", tmp, tostring(oerr)) end
+  -- the error names the user's path, not the temporary file next to it
+  if not f then
+    fail(fname, "cannot open '%s' for writing: %s", path, (tostring(oerr):gsub("^" .. tmp:gsub("%p", "%%%0") .. ": ", "")))
+  end
   local pok, ok, werr = pcall(function()
     local ok, werr = f:write(text)
     if ok and T._fsync then ok, werr = T._fsync(f) end

@@ -236,10 +236,13 @@ local function atomic_write(fname, path, chunks)
     return
   end
   local tmp = tmp_name(target)
+  -- errors name the user's path, not the temporary file next to it (the
+  -- system's message may start with the temporary name: that part goes)
+  local function why(err) return (tostring(err):gsub("^" .. tmp:gsub("%p", "%%%0") .. ": ", "")) end
   local cok, cerr = T._create_file(tmp, mode)
-  if not cok then fail(fname, "cannot open '%s' for writing: %s", tmp, cerr) end
+  if not cok then fail(fname, "cannot open '%s' for writing: %s", path, why(cerr)) end
   local f, oerr = io.open(tmp, "wb")
-  if not f then os.remove(tmp) fail(fname, "cannot open '%s' for writing: %s", tmp, oerr) end
+  if not f then os.remove(tmp) fail(fname, "cannot open '%s' for writing: %s", path, why(oerr)) end
   local ok, werr = write_chunks(f, chunks)
   f:close()
   if ok then ok, werr = os.rename(tmp, target) end
