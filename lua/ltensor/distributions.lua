@@ -61,20 +61,29 @@ local lgamma_f = autograd.Function {
   forward = function(ctx, x) ctx:save_for_backward(x) return T._lgamma(x) end,
   backward = function(ctx, g) local x = ctx.saved_tensors[1] return g * digamma_f(x) end,
 }
-local function check_special(name, x)
-  if not is_t(x) then error("ltensor." .. name .. ": bad argument #1 (tensor expected, got " .. type(x) .. ")", 0) end
+-- x is argument #pos (1 unless given); anything after it is a slip (issue 11)
+local function check_special(name, x, pos, ...)
+  pos = pos or 1
+  if not is_t(x) then error(("ltensor.%s: bad argument #%d (tensor expected, got %s)"):format(name, pos, type(x)), 0) end
+  for i = 1, select("#", ...) do
+    local v = select(i, ...)
+    if v ~= nil then
+      error(("ltensor.%s: bad argument #%d (unexpected extra argument (got %s))"):format(name, pos + i,
+        is_t(v) and "ltensor.Tensor" or type(v)), 0)
+    end
+  end
 end
 if not T.lgamma then
-  T.lgamma = function(x) check_special("lgamma", x) return lgamma_f(x) end
+  T.lgamma = function(x, ...) check_special("lgamma", x, 1, ...) return lgamma_f(x) end
   T._methods.lgamma = T.lgamma
 end
 if not T.digamma then
-  T.digamma = function(x) check_special("digamma", x) return digamma_f(x) end
+  T.digamma = function(x, ...) check_special("digamma", x, 1, ...) return digamma_f(x) end
   T._methods.digamma = T.digamma
 end
 if not T.polygamma then
-  T.polygamma = function(n, x)
-    check_special("polygamma", x)
+  T.polygamma = function(n, x, ...)
+    check_special("polygamma", x, 2, ...)
     if n == 0 then return digamma_f(x) end
     if n ~= 1 then error("ltensor.polygamma: only n = 0 and n = 1 are implemented, got " .. tostring(n), 0) end
     return trigamma_f(x)
@@ -1170,8 +1179,8 @@ local erfinv_f = autograd.Function {
   end,
 }
 if not T.erfinv then
-  T.erfinv = function(x)
-    if not is_t(x) then error("ltensor.erfinv: bad argument #1 (tensor expected, got " .. type(x) .. ")", 0) end
+  T.erfinv = function(x, ...)
+    check_special("erfinv", x, 1, ...)
     if not (x.dtype == T.float64 or x.dtype == T.float32 or x.dtype == T.float16 or x.dtype == T.bfloat16) then
       x = x:to(T.get_default_dtype())   -- integers and bools promote to the default float type, as torch
     end

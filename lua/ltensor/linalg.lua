@@ -1559,7 +1559,7 @@ end
 -- T.linalg function with fixed parameters checks the count (nparams comes
 -- from debug.getinfo on Lua 5.2+; 5.1/LuaJIT skip the check; vararg
 -- functions split their options themselves).
-local function checked(name, f)
+local function checked(name, f, qualified)
   local info = debug.getinfo(f, "u")
   local np = info and not info.isvararg and info.nparams
   if not np then return f end
@@ -1569,8 +1569,8 @@ local function checked(name, f)
       for i = np + 1, n do
         local v = select(i, ...)
         if v ~= nil then
-          fail(name, ("bad argument #%d (unexpected extra argument (got %s))"):format(i,
-            is_t(v) and "ltensor.Tensor" or type(v)))
+          error(("%s: bad argument #%d (unexpected extra argument (got %s))"):format(qualified or "ltensor.linalg." .. name,
+            i, is_t(v) and "ltensor.Tensor" or type(v)), 0)
         end
       end
     end
@@ -1600,6 +1600,7 @@ local aliases = {
 }
 local methods = T._methods
 for name, f in pairs(aliases) do
+  f = checked(name, f, "ltensor." .. name)   -- an extra argument raises, as linalg's own names do
   if T[name] == nil then T[name] = f end
   if methods[name] == nil then methods[name] = f end
 end

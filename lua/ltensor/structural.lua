@@ -35,6 +35,24 @@ end
 local function check_t(fname, n, x)
   if not is_t(x) then fail(fname, ("bad argument #%d (tensor expected, got %s)"):format(n, type(x))) end
 end
+-- f(t, ..., opts): PyTorch's keyword arguments as a table at argument #pos,
+-- or at #pos + 1 after a nil; any other non-nil argument from #pos on is a
+-- slip (issue 11).  Returns the options ({} when none).
+local function opts_at(fname, pos, ...)
+  local opts
+  for i = 1, select("#", ...) do
+    local v = select(i, ...)
+    if v ~= nil then
+      if opts == nil and i <= 2 and type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 then
+        opts = v
+      else
+        fail(fname, ("bad argument #%d (%s)"):format(pos + i - 1, opts == nil and i <= 2 and type(v) == "table" and not is_t(v)
+          and "an options table expected, got a list" or ("unexpected extra argument (got %s)"):format(is_t(v) and "ltensor.Tensor" or type(v))))
+      end
+    end
+  end
+  return opts or {}
+end
 -- The library's one options check (src/l_args.c): an unknown key raises
 -- "ltensor.<fname>: unknown option 'dimm' (did you mean 'dim'?)"
 local function ck(fname, o, known)
@@ -85,10 +103,22 @@ local function split_opts(...)
 end
 
 -- a list of sizes given as varargs or as one table
+-- sizes as a list or as numbers, after the tensor (argument #1): with a
+-- list, anything more is a slip (issue 11)
 local function sizes_of(fname, ...)
   local first = ...
   local list
-  if type(first) == "table" and not is_t(first) then list = first else list = { ... } end
+  if type(first) == "table" and not is_t(first) then
+    list = first
+    for i = 2, select("#", ...) do
+      local v = select(i, ...)
+      if v ~= nil then
+        fail(fname, ("bad argument #%d (unexpected extra argument (got %s))"):format(i + 1, is_t(v) and "ltensor.Tensor" or type(v)))
+      end
+    end
+  else
+    list = { ... }
+  end
   for i = 1, #list do check_int(fname, "size", list[i]) end
   return list
 end
@@ -230,6 +260,7 @@ function T.polar(abs, angle)
   end
   return T.complex(abs * T.cos(angle), abs * T.sin(angle))
 end
+T.polar = named("polar", T.polar)   -- (abs, angle): a third argument is a slip
 
 ---------------------------------------------------------------------------
 -- Structure
@@ -1494,9 +1525,9 @@ local function search_keys(fname, seq, vals)
   return seq:to(T.int64), vals:to(T.int64)
 end
 
-def("searchsorted", function(seq, vals, opts, ...)
+def("searchsorted", function(seq, vals, ...)
   check_t("searchsorted", 1, seq)
-  if not is_opts(opts) then opts = is_opts((...)) and (...) or {} end
+  local opts = opts_at("searchsorted", 3, ...)
   ck("searchsorted", opts, { "right", "side", "sorter", "out_int32" })
   local right = opts.right and true or false
   if opts.side ~= nil then
@@ -2080,9 +2111,9 @@ def("nanmean", function(t, ...)
   return T.sum(x, ...) / T.sum(notnan:to(t.dtype), ...)
 end)
 
-def("cov", function(t, opts, ...)
+def("cov", function(t, ...)
   check_t("cov", 1, t)
-  if not is_opts(opts) then opts = is_opts((...)) and (...) or {} end
+  local opts = opts_at("cov", 2, ...)
   ck("cov", opts, { "correction", "fweights", "aweights" })
   local correction = opts.correction
   if correction == nil then correction = 1 end
