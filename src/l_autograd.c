@@ -141,14 +141,7 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
     lua_rawgeti(L, inputs, i);
     lt_tensor *x = ltl_test(L, -1);
     if (x && x->requires_grad) {
-      in->nr = push_edge(L, lua_gettop(L));
-      in->uv = ++uv;
-      lua_setiuservalue(L, node, in->uv);
-      in->dtype = (int8_t)x->dtype;
-      in->ndim = (int8_t)x->ndim;
-      in->soff = soff;
-      soff += x->ndim;
-      memcpy(node_shape(n, in), x->shape, (size_t)x->ndim * sizeof(int64_t));
+      set_input(L, node, n, in, x, lua_gettop(L), &uv, &soff);
       if (i <= 62) mask |= (lua_Integer)1 << (i - 1);
     } else {
       full = 0;

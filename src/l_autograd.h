@@ -202,6 +202,21 @@ static inline int push_edge(lua_State *L, int idx) {
   return 1;
 }
 
+/* Input `in` of node n (at absolute stack index node) is the tensor x at
+   idx, which requires grad: its edge becomes the node's next user value
+   (++*uv), and its dtype and shape are recorded (the shape at *soff). */
+static inline void set_input(lua_State *L, int node, ag_node *n, ag_in *in, const lt_tensor *x, int idx, int *uv,
+                             int *soff) {
+  in->nr = push_edge(L, idx);
+  in->uv = (uint16_t)++*uv;
+  lua_setiuservalue(L, node, in->uv);
+  in->dtype = (int8_t)x->dtype;
+  in->ndim = (int8_t)x->ndim;
+  in->soff = *soff;
+  *soff += x->ndim;
+  memcpy(node_shape(n, in), x->shape, (size_t)x->ndim * sizeof(int64_t));
+}
+
 static inline int same_shape(int nda, const int64_t *a, int ndb, const int64_t *b) {
   if (nda != ndb) return 0;
   for (int i = 0; i < nda; i++) if (a[i] != b[i]) return 0;

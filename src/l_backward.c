@@ -298,6 +298,18 @@ static void settle_collector(lua_State *L, int n) {
   lua_gc(L, LUA_GCSTEP, 0);
 }
 
+/* Node p (on top of the stack, popped) joins `order` as node *n + 1, its
+   gradient slots from *nslots, unless this run has stamped it already. */
+static void enqueue(lua_State *L, ag_run *R, ag_node *p, int *n, int *nslots) {
+  if (p->run_id != R->id) {
+    stamp(L, R, p, ++*n, *nslots);
+    *nslots += p->nout;
+    lua_rawseti(L, R->order, *n);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
 static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
   uint64_t id = R->id;
   lua_newtable(L);
@@ -306,14 +318,7 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
   int n = 0, nslots = 0;
   for (int i = 0; i < nroots; i++) {
     lua_rawgeti(L, roots, 3 * i + 1);
-    ag_node *p = (ag_node *)lua_touserdata(L, -1);
-    if (p->run_id != id) {
-      stamp(L, R, p, ++n, nslots);
-      nslots += p->nout;
-      lua_rawseti(L, R->order, n);
-    } else {
-      lua_pop(L, 1);
-    }
+    enqueue(L, R, (ag_node *)lua_touserdata(L, -1), &n, &nslots);
   }
   int nunique = n;
   for (int i = 1; i <= n; i++) {
@@ -324,13 +329,7 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
       if (!p->in[k].nr) continue;
       lua_getiuservalue(L, pi, p->in[k].uv);
       ag_node *m = (ag_node *)lua_touserdata(L, -1);
-      if (m->run_id != id) {
-        stamp(L, R, m, ++n, nslots);
-        nslots += m->nout;
-        lua_rawseti(L, R->order, n);
-      } else {
-        lua_pop(L, 1);
-      }
+      enqueue(L, R, m, &n, &nslots);
       m->run_deps++;
     }
     lua_pop(L, 1);

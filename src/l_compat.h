@@ -259,15 +259,6 @@ typedef struct luaL_Stream {
 #endif
 typedef size_t lua_Unsigned;
 
-/* 5.1 keeps package.preload in the package table only */
-static inline void ltc_getpreload(lua_State *L) {
-  ltc_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  ltc_getsubtable(L, -1, "package");
-  ltc_getsubtable(L, -1, "preload");
-  lua_remove(L, -2);
-  lua_remove(L, -2);
-}
-
 /* user values: the userdata's environment table */
 #define ltc_getuv_raw(L, i) lua_getfenv((L), (i))
 #define ltc_setuv_raw(L, i) lua_setfenv((L), (i))
@@ -276,6 +267,12 @@ static inline void ltc_getpreload(lua_State *L) {
 
 static inline void ltc_rawgetp_void(lua_State *L, int i, const void *p) { lua_rawgetp(L, i, p); }
 #define ltc_stream_open(s) ((s)->closef != NULL && (s)->f != NULL)
+#define ltc_getuv_raw(L, i) lua_getuservalue((L), (i))
+#define ltc_setuv_raw(L, i) lua_setuservalue((L), (i))
+#endif /* 5.1 / 5.2 */
+
+/* 5.1 and 5.2 keep package.preload in the package table only (no
+   LUA_PRELOAD_TABLE in the registry); 5.1's luaL_getsubtable is ltc's */
 static inline void ltc_getpreload(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   luaL_getsubtable(L, -1, "package");
@@ -283,9 +280,6 @@ static inline void ltc_getpreload(lua_State *L) {
   lua_remove(L, -2);
   lua_remove(L, -2);
 }
-#define ltc_getuv_raw(L, i) lua_getuservalue((L), (i))
-#define ltc_setuv_raw(L, i) lua_setuservalue((L), (i))
-#endif /* 5.1 / 5.2 */
 
 /* ---- 5.1 and 5.2: getters return the type, integers, strings ---- */
 static inline int ltc_getfield(lua_State *L, int i, const char *k) {
@@ -450,7 +444,51 @@ static inline const char *ltc_tolstring(lua_State *L, int idx, size_t *len) {
   return lua_tolstring(L, -1, len);
 }
 
-/* user values (see the top of this file) */
+#undef lua_getglobal
+#define lua_getfield ltc_getfield
+#define lua_gettable ltc_gettable
+#define lua_rawget ltc_rawget
+#define lua_rawgeti ltc_rawgeti
+#define lua_rawgetp ltc_rawgetp
+#define lua_getglobal ltc_getglobal
+#define lua_geti ltc_geti
+#define lua_seti ltc_seti
+#define luaL_getmetafield ltc_getmetafield
+#define luaL_newmetatable ltc_newmetatable
+#undef lua_isinteger
+#define lua_isinteger ltc_isinteger
+#undef lua_tointeger
+#undef lua_tointegerx
+#define lua_tointegerx ltc_tointegerx
+#define lua_tointeger(L, i) ltc_tointegerx((L), (i), NULL)
+#define lua_rotate ltc_rotate
+#undef lua_pushfstring
+#undef lua_pushvfstring
+#define lua_pushfstring ltc_pushfstring
+#define lua_pushvfstring ltc_pushvfstring
+#undef luaL_error
+#define luaL_error ltc_error
+#undef luaL_tolstring
+#define luaL_tolstring ltc_tolstring
+
+/* ======================================================================= */
+#else /* 5.3 and 5.4 */
+
+static inline void ltc_getpreload(lua_State *L) { luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE); }
+/* an io library file handle that is still open */
+#define ltc_stream_open(s) ((s)->closef != NULL && (s)->f != NULL)
+
+
+#endif /* < 5.3 */
+
+/* ---- before 5.4: user values, lua_gc ---- */
+#if LUA_VERSION_NUM < 504
+#if LUA_VERSION_NUM == 503
+#define ltc_getuv_raw(L, i) lua_getuservalue((L), (i))
+#define ltc_setuv_raw(L, i) lua_setuservalue((L), (i))
+#endif
+/* user values (see the top of this file): one table, the userdata's
+   environment (5.1) or user value (5.2, 5.3) */
 static inline void *ltc_newuserdatauv(lua_State *L, size_t sz, int nuv) {
   void *p = lua_newuserdata(L, sz);
   if (nuv > 0) {
@@ -482,85 +520,12 @@ static inline int ltc_setiuservalue(lua_State *L, int idx, int n) {
   lua_pop(L, 1);
   return 1;
 }
-
-#undef lua_getglobal
-#define lua_getfield ltc_getfield
-#define lua_gettable ltc_gettable
-#define lua_rawget ltc_rawget
-#define lua_rawgeti ltc_rawgeti
-#define lua_rawgetp ltc_rawgetp
-#define lua_getglobal ltc_getglobal
-#define lua_geti ltc_geti
-#define lua_seti ltc_seti
-#define luaL_getmetafield ltc_getmetafield
-#define luaL_newmetatable ltc_newmetatable
-#undef lua_isinteger
-#define lua_isinteger ltc_isinteger
-#undef lua_tointeger
-#undef lua_tointegerx
-#define lua_tointegerx ltc_tointegerx
-#define lua_tointeger(L, i) ltc_tointegerx((L), (i), NULL)
-#define lua_rotate ltc_rotate
-#undef lua_pushfstring
-#undef lua_pushvfstring
-#define lua_pushfstring ltc_pushfstring
-#define lua_pushvfstring ltc_pushvfstring
-#undef luaL_error
-#define luaL_error ltc_error
-#undef luaL_tolstring
-#define luaL_tolstring ltc_tolstring
 #define lua_newuserdatauv ltc_newuserdatauv
 #define lua_getiuservalue ltc_getiuservalue
 #define lua_setiuservalue ltc_setiuservalue
 /* 5.4's lua_gc(L, what, ...): the older ones take exactly one data argument */
 #define LTC_GC3(L, what, data, ...) (lua_gc)((L), (what), (data))
 #define lua_gc(...) LTC_GC3(__VA_ARGS__, 0, 0)
-
-/* ======================================================================= */
-#else /* 5.3 and 5.4 */
-
-static inline void ltc_getpreload(lua_State *L) { luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE); }
-/* an io library file handle that is still open */
-#define ltc_stream_open(s) ((s)->closef != NULL && (s)->f != NULL)
-
-#if LUA_VERSION_NUM == 503
-/* user values: one table as the userdata's user value (see the top) */
-static inline void *ltc_newuserdatauv(lua_State *L, size_t sz, int nuv) {
-  void *p = lua_newuserdata(L, sz);
-  if (nuv > 0) {
-    lua_createtable(L, nuv, 0);
-    lua_setuservalue(L, -2);
-  }
-  return p;
-}
-static inline int ltc_getiuservalue(lua_State *L, int idx, int n) {
-  if (lua_getuservalue(L, idx) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_pushnil(L);
-    return LUA_TNONE;
-  }
-  int t = lua_rawgeti(L, -1, n);
-  lua_remove(L, -2);
-  return t;
-}
-static inline int ltc_setiuservalue(lua_State *L, int idx, int n) {
-  idx = lua_absindex(L, idx);
-  if (lua_getuservalue(L, idx) != LUA_TTABLE) {
-    lua_pop(L, 2);
-    return 0;
-  }
-  lua_insert(L, -2);
-  lua_rawseti(L, -2, n);
-  lua_pop(L, 1);
-  return 1;
-}
-#define lua_newuserdatauv ltc_newuserdatauv
-#define lua_getiuservalue ltc_getiuservalue
-#define lua_setiuservalue ltc_setiuservalue
-#define LTC_GC3(L, what, data, ...) (lua_gc)((L), (what), (data))
-#define lua_gc(...) LTC_GC3(__VA_ARGS__, 0, 0)
-#endif /* 5.3 */
-
-#endif /* < 5.3 */
+#endif /* < 5.4 */
 
 #endif

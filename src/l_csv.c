@@ -45,6 +45,21 @@ static int field_error(lua_State *L, lua_Integer line, int col, const char *s, c
   return ltl_error(L, "read_csv", "line %I, column %d: '%s' is not a number", (lua_Integer)line, col, buf);
 }
 
+/* Steps *p over the next line of text ending at end: the line is [*ls, *le)
+   without its newline.  Returns 0 past the end, LINE_BLANK for a line of
+   only spaces, tabs and CRs (both passes skip it), else LINE_DATA. */
+enum { LINE_DATA = 1, LINE_BLANK };
+static int next_line(const char **p, const char *end, const char **ls, const char **le) {
+  if (*p >= end) return 0;
+  const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+  *ls = *p;
+  *le = nl ? nl : end;
+  *p = nl ? nl + 1 : end;
+  const char *s = *ls;
+  while (s < *le && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
+  return s < *le ? LINE_DATA : LINE_BLANK;
+}
+
 /* Parse [s, e) as a number; 0 if it is not one.  The field is copied to a
    NUL-terminated buffer: strtod must not run past the field. */
 static int parse_num(const char *s, const char *e, int as_float, double *d, float *f) {
@@ -98,20 +113,16 @@ static int l_csv_parse(lua_State *L) {
   /* pass 1: count rows, check field counts */
   int64_t rows = 0;
   lua_Integer line = first_line;
-  for (const char *p = text, *end = text + len; p < end; line++) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *le = nl ? nl : end;
-    const char *s = p, *e = le;
-    while (s < e && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
-    if (s < e) {
-      int64_t nf = 1;
-      for (const char *q = p; q < le; q++) nf += *q == delim;
-      if (nf != ncols)
-        return ltl_error(L, "read_csv", "line %I has %I fields, expected %I", (lua_Integer)line,
-                        (lua_Integer)nf, (lua_Integer)ncols);
-      rows++;
-    }
-    p = nl ? nl + 1 : end;
+  const char *p, *ls, *le, *end = text + len;
+  int kind;
+  for (p = text; (kind = next_line(&p, end, &ls, &le)) != 0; line++) {
+    if (kind == LINE_BLANK) continue;
+    int64_t nf = 1;
+    for (const char *q = ls; q < le; q++) nf += *q == delim;
+    if (nf != ncols)
+      return ltl_error(L, "read_csv", "line %I has %I fields, expected %I", (lua_Integer)line,
+                      (lua_Integer)nf, (lua_Integer)ncols);
+    rows++;
   }
   int64_t shape[2] = {rows, nkeep};
   lt_tensor *out = ltl_push_new(L, as_float ? LTENSOR_FLOAT32 : LTENSOR_FLOAT64, 2, shape);
@@ -120,31 +131,25 @@ static int l_csv_parse(lua_State *L) {
   /* pass 2: parse */
   int64_t r = 0;
   line = first_line;
-  for (const char *p = text, *end = text + len; p < end; line++) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *le = nl ? nl : end;
-    const char *s = p, *e = le;
-    while (s < e && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
-    if (s < e) {
-      const char *fs = p;
-      for (int64_t c = 0; c < ncols; c++) {
-        const char *fe = memchr(fs, delim, (size_t)(le - fs));
-        if (!fe) fe = le;
-        int64_t k = pos ? pos[c] : c;
-        if (k >= 0) {
-          const char *a = fs, *b = fe;
-          trim_field(&a, &b);
-          double d = 0;
-          float f = 0;
-          if (!parse_num(a, b, as_float, &d, &f)) return field_error(L, line, (int)c + 1, a, b);
-          if (as_float) of[r * nkeep + k] = f;
-          else od[r * nkeep + k] = d;
-        }
-        fs = fe + 1;
+  for (p = text; (kind = next_line(&p, end, &ls, &le)) != 0; line++) {
+    if (kind == LINE_BLANK) continue;
+    const char *fs = ls;
+    for (int64_t c = 0; c < ncols; c++) {
+      const char *fe = memchr(fs, delim, (size_t)(le - fs));
+      if (!fe) fe = le;
+      int64_t k = pos ? pos[c] : c;
+      if (k >= 0) {
+        const char *a = fs, *b = fe;
+        trim_field(&a, &b);
+        double d = 0;
+        float f = 0;
+        if (!parse_num(a, b, as_float, &d, &f)) return field_error(L, line, (int)c + 1, a, b);
+        if (as_float) of[r * nkeep + k] = f;
+        else od[r * nkeep + k] = d;
       }
-      r++;
+      fs = fe + 1;
     }
-    p = nl ? nl + 1 : end;
+    r++;
   }
   (void)map;
   return 1;

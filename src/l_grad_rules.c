@@ -62,14 +62,7 @@ static ag_node *cnode(lua_State *L, int rule, int variant, int nin, const int *i
     lt_tensor *x = ltl_test(L, ins[i]);
     if (!x || !x->requires_grad) continue;
     ag_in *in = &n->in[i];
-    in->nr = push_edge(L, ins[i]);
-    in->uv = ++uv;
-    lua_setiuservalue(L, node, in->uv);
-    in->dtype = (int8_t)x->dtype;
-    in->ndim = (int8_t)x->ndim;
-    in->soff = soff;
-    soff += x->ndim;
-    memcpy(node_shape(n, in), x->shape, (size_t)x->ndim * sizeof(int64_t));
+    set_input(L, node, n, in, x, ins[i], &uv, &soff);
   }
   int64_t *vers = node_versions(n);
   for (int j = 0; j < nsv; j++) {

@@ -330,9 +330,7 @@ static void ip_assign(lua_State *L, const char *fname, lt_tensor *t, const iplan
   }
   int64_t n = 1;
   for (int i = 0; i < a.nd; i++) n *= a.shape[i];   /* fits: adv_prepare bounds the shape */
-  if (n > 1 && lt_has_internal_overlap(t))
-    ltl_error(L, fname, "unsupported operation: some elements of the input tensor and the written-to tensor "
-             "refer to a single memory location. Please clone() the tensor before performing the operation.");
+  ltl_check_overlap(L, fname, t, n);
   if (n == 0) { lua_pop(L, 1); lt_bump_version(t); return; }
   if (val->storage == t->storage) {   /* the value may alias what we overwrite */
     lt_tensor *c = ltl_push_new_like(L, val, val->dtype);
@@ -502,39 +500,34 @@ static void masked_fill_into(lua_State *L, const char *fname, lt_tensor *dst, co
   } while (odo_next(&o));
 }
 
-static int l_masked_fill_(lua_State *L) {
+/* masked_fill_ (inplace) and masked_fill: (self, mask, value); a 4th
+   argument is a slip, as in PyTorch */
+static int masked_fill(lua_State *L, const char *fname, int inplace) {
   lt_tensor *t = ltl_check(L, 1);
-  lt_tensor *m = check_mask(L, 2, "masked_fill_");
+  lt_tensor *m = check_mask(L, 2, fname);
   ltl_checkany(L, 3);
-  ltl_check_nargs(L, 3);   /* (self, mask, value): a 4th is a slip, as in PyTorch */
+  ltl_check_nargs(L, 3);
   lt_tensor te, me;
-  bcast_pair(L, "masked_fill_", t, m, &te, &me);
+  bcast_pair(L, fname, t, m, &te, &me);
+  if (!inplace) {
+    lt_tensor *out = ltl_push_new(L, t->dtype, te.ndim, te.shape);
+    lt_copy_into(out, &te);
+    masked_fill_into(L, fname, out, &me, 3);
+    return 1;
+  }
   if (te.ndim != t->ndim || memcmp(te.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim) != 0) {
     char b1[SHAPE_BUF], b2[SHAPE_BUF];
-    return ltl_error(L, "masked_fill_", "mask of shape %s cannot be broadcast to the shape %s of the tensor",
+    return ltl_error(L, fname, "mask of shape %s cannot be broadcast to the shape %s of the tensor",
                     shape_str(b1, sizeof b1, m->ndim, m->shape), shape_str(b2, sizeof b2, t->ndim, t->shape));
   }
-  if (lt_numel(t) > 1 && lt_has_internal_overlap(t))
-    return ltl_error(L, "masked_fill_", "unsupported operation: some elements of the input tensor and the written-to "
-                    "tensor refer to a single memory location. Please clone() the tensor before performing the operation.");
-  masked_fill_into(L, "masked_fill_", t, &me, 3);
+  ltl_check_overlap(L, fname, t, lt_numel(t));
+  masked_fill_into(L, fname, t, &me, 3);
   lt_bump_version(t);
   lua_settop(L, 1);
   return 1;
 }
-
-static int l_masked_fill(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  lt_tensor *m = check_mask(L, 2, "masked_fill");
-  ltl_checkany(L, 3);
-  ltl_check_nargs(L, 3);   /* (self, mask, value): a 4th is a slip, as in PyTorch */
-  lt_tensor te, me;
-  bcast_pair(L, "masked_fill", t, m, &te, &me);
-  lt_tensor *out = ltl_push_new(L, t->dtype, te.ndim, te.shape);
-  lt_copy_into(out, &te);
-  masked_fill_into(L, "masked_fill", out, &me, 3);
-  return 1;
-}
+static int l_masked_fill_(lua_State *L) { return masked_fill(L, "masked_fill_", 1); }
+static int l_masked_fill(lua_State *L) { return masked_fill(L, "masked_fill", 0); }
 
 /* nonzero([opts]) -> int64 [n, ndim] of 1-based indices, or with
    {as_tuple = true} a list of ndim 1-D tensors (usable as an index key) */

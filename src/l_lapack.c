@@ -123,6 +123,13 @@ static ltensor_dtype real_of(ltensor_dtype dt) { return lt_is_complex(dt) ? lt_t
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
+/* n of A's batch of n x n matrices (raises for other shapes) */
+static int square_n(lua_State *L, const char *fn, const lt_tensor *a, int nbd) {
+  int n = fits_int(L, fn, a->shape[nbd]);
+  if (a->shape[nbd + 1] != n) ltl_error(L, fn, "A must be batches of square matrices");
+  return n;
+}
+
 static void check_same_batch(lua_State *L, const char *fname, const lt_tensor *a, const lt_tensor *b, int nbd) {
   if (b->ndim != nbd + 2 || b->dtype != a->dtype) ltl_error(L, fname, "internal: operands do not match");
   for (int i = 0; i < nbd; i++)
@@ -341,8 +348,7 @@ static int l_potrf(lua_State *L) {
   lt_tensor *a = check_mat(L, 1, fn);
   int upper = lua_toboolean(L, 2);
   int nbd = a->ndim - 2;
-  int n = fits_int(L, fn, a->shape[nbd]), ld = imax(1, n);
-  if (a->shape[nbd + 1] != n) ltl_error(L, fn, "A must be batches of square matrices");
+  int n = square_n(L, fn, a, nbd), ld = imax(1, n);
   ltensor_dtype dt = a->dtype;
   size_t isz = lt_itemsize(dt);
   carve_t c = { { 0 }, 0 };
@@ -468,6 +474,16 @@ static int l_orgqr(lua_State *L) {
 }
 
 /* ---- Hermitian eigen -------------------------------------------------------- */
+/* eigh/eig's results, pushed in order: eigenvalues w (wdt, n per matrix),
+   eigenvectors v (vdt, n x n; nil and v NULL without vec), info (int32) */
+static void push_eig_outs(lua_State *L, const lt_tensor *a, int nbd, int n, int vec, ltensor_dtype wdt,
+                          ltensor_dtype vdt, lt_tensor **w, lt_tensor **v, lt_tensor **info) {
+  *w = push_batched(L, wdt, a, nbd, 1, (int64_t)n);
+  *v = NULL;
+  if (vec) *v = push_batched(L, vdt, a, nbd, 2, (int64_t)n, (int64_t)n);
+  else lua_pushnil(L);
+  *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
+}
 /* _lapack_syevd(A, upper, vectors) -> w (real), V or nil, info
    (info -4 marks a non-finite input, never given to LAPACK) */
 static int l_syevd(lua_State *L) {
@@ -475,8 +491,7 @@ static int l_syevd(lua_State *L) {
   lt_tensor *a = check_mat(L, 1, fn);
   int upper = lua_toboolean(L, 2), vec = lua_toboolean(L, 3);
   int nbd = a->ndim - 2;
-  int n = fits_int(L, fn, a->shape[nbd]), ld = imax(1, n);
-  if (a->shape[nbd + 1] != n) ltl_error(L, fn, "A must be batches of square matrices");
+  int n = square_n(L, fn, a, nbd), ld = imax(1, n);
   ltensor_dtype dt = a->dtype, rt = real_of(dt);
   size_t isz = lt_itemsize(dt), rsz = lt_itemsize(rt);
   lt_lapack_ws ws;
@@ -489,11 +504,8 @@ static int l_syevd(lua_State *L) {
   carve_add(&c, ws.iwork * (int64_t)sizeof(int));
   char *buf[4];
   carve_alloc(L, &c, buf);
-  lt_tensor *w = push_batched(L, rt, a, nbd, 1, (int64_t)n);
-  lt_tensor *v = NULL;
-  if (vec) v = push_batched(L, dt, a, nbd, 2, (int64_t)n, (int64_t)n);
-  else lua_pushnil(L);
-  lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
+  lt_tensor *w, *v, *info;
+  push_eig_outs(L, a, nbd, n, vec, rt, dt, &w, &v, &info);
   int64_t nb = nbatch_of(a, nbd);
   for (int64_t b = 0; b < nb; b++) {
     int64_t off = batch_off(a, nbd, b);
@@ -546,8 +558,7 @@ static int l_geev(lua_State *L) {
   lt_tensor *a = check_mat(L, 1, fn);
   int vec = lua_toboolean(L, 2);
   int nbd = a->ndim - 2;
-  int n = fits_int(L, fn, a->shape[nbd]), ld = imax(1, n);
-  if (a->shape[nbd + 1] != n) ltl_error(L, fn, "A must be batches of square matrices");
+  int n = square_n(L, fn, a, nbd), ld = imax(1, n);
   ltensor_dtype dt = a->dtype, ct = lt_is_complex(dt) ? dt : lt_to_complex(dt), rt = real_of(dt);
   size_t isz = lt_itemsize(dt), csz = lt_itemsize(ct), rsz = lt_itemsize(rt);
   lt_lapack_ws ws;
@@ -561,11 +572,8 @@ static int l_geev(lua_State *L) {
   carve_add(&c, ws.rwork * (int64_t)rsz);
   char *buf[5];
   carve_alloc(L, &c, buf);
-  lt_tensor *w = push_batched(L, ct, a, nbd, 1, (int64_t)n);
-  lt_tensor *v = NULL;
-  if (vec) v = push_batched(L, ct, a, nbd, 2, (int64_t)n, (int64_t)n);
-  else lua_pushnil(L);
-  lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
+  lt_tensor *w, *v, *info;
+  push_eig_outs(L, a, nbd, n, vec, ct, ct, &w, &v, &info);
   int64_t nb = nbatch_of(a, nbd);
   for (int64_t b = 0; b < nb; b++) {
     int64_t off = batch_off(a, nbd, b);
@@ -739,8 +747,7 @@ static int l_trsm(lua_State *L) {
   int left = lua_toboolean(L, 3), upper = lua_toboolean(L, 4), unit = lua_toboolean(L, 6);
   const char *ts = ltl_checkstring(L, 5);
   char trans = ts[0] == 'T' ? 'T' : ts[0] == 'C' ? 'C' : 'N';
-  int na = fits_int(L, fn, a->shape[nbd]);
-  if (a->shape[nbd + 1] != na) ltl_error(L, fn, "A must be batches of square matrices");
+  int na = square_n(L, fn, a, nbd);
   int m = fits_int(L, fn, bt->shape[nbd]), n = fits_int(L, fn, bt->shape[nbd + 1]);
   if ((left ? m : n) != na) ltl_error(L, fn, "internal: shapes");
   int lda = imax(1, na), ldb = imax(1, m);

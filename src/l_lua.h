@@ -104,6 +104,9 @@ void ltl_check_shape(lua_State *L, const char *fname, int ndim, const int64_t *s
 void ltl_set_requires_grad(lua_State *L, lt_tensor *t, bool b);
 /* Copy src into dst with broadcasting; raises on a shape mismatch, on an
    overlapping (expanded) dst; copies through a temporary when they alias. */
+/* PyTorch's refusal of an in-place write of n > 1 elements into t when
+   elements of t share memory (an expanded view) */
+void ltl_check_overlap(lua_State *L, const char *fname, const lt_tensor *t, int64_t n);
 void ltl_copy(lua_State *L, const char *fname, lt_tensor *dst, const lt_tensor *src);
 
 /* ---- dtypes ------------------------------------------------------------- */

@@ -60,6 +60,12 @@ enum {
 #define INL static inline __attribute__((always_inline))
 #define GRAD(i) (maximize ? -g[i] : g[i])
 #define WD(d, x) (has_wd ? (d) + wd * (x) : (d))
+/* Adam's first and second moments of the gradient d at i, stored back
+   (Adam, NAdam and RAdam share them; PyTorch's order of operations) */
+#define ADAM_MOMENTS(T, mi, vi)                                                \
+  T mi = m[i] * b1 + omb1 * d;                                                 \
+  T vi = v[i] * b2 + (omb2 * d) * d;                                           \
+  m[i] = mi; v[i] = vi
 #define OPTIM_KERNELS(T, SQRT, FABS, SUF, ATTR)                                                        \
   INL ATTR void sgd_k_##SUF(int64_t n, T *p, const T *g, T *buf, const double *h, const int mom_on,  \
                        const int first, const int nesterov) {                                    \
@@ -94,9 +100,7 @@ enum {
     for (int64_t i = 0; i < n; i++) {                                                            \
       T pi = decoupled ? p[i] * decay : p[i];                                                    \
       T d = WD(GRAD(i), pi);                                                                     \
-      T mi = m[i] * b1 + omb1 * d;                                                               \
-      T vi = v[i] * b2 + (omb2 * d) * d;                                                         \
-      m[i] = mi; v[i] = vi;                                                                      \
+      ADAM_MOMENTS(T, mi, vi);                                                                   \
       T vv = vi;                                                                                 \
       if (ams) {                                                                                 \
         T a = vmax[i];                                                                           \
@@ -193,9 +197,7 @@ enum {
     const int maximize = 0, has_wd = h[3] != 0;                                                  \
     for (int64_t i = 0; i < n; i++) {                                                            \
       T d = WD(GRAD(i), p[i]);                                                                   \
-      T mi = m[i] * b1 + omb1 * d;                                                               \
-      T vi = v[i] * b2 + (omb2 * d) * d;                                                         \
-      m[i] = mi; v[i] = vi;                                                                      \
+      ADAM_MOMENTS(T, mi, vi);                                                                   \
       T denom = SQRT(vi / bc2) + eps;                                                            \
       T pi = p[i] + (cg * d) / denom;                                                            \
       p[i] = pi + (cm * mi) / denom;                                                             \
@@ -209,9 +211,7 @@ enum {
     const int maximize = 0, has_wd = h[4] != 0;                                                  \
     for (int64_t i = 0; i < n; i++) {                                                            \
       T d = WD(GRAD(i), p[i]);                                                                   \
-      T mi = m[i] * b1 + omb1 * d;                                                               \
-      T vi = v[i] * b2 + (omb2 * d) * d;                                                         \
-      m[i] = mi; v[i] = vi;                                                                      \
+      ADAM_MOMENTS(T, mi, vi);                                                                   \
       T bcm = mi / bc1;                                                                          \
       T upd;                                                                                     \
       if (rectify) {                                                                             \

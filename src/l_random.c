@@ -130,17 +130,18 @@ static int l_arange(lua_State *L) {
     return ltl_error(L, "arange", "not implemented for %s", lt_dtypes[dt].name);
   double dstart = si ? lua_tonumber(L, si) : 0.0, dend = lua_tonumber(L, ei);
   double dstep = ti ? lua_tonumber(L, ti) : 1.0;
-  int64_t n;
+  int64_t start = 0, step = 1;   /* the integral dtypes' bounds */
+  double size;
   if (lt_is_integral(dt)) {
     /* PyTorch converts the bounds to the integer accumulator first */
 #define TOI(idx, def) ((idx) == 0 ? (int64_t)(def) : lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx) \
                                                    : lt_f64_to_i64(lua_tonumber(L, idx)))
-    int64_t start = TOI(si, 0), end = TOI(ei, 0), step = TOI(ti, 1);
+    int64_t end = TOI(ei, 0);
+    start = TOI(si, 0); step = TOI(ti, 1);
 #undef TOI
     if (step == 0) return ltl_error(L, "arange", "step must be nonzero");
     if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
       return ltl_error(L, "arange", "upper bound and larger bound inconsistent with step sign");
-    double size;
     if (dt == LTENSOR_INT64) {
       /* exact |end - start| (< 2^64) without signed overflow */
       double diff = end >= start ? (double)((uint64_t)end - (uint64_t)start)
@@ -149,30 +150,25 @@ static int l_arange(lua_State *L) {
     } else {
       size = ceil((dend - dstart) / dstep);
     }
-    if (!(size >= 0 && size <= 9.2233720368547748e18))
-      return ltl_error(L, "arange", "invalid size, possible overflow?");
-    n = (int64_t)size;
-    lt_tensor *t = ltl_push_new(L, dt, 1, &n);
-    char *p = lt_data(t);
-    size_t sz = lt_itemsize(dt);
-    for (int64_t i = 0; i < n; i++)
-      lt_store_i64(dt, p + (size_t)i * sz, (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)i));
-    set_requires_grad(L, "arange", t, opts);
-    return 1;
+  } else {
+    if (dstep == 0) return ltl_error(L, "arange", "step must be nonzero");
+    if (!isfinite(dstart) || !isfinite(dend))
+      return ltl_error(L, "arange", "unsupported range: %f -> %f", dstart, dend);
+    if (!((dstep > 0 && dend >= dstart) || (dstep < 0 && dend <= dstart)))
+      return ltl_error(L, "arange", "upper bound and larger bound inconsistent with step sign");
+    size = ceil((dend - dstart) / dstep);
   }
-  if (dstep == 0) return ltl_error(L, "arange", "step must be nonzero");
-  if (!isfinite(dstart) || !isfinite(dend))
-    return ltl_error(L, "arange", "unsupported range: %f -> %f", dstart, dend);
-  if (!((dstep > 0 && dend >= dstart) || (dstep < 0 && dend <= dstart)))
-    return ltl_error(L, "arange", "upper bound and larger bound inconsistent with step sign");
-  double size = ceil((dend - dstart) / dstep);
   if (!(size >= 0 && size <= 9.2233720368547748e18))
     return ltl_error(L, "arange", "invalid size, possible overflow?");
-  n = (int64_t)size;
+  int64_t n = (int64_t)size;
   lt_tensor *t = ltl_push_new(L, dt, 1, &n);
   char *p = lt_data(t);
   size_t sz = lt_itemsize(dt);
-  for (int64_t i = 0; i < n; i++) lt_store_f64(dt, p + (size_t)i * sz, dstart + dstep * (double)i);
+  if (lt_is_integral(dt))
+    for (int64_t i = 0; i < n; i++)
+      lt_store_i64(dt, p + (size_t)i * sz, (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)i));
+  else
+    for (int64_t i = 0; i < n; i++) lt_store_f64(dt, p + (size_t)i * sz, dstart + dstep * (double)i);
   set_requires_grad(L, "arange", t, opts);
   return 1;
 }

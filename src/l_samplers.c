@@ -213,6 +213,22 @@ static int done_inplace(lua_State *L, lt_tensor *t) {
   lua_settop(L, 1);
   return 1;
 }
+/* An in-place sampler's frame: sampler_begin takes self (at 1) and a
+   trailing options table (*opts, 0 if none; it may name a generator);
+   sampler_fill, once the parameters are checked, fills self by kind from
+   that generator or the state's. */
+static lt_tensor *sampler_begin(lua_State *L, const char *fname, int *opts) {
+  lt_tensor *t = ltl_check(L, 1);
+  *opts = trailing_opts(L, 2);
+  if (*opts) ltl_check_opts(L, *opts, fname, GEN_OPTS);
+  return t;
+}
+static int sampler_fill(lua_State *L, const char *fname, lt_tensor *t, int opts, int kind, double a, double b) {
+  check_writable(L, fname, t);
+  uint64_t *s = lt_rng_opt(L, opts, fname);
+  lt_sample_fill(L, t, kind, a, b, s);
+  return done_inplace(L, t);
+}
 
 /* A contiguous float64 copy of the tensor at idx broadcast to shape
    (pushed on the stack). */
@@ -226,9 +242,8 @@ static const double *as_f64(lua_State *L, const lt_tensor *src, int nd, const in
 /* in-place samplers                                                      */
 /* ====================================================================== */
 int lt_l_uniform_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "uniform_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "uniform_", &opts);
   double a = num_arg(L, 2, opts, 0.0), b = num_arg(L, 3, opts, 1.0);
   check_float(L, "uniform_", t->dtype);
   if (!(a <= b))
@@ -241,78 +256,55 @@ int lt_l_uniform_(lua_State *L) {
   if (!(b - a <= dmax))
     return ltl_error(L, "uniform_", "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found "
                     "to=%s and from=%s which result in to-from to exceed the limit", lt_dtypes[t->dtype].name, NUM(b), NUM(a));
-  check_writable(L, "uniform_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "uniform_");
-  lt_sample_fill(L, t, LT_SAMPLE_UNIFORM, a, b, s);
-  return done_inplace(L, t);
+  return sampler_fill(L, "uniform_", t, opts, LT_SAMPLE_UNIFORM, a, b);
 }
 
 int lt_l_normal_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "normal_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "normal_", &opts);
   double mean = num_arg(L, 2, opts, 0.0), sd = num_arg(L, 3, opts, 1.0);
   check_float(L, "normal_", t->dtype);
   if (!(sd >= 0.0)) return ltl_error(L, "normal_", "normal expects std >= 0.0, but found std %s", NUM(sd));
-  check_writable(L, "normal_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "normal_");
-  lt_sample_fill(L, t, LT_SAMPLE_NORMAL, mean, sd, s);
-  return done_inplace(L, t);
+  return sampler_fill(L, "normal_", t, opts, LT_SAMPLE_NORMAL, mean, sd);
 }
 
 int lt_l_exponential_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "exponential_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "exponential_", &opts);
   double lambd = num_arg(L, 2, opts, 1.0);
   check_real_float(L, "exponential_", t->dtype);
   if (!(lambd >= 0.0))   /* lambda 0 gives inf, as PyTorch */
     return ltl_error(L, "exponential_", "exponential_ expects lambda >= 0.0, but found lambda=%s", NUM(lambd));
-  check_writable(L, "exponential_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "exponential_");
-  lt_sample_fill(L, t, LT_SAMPLE_EXPONENTIAL, lambd, 0.0, s);
-  return done_inplace(L, t);
+  return sampler_fill(L, "exponential_", t, opts, LT_SAMPLE_EXPONENTIAL, lambd, 0.0);
 }
 
 int lt_l_geometric_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "geometric_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "geometric_", &opts);
   if (lua_isnoneornil(L, 2) || opts == 2) return ltl_argerror(L, 2, "number expected (the probability p)");
   double p = num_arg(L, 2, opts, 0.5);
   if (t->dtype == LTENSOR_BOOL || lt_is_complex(t->dtype))
     return ltl_error(L, "geometric_", "not implemented for %s", lt_dtypes[t->dtype].name);
   if (!(p > 0.0 && p < 1.0))
     return ltl_error(L, "geometric_", "geometric_ expects p to be in (0, 1), but got p=%s", NUM(p));
-  check_writable(L, "geometric_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "geometric_");
-  lt_sample_fill(L, t, LT_SAMPLE_GEOMETRIC, p, 0.0, s);
-  return done_inplace(L, t);
+  return sampler_fill(L, "geometric_", t, opts, LT_SAMPLE_GEOMETRIC, p, 0.0);
 }
 
 int lt_l_log_normal_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "log_normal_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "log_normal_", &opts);
   double mean = num_arg(L, 2, opts, 1.0), sd = num_arg(L, 3, opts, 2.0);
   check_real_float(L, "log_normal_", t->dtype);
   if (!(sd > 0.0)) return ltl_error(L, "log_normal_", "log_normal_ expects std > 0.0, but found std=%s", NUM(sd));
-  check_writable(L, "log_normal_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "log_normal_");
-  lt_sample_fill(L, t, LT_SAMPLE_LOG_NORMAL, mean, sd, s);
-  return done_inplace(L, t);
+  return sampler_fill(L, "log_normal_", t, opts, LT_SAMPLE_LOG_NORMAL, mean, sd);
 }
 
 int lt_l_cauchy_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "cauchy_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "cauchy_", &opts);
   double median = num_arg(L, 2, opts, 0.0), sigma = num_arg(L, 3, opts, 1.0);
   check_real_float(L, "cauchy_", t->dtype);
-  check_writable(L, "cauchy_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "cauchy_");
-  lt_sample_fill(L, t, LT_SAMPLE_CAUCHY, median, sigma, s);
-  return done_inplace(L, t);
+  return sampler_fill(L, "cauchy_", t, opts, LT_SAMPLE_CAUCHY, median, sigma);
 }
 
 /* Largest value random_ draws by default: the dtype's maximum for integers,
@@ -350,9 +342,8 @@ static int64_t dtype_bottom(ltensor_dtype dt) {
 /* t:random_() -> [0, top]; t:random_(to) -> [0, to); t:random_(from, to)
    -> [from, to), to = nil meaning up to the dtype's top (inclusive). */
 int lt_l_random_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "random_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "random_", &opts);
   int nargs = (opts ? opts : lua_gettop(L) + 1) - 2;
   ltensor_dtype dt = t->dtype;
   if (lt_is_complex(dt)) return ltl_error(L, "random_", "not implemented for %s", lt_dtypes[dt].name);
@@ -391,9 +382,8 @@ int lt_l_random_(lua_State *L) {
 
 /* t:bernoulli_(p) with p a number or a tensor broadcastable to t */
 int lt_l_bernoulli_(lua_State *L) {
-  lt_tensor *t = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "bernoulli_", GEN_OPTS);
+  int opts;
+  lt_tensor *t = sampler_begin(L, "bernoulli_", &opts);
   if (lt_is_complex(t->dtype)) return ltl_error(L, "bernoulli_", "not implemented for %s", lt_dtypes[t->dtype].name);
   lt_tensor *pt = opts == 2 ? NULL : ltl_test(L, 2);
   if (pt) pt = ltl_check(L, 2);   /* refuses a freed tensor */
@@ -401,10 +391,7 @@ int lt_l_bernoulli_(lua_State *L) {
     double p = num_arg(L, 2, opts, 0.5);
     if (!(p >= 0.0 && p <= 1.0))
       return ltl_error(L, "bernoulli_", "bernoulli_ expects p to be in [0, 1], but got p=%s", NUM(p));
-    check_writable(L, "bernoulli_", t);
-    uint64_t *s = lt_rng_opt(L, opts, "bernoulli_");
-    lt_sample_fill(L, t, LT_SAMPLE_BERNOULLI, p, 0.0, s);
-    return done_inplace(L, t);
+    return sampler_fill(L, "bernoulli_", t, opts, LT_SAMPLE_BERNOULLI, p, 0.0);
   }
   if (!lt_is_floating(pt->dtype))
     return ltl_error(L, "bernoulli_", "expected probabilities of a floating point dtype, got %s",
@@ -540,55 +527,43 @@ int lt_l_normal(lua_State *L) {
   return 1;
 }
 
-/* T.poisson(rates [, opts]): counts with the given rates, as rates' dtype */
-int lt_l_poisson(lua_State *L) {
-  lt_tensor *r = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "poisson", GEN_OPTS);
-  check_real_float(L, "poisson", r->dtype);
-  uint64_t *s = lt_rng_opt(L, opts, "poisson");
-  const double *rv = as_f64(L, r, r->ndim, r->shape);
-  int64_t n = lt_numel(r);
-  for (int64_t i = 0; i < n; i++)
-    if (!(rv[i] >= 0.0) || isinf(rv[i]))
-      return ltl_error(L, "poisson", "invalid Poisson rate, expected rate to be non-negative%s, got %s",
-                      isinf(rv[i]) ? " and finite" : "", NUM(rv[i]));
-  lt_tensor *buf = ltl_push_new(L, LTENSOR_FLOAT64, r->ndim, r->shape);
-  double *v = (double *)(void *)lt_data(buf);
-  lt_gauss g = lt_gauss_of(s);
-  for (int64_t i = 0; i < n; i++) v[i] = lt_rng_poisson(&g, rv[i]);
-  lt_tensor *out = ltl_push_new_like(L, r, r->dtype);
-  lt_copy_into(out, buf);
-  return 1;
-}
-
-/* T._standard_gamma(alpha [, opts]): Gamma(alpha, 1) samples, as alpha's
-   dtype; never below the dtype's smallest normal number (PyTorch's clamp:
-   a zero sample would make log_prob and the reparameterised gradient
-   infinite). */
-int lt_l_standard_gamma(lua_State *L) {
-  lt_tensor *a = ltl_check(L, 1);
-  int opts = trailing_opts(L, 2);
-  if (opts) ltl_check_opts(L, opts, "_standard_gamma", GEN_OPTS);
-  check_real_float(L, "_standard_gamma", a->dtype);
-  uint64_t *s = lt_rng_opt(L, opts, "_standard_gamma");
+/* T.poisson(rates [, opts]): counts with the given rates; and
+   T._standard_gamma(alpha [, opts]): Gamma(alpha, 1) samples, never below
+   the dtype's smallest normal number (PyTorch's clamp: a zero sample would
+   make log_prob and the reparameterised gradient infinite).  One draw per
+   element of the parameter tensor, as its dtype. */
+static int param_draws(lua_State *L, const char *fname, int gamma) {
+  int opts;
+  lt_tensor *a = sampler_begin(L, fname, &opts);
+  check_real_float(L, fname, a->dtype);
+  uint64_t *s = lt_rng_opt(L, opts, fname);
   const double *av = as_f64(L, a, a->ndim, a->shape);
   int64_t n = lt_numel(a);
-  for (int64_t i = 0; i < n; i++)
-    if (!(av[i] >= 0.0))
-      return ltl_error(L, "_standard_gamma", "expected concentration > 0, got %s", NUM(av[i]));
+  for (int64_t i = 0; i < n; i++) {
+    if (gamma && !(av[i] >= 0.0))
+      return ltl_error(L, fname, "expected concentration > 0, got %s", NUM(av[i]));
+    if (!gamma && (!(av[i] >= 0.0) || isinf(av[i])))
+      return ltl_error(L, fname, "invalid Poisson rate, expected rate to be non-negative%s, got %s",
+                      isinf(av[i]) ? " and finite" : "", NUM(av[i]));
+  }
   double tiny = a->dtype == LTENSOR_FLOAT64 ? DBL_MIN : a->dtype == LTENSOR_FLOAT16 ? 6.103515625e-05 : FLT_MIN;
   lt_tensor *buf = ltl_push_new(L, LTENSOR_FLOAT64, a->ndim, a->shape);
   double *v = (double *)(void *)lt_data(buf);
   lt_gauss g = lt_gauss_of(s);
   for (int64_t i = 0; i < n; i++) {
-    double x = lt_rng_gamma(&g, av[i]);
-    v[i] = x < tiny ? tiny : x;
+    if (gamma) {
+      double x = lt_rng_gamma(&g, av[i]);
+      v[i] = x < tiny ? tiny : x;
+    } else {
+      v[i] = lt_rng_poisson(&g, av[i]);
+    }
   }
   lt_tensor *out = ltl_push_new_like(L, a, a->dtype);
   lt_copy_into(out, buf);
   return 1;
 }
+int lt_l_poisson(lua_State *L) { return param_draws(L, "poisson", 0); }
+int lt_l_standard_gamma(lua_State *L) { return param_draws(L, "_standard_gamma", 1); }
 
 /* T._standard_gamma_grad(alpha, x): d x / d alpha for standard Gamma
    samples x (same shape as alpha, or broadcastable) */

@@ -54,6 +54,15 @@ static int l_gather(lua_State *L) {
   return 1;
 }
 
+/* *dp += alpha * *sp for one element of dtype dt (scatter_add's alpha is 1;
+   af is alpha as a double, ai as an integer: bool ors, integers wrap) */
+static void add_elem(ltensor_dtype dt, char *dp, const char *sp, double af, int64_t ai) {
+  if (lt_is_complex(dt)) lt_store_c128(dt, dp, lt_load_c128(dt, dp) + af * lt_load_c128(dt, sp));
+  else if (lt_is_floating(dt)) lt_store_f64(dt, dp, lt_load_f64(dt, dp) + af * lt_load_f64(dt, sp));
+  else if (dt == LTENSOR_BOOL) *(uint8_t *)dp = *(uint8_t *)dp || (ai && *(const uint8_t *)sp);
+  else lt_store_i64(dt, dp, (int64_t)((uint64_t)lt_load_i64(dt, dp) + (uint64_t)ai * (uint64_t)lt_load_i64(dt, sp)));
+}
+
 /* scatter into dst (in place): src tensor or a scalar at slot vidx;
    reduce 0 = replace, 1 = add */
 static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d, const lt_tensor *idx, int vidx,
@@ -70,9 +79,7 @@ static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d,
     ltl_store_lua(L, vidx, dst->dtype, sbuf);
   }
   check_gs_index(L, fname, dst, d, idx, src);
-  if (lt_numel(dst) > 1 && lt_has_internal_overlap(dst))
-    ltl_error(L, fname, "unsupported operation: some elements of the input tensor and the written-to tensor refer "
-             "to a single memory location. Please clone() the tensor before performing the operation.");
+  ltl_check_overlap(L, fname, dst, lt_numel(dst));
   if (src && src->storage == dst->storage) {
     lt_tensor *c = ltl_push_new_like(L, src, src->dtype);
     lt_copy_into(c, src);
@@ -98,10 +105,7 @@ static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d,
       char *dp = db + (dst->offset + o.off[1] + w * stride_d) * (int64_t)isz;
       const char *sp = src ? sb + o.off[2] * (int64_t)isz : sb;
       if (!reduce) memcpy(dp, sp, isz);
-      else if (lt_is_complex(dt)) lt_store_c128(dt, dp, lt_load_c128(dt, dp) + lt_load_c128(dt, sp));
-      else if (lt_is_floating(dt)) lt_store_f64(dt, dp, lt_load_f64(dt, dp) + lt_load_f64(dt, sp));
-      else if (dt == LTENSOR_BOOL) *(uint8_t *)dp = *(uint8_t *)dp || *(const uint8_t *)sp;
-      else lt_store_i64(dt, dp, (int64_t)((uint64_t)lt_load_i64(dt, dp) + (uint64_t)lt_load_i64(dt, sp)));
+      else add_elem(dt, dp, sp, 1.0, 1);
     } while (odo_next(&o));
   }
   lt_bump_version(dst);
@@ -186,9 +190,7 @@ static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, 
       src = c;
     }
   }
-  if (lt_numel(dst) > 1 && lt_has_internal_overlap(dst))
-    ltl_error(L, fname, "unsupported operation: some elements of the input tensor and the written-to tensor refer "
-             "to a single memory location. Please clone() the tensor before performing the operation.");
+  ltl_check_overlap(L, fname, dst, lt_numel(dst));
   double af = 1.0;
   int64_t ai = 1;
   if (mode == IW_ADD && aidx && lua_type(L, aidx) == LUA_TTABLE) {
@@ -226,10 +228,7 @@ static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, 
       if (mode == IW_FILL) { memcpy(dp, fill, isz); continue; }
       const char *sp = lt_data(src) + o.off[1] * (int64_t)isz;
       if (mode == IW_COPY) memcpy(dp, sp, isz);
-      else if (lt_is_complex(dt)) lt_store_c128(dt, dp, lt_load_c128(dt, dp) + af * lt_load_c128(dt, sp));
-      else if (lt_is_floating(dt)) lt_store_f64(dt, dp, lt_load_f64(dt, dp) + af * lt_load_f64(dt, sp));
-      else if (dt == LTENSOR_BOOL) *(uint8_t *)dp = *(uint8_t *)dp || (ai && *(const uint8_t *)sp);
-      else lt_store_i64(dt, dp, (int64_t)((uint64_t)lt_load_i64(dt, dp) + (uint64_t)ai * (uint64_t)lt_load_i64(dt, sp)));
+      else add_elem(dt, dp, sp, af, ai);
     } while (odo_next(&o));
   }
   lt_bump_version(dst);

@@ -444,6 +444,11 @@ void ltl_store_lua(lua_State *L, int idx, ltensor_dtype dt, char *p) {
 }
 
 /* ---- copy with checks ------------------------------------------------ */
+void ltl_check_overlap(lua_State *L, const char *fname, const lt_tensor *t, int64_t n) {
+  if (n > 1 && lt_has_internal_overlap(t))
+    ltl_error(L, fname, "unsupported operation: some elements of the input tensor and the written-to tensor "
+                       "refer to a single memory location. Please clone() the tensor before performing the operation.");
+}
 void ltl_copy(lua_State *L, const char *fname, lt_tensor *dst, const lt_tensor *src) {
   if (src->ndim > dst->ndim)
     ltl_error(L, fname, "the size of tensor a (%d) must match the size of tensor b (%d) at non-singleton dimension 1",
@@ -454,9 +459,7 @@ void ltl_copy(lua_State *L, const char *fname, lt_tensor *dst, const lt_tensor *
       ltl_error(L, fname, "the size of tensor a (%d) must match the size of tensor b (%d) at non-singleton dimension %d",
                (int)dst->shape[j], (int)src->shape[i], j + 1);
   }
-  if (lt_numel(dst) > 1 && lt_has_internal_overlap(dst))
-    ltl_error(L, fname, "unsupported operation: some elements of the input tensor and the written-to tensor "
-                       "refer to a single memory location. Please clone() the tensor before performing the operation.");
+  ltl_check_overlap(L, fname, dst, lt_numel(dst));
   if (lt_iter_input_aliases(src, dst)) {   /* read through a temporary */
     lt_tensor *tmp = ltl_push_new_like(L, src, src->dtype);
     lt_copy_into(tmp, src);

@@ -267,14 +267,25 @@ static int l_unsqueeze(lua_State *L) {
 /* ====================================================================== */
 /* narrow / select / unfold / split / chunk / unbind                      */
 /* ====================================================================== */
+/* narrow/select: dim (argument 2) of t, which has dims, and the 1-based
+   position (argument 3, negative from the end) made 0-based, not yet
+   checked against the dim's size */
+static int64_t dim_and_pos(lua_State *L, const lt_tensor *t, const char *fname, const char *what, int *d,
+                           lua_Integer *pos) {
+  if (t->ndim == 0) ltl_error(L, fname, "%s() cannot be applied to a 0-dim tensor", fname);
+  *d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, fname);
+  *pos = check_int(L, 3, fname, what);
+  int64_t n = t->shape[*d];
+  return *pos < 0 ? *pos + n : *pos - 1;
+}
+
 static int l_narrow(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
-  if (t->ndim == 0) return ltl_error(L, "narrow", "narrow() cannot be applied to a 0-dim tensor");
-  int d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, "narrow");
-  lua_Integer start = check_int(L, 3, "narrow", "start");
+  int d;
+  lua_Integer start;
+  int64_t s0 = dim_and_pos(L, t, "narrow", "start", &d, &start);
   lua_Integer len = check_int(L, 4, "narrow", "length");
   int64_t n = t->shape[d];
-  int64_t s0 = start < 0 ? start + n : start - 1;
   if (start == 0 || s0 < 0 || s0 > n)
     return ltl_error(L, "narrow", "start out of range (expected to be in range of [%I, %I], but got %I)%s",
                     (lua_Integer)-n, (lua_Integer)(n + 1), start,
@@ -292,11 +303,10 @@ static int l_narrow(lua_State *L) {
 
 static int l_select(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
-  if (t->ndim == 0) return ltl_error(L, "select", "select() cannot be applied to a 0-dim tensor");
-  int d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, "select");
-  lua_Integer i = check_int(L, 3, "select", "index");
+  int d;
+  lua_Integer i;
+  int64_t w = dim_and_pos(L, t, "select", "index", &d, &i);
   int64_t n = t->shape[d];
-  int64_t w = i < 0 ? i + n : i - 1;
   if (i == 0 || w < 0 || w >= n) {
     char b[SHAPE_BUF];
     return ltl_error(L, "select", "index %I out of range for tensor of size %s at dimension %d%s", i,

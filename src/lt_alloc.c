@@ -9,16 +9,8 @@
 #define LT_HAVE_MMAP 0
 #endif
 
-/* Under AddressSanitizer a cached block is poisoned: a use after release is
-   reported instead of reading another tensor's data. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define LT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define LT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define LT_POISON(p, n) ((void)(p), (void)(n))
-#define LT_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+/* Under AddressSanitizer a cached block is poisoned (LT_POISON, lt_alloc.h):
+   a use after release is reported instead of reading another tensor's data. */
 
 void lt_alloc_init(lt_alloc *A, lt_allocf allocf, void *alloc_ud, int use_mmap) {
   memset(A, 0, sizeof *A);

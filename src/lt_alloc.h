@@ -143,4 +143,15 @@ void lt_alloc_collected(lt_alloc *A, size_t lua_heap);
 /* Free every cached block; later releases free at once (the state closes). */
 void lt_alloc_close(lt_alloc *A);
 
+/* AddressSanitizer annotations of heap memory (cached blocks, alignment
+   slack); nothing in other builds. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define LT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define LT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define LT_POISON(p, n) ((void)(p), (void)(n))
+#define LT_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #endif

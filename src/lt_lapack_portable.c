@@ -28,113 +28,32 @@
 #include <string.h>
 #include "lt_lapack.h"
 
+/* One instantiation per dtype: the element type, the name prefix, and
+   whether it is complex and single precision; lt_lapack_portable_impl.h
+   derives the rest (real type, conj/abs/sqrt, epsilon) and undefines all. */
 #define T float
-#define R float
 #define P s
 #define CPLX 0
-#define CONJ(x) (x)
-#define RE(x) (x)
-#define ABS(x) fabsf(x)
-#define ABS2(x) ((x) * (x))
-#define SQRT(x) sqrtf(x)
-#define EPS FLT_EPSILON
-#define RMIN FLT_MIN
-#define CT lt_cfloat
-#define CABSX(x) cabsf(x)
-#define CCONJX(x) conjf(x)
-#define CREX(x) crealf(x)
-#define CIMX(x) cimagf(x)
-#define CSQRTX(x) csqrtf(x)
+#define SINGLE 1
 #include "lt_lapack_portable_impl.h"
-#undef T
-#undef P
-#undef CPLX
-#undef CONJ
-#undef RE
-#undef ABS
-#undef ABS2
 
 #define T lt_cfloat
 #define P c
 #define CPLX 1
-#define CONJ(x) conjf(x)
-#define RE(x) crealf(x)
-#define IMAG(x) cimagf(x)
-#define ABS(x) cabsf(x)
-#define ABS2(x) (crealf(x) * crealf(x) + cimagf(x) * cimagf(x))
+#define SINGLE 1
 #include "lt_lapack_portable_impl.h"
-#undef T
-#undef R
-#undef P
-#undef CPLX
-#undef CONJ
-#undef RE
-#undef IMAG
-#undef ABS
-#undef ABS2
-#undef SQRT
-#undef EPS
-#undef RMIN
-#undef CT
-#undef CABSX
-#undef CCONJX
-#undef CREX
-#undef CIMX
-#undef CSQRTX
 
 #define T double
-#define R double
 #define P d
 #define CPLX 0
-#define CONJ(x) (x)
-#define RE(x) (x)
-#define ABS(x) fabs(x)
-#define ABS2(x) ((x) * (x))
-#define SQRT(x) sqrt(x)
-#define EPS DBL_EPSILON
-#define RMIN DBL_MIN
-#define CT lt_cdouble
-#define CABSX(x) cabs(x)
-#define CCONJX(x) conj(x)
-#define CREX(x) creal(x)
-#define CIMX(x) cimag(x)
-#define CSQRTX(x) csqrt(x)
+#define SINGLE 0
 #include "lt_lapack_portable_impl.h"
-#undef T
-#undef P
-#undef CPLX
-#undef CONJ
-#undef RE
-#undef ABS
-#undef ABS2
 
 #define T lt_cdouble
 #define P z
 #define CPLX 1
-#define CONJ(x) conj(x)
-#define RE(x) creal(x)
-#define IMAG(x) cimag(x)
-#define ABS(x) cabs(x)
-#define ABS2(x) (creal(x) * creal(x) + cimag(x) * cimag(x))
+#define SINGLE 0
 #include "lt_lapack_portable_impl.h"
-#undef T
-#undef R
-#undef P
-#undef CPLX
-#undef CONJ
-#undef RE
-#undef IMAG
-#undef ABS
-#undef ABS2
-#undef SQRT
-#undef EPS
-#undef RMIN
-#undef CT
-#undef CABSX
-#undef CCONJX
-#undef CREX
-#undef CIMX
-#undef CSQRTX
 
 /* X(E, prefix, T, R) */
 #define PORT_ALL(X) \

@@ -1,13 +1,57 @@
 /*
  * lt_lapack_portable_impl.h -- one dtype's portable LAPACK routines, included
  * by lt_lapack_portable.c once per dtype with these macros defined:
- *   T  element type, R its real type, P name prefix (s, d, c, z), CPLX 0/1,
- *   CONJ(x) RE(x) ABS(x) SQRT(x) (real), EPS (unit roundoff), RMIN (least
- *   normal).
+ *   T  element type, P name prefix (s, d, c, z), CPLX 0/1, SINGLE 0/1
+ *   (float/lt_cfloat or double/lt_cdouble).
+ * From them this file defines R (the real type), CONJ(x) RE(x) IMAG(x)
+ * ABS(x) ABS2(x) (|x|^2), SQRT(x) (real), EPS (unit roundoff), RMIN (least
+ * normal), and CT with CABSX CCONJX CREX CIMX CSQRTX (the complex type of
+ * the precision, for geev), and undefines them all, T P CPLX SINGLE
+ * included, at its end.
  * Matrices are column-major with a leading dimension, as in LAPACK.  All
  * scratch memory comes from the caller's work arrays (sizes in the *_ws
  * functions of lt_lapack_portable.c).
  */
+#if SINGLE
+#define R float
+#define SQRT(x) sqrtf(x)
+#define EPS FLT_EPSILON
+#define RMIN FLT_MIN
+#define CT lt_cfloat
+#define CABSX(x) cabsf(x)
+#define CCONJX(x) conjf(x)
+#define CREX(x) crealf(x)
+#define CIMX(x) cimagf(x)
+#define CSQRTX(x) csqrtf(x)
+#else
+#define R double
+#define SQRT(x) sqrt(x)
+#define EPS DBL_EPSILON
+#define RMIN DBL_MIN
+#define CT lt_cdouble
+#define CABSX(x) cabs(x)
+#define CCONJX(x) conj(x)
+#define CREX(x) creal(x)
+#define CIMX(x) cimag(x)
+#define CSQRTX(x) csqrt(x)
+#endif
+#if CPLX
+#define CONJ(x) CCONJX(x)
+#define RE(x) CREX(x)
+#define IMAG(x) CIMX(x)
+#define ABS(x) CABSX(x)
+#define ABS2(x) (CREX(x) * CREX(x) + CIMX(x) * CIMX(x))
+#else
+#define CONJ(x) (x)
+#define RE(x) (x)
+#if SINGLE
+#define ABS(x) fabsf(x)
+#else
+#define ABS(x) fabs(x)
+#endif
+#define ABS2(x) ((x) * (x))
+#endif
+
 #define CAT2(a, b) a##_##b
 #define CAT(a, b) CAT2(a, b)
 #define FN(name) CAT(P, name)
@@ -741,3 +785,22 @@ static int FN(gels_svd)(int m, int n, int nrhs, const T *a, int lda, T *b, int l
 #undef FN
 #undef CAT
 #undef CAT2
+#undef T
+#undef P
+#undef CPLX
+#undef SINGLE
+#undef R
+#undef SQRT
+#undef EPS
+#undef RMIN
+#undef CT
+#undef CABSX
+#undef CCONJX
+#undef CREX
+#undef CIMX
+#undef CSQRTX
+#undef CONJ
+#undef RE
+#undef IMAG
+#undef ABS
+#undef ABS2

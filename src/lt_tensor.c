@@ -3,16 +3,9 @@
 #include <stdio.h>
 #include "lt_tensor.h"
 
-/* Under AddressSanitizer, poison the alignment slack around owned data so
-   that an off-by-one access is reported instead of landing in padding. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define LT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define LT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define LT_POISON(p, n) ((void)(p), (void)(n))
-#define LT_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+/* Under AddressSanitizer, the alignment slack around owned data is poisoned
+   (LT_POISON, lt_alloc.h) so that an off-by-one access is reported instead
+   of landing in padding. */
 
 void lt_storage_init(lt_storage *s, char *data, size_t nbytes) {
   atomic_init(&s->refcount, 1);
