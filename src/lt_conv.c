@@ -293,16 +293,41 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
       }                                                                                                    \
     }                                                                                                      \
   }                                                                                                        \
-  static void pool2_row_##T(const T *r0, const T *r1, T *y, int64_t *yi, int64_t Wo, int64_t k0,           \
-                            int64_t Wi) {                                                                  \
-    if (!yi) { pool2_vals_##T(r0, r1, y, NULL, Wo); return; }                                              \
+  /* yi: 1-based flat indices; else yc: the tap codes themselves (one byte                                \
+     per output, all the backward needs); neither: values only */                                          \
+  static void pool2_row_##T(const T *r0, const T *r1, T *y, int64_t *yi, uint8_t *yc, int64_t Wo,          \
+                            int64_t k0, int64_t Wi) {                                                      \
+    if (!yi && !yc) { pool2_vals_##T(r0, r1, y, NULL, Wo); return; }                                       \
     T code[POOL2_CHUNK];                                                                                   \
     for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                                     \
       int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                           \
       pool2_vals_##T(r0 + 2 * o0, r1 + 2 * o0, y + o0, code, n);                                           \
+      if (yc) {                                                                                            \
+        for (int64_t i = 0; i < n; i++) yc[o0 + i] = (uint8_t)code[i];                                     \
+        continue;                                                                                          \
+      }                                                                                                    \
       for (int64_t i = 0; i < n; i++) {                                                                    \
         int64_t c = (int64_t)code[i];                                                                      \
-        yi[o0 + i] = k0 + 2 * (o0 + i) + (c & 1) + (c >> 1) * Wi + 1;                                      \
+        yi[o0 + i] = k0 + 2 * (o0 + i) + (c & 1) + (c >> 1) * Wi + 1;                                     \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* the backward of one output row from tap codes: each 2x2 window gets the                              \
+     gradient at its winner and 0 elsewhere (same-type selects: vectorised) */                             \
+  static void pool2_bwd_row_##T(const T *restrict g, const uint8_t *restrict yc, T *restrict r0,          \
+                                T *restrict r1, int64_t Wo) {                                              \
+    T code[POOL2_CHUNK];                                                                                   \
+    for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                                     \
+      int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                           \
+      for (int64_t i = 0; i < n; i++) code[i] = (T)yc[o0 + i];                                             \
+      const T *gg = g + o0;                                                                                \
+      T *a = r0 + 2 * o0, *b = r1 + 2 * o0;                                                                \
+      for (int64_t i = 0; i < n; i++) {                                                                    \
+        T v = gg[i], c = code[i];                                                                          \
+        a[2 * i] = c == (T)0 ? v : (T)0;                                                                   \
+        a[2 * i + 1] = c == (T)1 ? v : (T)0;                                                               \
+        b[2 * i] = c == (T)2 ? v : (T)0;                                                                   \
+        b[2 * i + 1] = c == (T)3 ? v : (T)0;                                                               \
       }                                                                                                    \
     }                                                                                                      \
   }
@@ -311,8 +336,8 @@ DEFINE_POOL2(double)
 #undef DEFINE_POOL2
 
 #define DEFINE_POOL(T)                                                                                      \
-  static void max_pool_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, int64_t lo,          \
-                           int64_t hi) {                                                                   \
+  static void max_pool_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, uint8_t *codes,      \
+                           int64_t lo, int64_t hi) {                                                       \
     int64_t P = g->Hi * g->Wi, Q = g->Ho * g->Wo, Wi = g->Wi;                                              \
     int fast2 = g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 &&       \
                 g->dh == 1 && g->dw == 1 && 2 * g->Ho <= g->Hi && 2 * g->Wo <= g->Wi;                      \
@@ -321,9 +346,10 @@ DEFINE_POOL2(double)
       T *y = out + p * Q;                                                                                  \
       int64_t *yi = idx ? idx + p * Q : NULL;                                                              \
       if (fast2) { /* the common 2x2/2 window, every tap inside the plane */                               \
+        uint8_t *yc = codes ? codes + p * Q : NULL;                                                        \
         for (int64_t oh = 0; oh < g->Ho; oh++)                                                             \
-          pool2_row_##T(x + 2 * oh * Wi, x + (2 * oh + 1) * Wi, y + oh * g->Wo,                            \
-                        yi ? yi + oh * g->Wo : NULL, g->Wo, 2 * oh * Wi, Wi);                              \
+          pool2_row_##T(x + 2 * oh * Wi, x + (2 * oh + 1) * Wi, y + oh * g->Wo, yi ? yi + oh * g->Wo : NULL, \
+                        yc ? yc + oh * g->Wo : NULL, g->Wo, 2 * oh * Wi, Wi);                              \
         continue;                                                                                          \
       }                                                                                                    \
       for (int64_t oh = 0; oh < g->Ho; oh++) {                                                             \
@@ -450,43 +476,49 @@ DEFINE_POOL2(double)
 FLOAT_TYPES(DEFINE_POOL)
 #undef DEFINE_POOL
 
-void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx, int64_t lo, int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) max_pool_float(g, in, out, idx, lo, hi);
-  else max_pool_double(g, in, out, idx, lo, hi);
+void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx, uint8_t *codes, int64_t lo,
+                 int64_t hi) {
+  if (g->dt == LTENSOR_FLOAT32) max_pool_float(g, in, out, idx, codes, lo, hi);
+  else max_pool_double(g, in, out, idx, codes, lo, hi);
 }
 /* The 2x2/2 windows tile the plane: every input pixel is written once (the
    gradient at its window's winner, 0 elsewhere and in the uncovered last
    row/column), so gin needs no zeroing first and is written in order. */
 #define DEFINE_POOL2_BWD(T)                                                                                 \
   static void pool2_bwd_##T(int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const T *gout, const int64_t *idx, \
-                            T *gin, int64_t lo, int64_t hi) {                                              \
+                            const uint8_t *codes, T *gin, int64_t lo, int64_t hi) {                        \
+    uint8_t buf[POOL2_CHUNK];                                                                              \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
       const T *g = gout + p * Ho * Wo;                                                                     \
-      const int64_t *k = idx + p * Ho * Wo;                                                                \
       T *x = gin + p * Hi * Wi;                                                                            \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
         T *r0 = x + 2 * oh * Wi, *r1 = r0 + Wi;                                                            \
-        int64_t base = 2 * oh * Wi + 1;   /* 1-based flat index of the window's first tap */              \
-        for (int64_t ow = 0; ow < Wo; ow++) {                                                              \
-          int64_t rel = k[oh * Wo + ow] - base - 2 * ow;                                                   \
-          T v = g[oh * Wo + ow];                                                                           \
-          r0[2 * ow] = rel == 0 ? v : (T)0;                                                                \
-          r0[2 * ow + 1] = rel == 1 ? v : (T)0;                                                            \
-          r1[2 * ow] = rel == Wi ? v : (T)0;                                                               \
-          r1[2 * ow + 1] = rel == Wi + 1 ? v : (T)0;                                                       \
+        if (codes) pool2_bwd_row_##T(g + oh * Wo, codes + (p * Ho + oh) * Wo, r0, r1, Wo);                 \
+        else {                                                                                             \
+          /* flat indices back to tap codes (4: none of the window's taps) */                              \
+          const int64_t *k = idx + (p * Ho + oh) * Wo;                                                     \
+          int64_t base = 2 * oh * Wi + 1;   /* 1-based flat index of the window's first tap */            \
+          for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                               \
+            int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                     \
+            for (int64_t i = 0; i < n; i++) {                                                              \
+              int64_t rel = k[o0 + i] - base - 2 * (o0 + i);                                               \
+              buf[i] = rel == 0 ? 0 : rel == 1 ? 1 : rel == Wi ? 2 : rel == Wi + 1 ? 3 : 4;                \
+            }                                                                                              \
+            pool2_bwd_row_##T(g + oh * Wo + o0, buf, r0 + 2 * o0, r1 + 2 * o0, n);                         \
+          }                                                                                                \
         }                                                                                                  \
         for (int64_t w = 2 * Wo; w < Wi; w++) r0[w] = r1[w] = 0;                                           \
       }                                                                                                    \
-      if (2 * Ho < Hi) memset(x + 2 * Ho * Wi, 0, sizeof(T) * (size_t)((Hi - 2 * Ho) * Wi));                 \
+      if (2 * Ho < Hi) memset(x + 2 * Ho * Wi, 0, sizeof(T) * (size_t)((Hi - 2 * Ho) * Wi));               \
     }                                                                                                      \
   }
 DEFINE_POOL2_BWD(float)
 DEFINE_POOL2_BWD(double)
 #undef DEFINE_POOL2_BWD
 void lt_max_pool2_bwd(ltensor_dtype dt, int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const void *gout,
-                      const int64_t *idx, void *gin, int64_t lo, int64_t hi) {
-  if (dt == LTENSOR_FLOAT32) pool2_bwd_float(Ho, Wo, Hi, Wi, gout, idx, gin, lo, hi);
-  else pool2_bwd_double(Ho, Wo, Hi, Wi, gout, idx, gin, lo, hi);
+                      const int64_t *idx, const uint8_t *codes, void *gin, int64_t lo, int64_t hi) {
+  if (dt == LTENSOR_FLOAT32) pool2_bwd_float(Ho, Wo, Hi, Wi, gout, idx, codes, gin, lo, hi);
+  else pool2_bwd_double(Ho, Wo, Hi, Wi, gout, idx, codes, gin, lo, hi);
 }
 void lt_max_pool_bwd(ltensor_dtype dt, int64_t out_per_plane, int64_t in_per_plane, const void *gout,
                      const int64_t *idx, void *gin, int64_t lo, int64_t hi) {
