@@ -45,8 +45,14 @@ static inline void gemm_double(int ta, int tb, int64_t M, int64_t N, int64_t K, 
 /* First and one-past-last output index o in [0, n) whose input position
    o*s + off lies in [0, len). */
 static inline void valid_range(int64_t n, int64_t s, int64_t off, int64_t len, int64_t *a, int64_t *b) {
-  int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t hi = (len - 1 - off) < 0 ? 0 : (len - 1 - off) / s + 1;
+  int64_t lo, hi;
+  if (s == 1) {   /* no division: im2col/col2im call this per channel and tap */
+    lo = off >= 0 ? 0 : -off;
+    hi = len - off < 0 ? 0 : len - off;
+  } else {
+    lo = off >= 0 ? 0 : (-off + s - 1) / s;
+    hi = (len - 1 - off) < 0 ? 0 : (len - 1 - off) / s + 1;
+  }
   if (hi > n) hi = n;
   if (lo > hi) lo = hi;
   *a = lo;
@@ -60,16 +66,32 @@ static int is_direct(const lt_conv_geom *g) {
 
 /* OpenBLAS 0.3.21 runs a gemm on its own threads once M*N*K passes
    65536 * 4; its hand-off costs more than these products take here (and
-   would compete with our own split), so blocks of small-grid rows are sized
-   to stay under that. */
+   would compete with our own split), so each gemm covers a band of
+   small-grid rows sized to stay under that. */
 #define GEMM_SERIAL_MNK 262144
-int64_t lt_conv_rows(const lt_conv_geom *g) {
+static int64_t gemm_band(const lt_conv_geom *g) {
   int64_t per_row = g->Cs * g->Cb * g->kh * g->kw * g->Ws;
   /* a small grid stays whole (a gemm a few columns wide runs poorly);
      the output channels are split instead (gemm_rows) */
   if (g->Hs * g->Ws <= 64) return g->Hs > 0 ? g->Hs : 1;
   int64_t r = per_row > 0 ? GEMM_SERIAL_MNK / per_row : g->Hs;
   if (r < 1) r = 1;
+  if (r > g->Hs) r = g->Hs;
+  return r < 1 ? 1 : r;
+}
+
+/* The im2col (col2im) block is larger than a gemm band: a whole image while
+   its columns fit in COL_BYTES, so that the per-channel-and-tap work of
+   im2col/col2im (and col2im's read-modify-write passes, which stall on
+   store forwarding when short) is paid once per image, not once per band;
+   the gemms read their band of it in place (leading dimension = the
+   block's width). */
+#define COL_BYTES (1 << 20)
+int64_t lt_conv_rows(const lt_conv_geom *g) {
+  int64_t rb = gemm_band(g);
+  int64_t per_row = g->Cb * g->kh * g->kw * g->Ws * (int64_t)lt_itemsize(g->dt);
+  int64_t r = per_row > 0 ? COL_BYTES / per_row : g->Hs;
+  r = r < rb ? rb : r / rb * rb;
   if (r > g->Hs) r = g->Hs;
   return r < 1 ? 1 : r;
 }
@@ -142,19 +164,37 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  /* big += col2im(col) for one group, col holding small rows [r0, r1) */                                  \
-  static void col2im_##T(const lt_conv_geom *g, const T *col, T *big, int64_t r0, int64_t r1) {           \
-    int64_t Ws = g->Ws, L = (r1 - r0) * Ws;                                                                \
+  /* big += col2im(col) for one group, col holding small rows [r0, r1); col                              \
+     is scratch and may be changed */                                                                      \
+  static void col2im_##T(const lt_conv_geom *g, T *col, int64_t L, T *big, int64_t r0, int64_t r1) {      \
+    int64_t Ws = g->Ws;                                                                                    \
+    int span = g->sh == 1 && g->sw == 1 && Ws == g->Wb;                                                    \
     for (int64_t c = 0; c < g->Cb; c++) {                                                                  \
       T *plane = big + c * g->Hb * g->Wb;                                                                  \
       for (int64_t i = 0; i < g->kh; i++)                                                                  \
         for (int64_t j = 0; j < g->kw; j++) {                                                              \
-          const T *row = col + ((c * g->kh + i) * g->kw + j) * L - r0 * Ws;                                \
+          T *row = col + ((c * g->kh + i) * g->kw + j) * L - r0 * Ws;                                      \
           int64_t ow0, ow1, oh0, oh1, offw = j * g->dw - g->pw, offh = i * g->dh - g->ph;                  \
           valid_range(Ws, g->sw, offw, g->Wb, &ow0, &ow1);                                                 \
           valid_range(g->Hs, g->sh, offh, g->Hb, &oh0, &oh1);                                              \
           if (oh0 < r0) oh0 = r0;                                                                          \
           if (oh1 > r1) oh1 = r1;                                                                          \
+          if (span && oh1 > oh0 && ow1 > ow0) {                                                             \
+            /* unit strides, equal widths (im2col's shifted run): zero the entries whose taps wrap        \
+               round a row edge, then add the whole run in one loop.  Each pixel still gets its            \
+               terms in the same order; the extra +0.0 terms change no value (the plane starts at          \
+               +0.0, so no sum is -0.0) */                                                                 \
+            for (int64_t oh = oh0; oh < oh1; oh++) {                                                       \
+              T *r = row + oh * Ws;                                                                        \
+              for (int64_t ow = 0; ow < ow0; ow++) r[ow] = 0;                                              \
+              for (int64_t ow = ow1; ow < Ws; ow++) r[ow] = 0;                                             \
+            }                                                                                              \
+            int64_t e0 = oh0 * Ws + ow0, e1 = (oh1 - 1) * Ws + ow1, shift = offh * g->Wb + offw;           \
+            T *restrict dst = plane + e0 + shift;                                                          \
+            const T *restrict src = row + e0;                                                              \
+            for (int64_t e = 0; e < e1 - e0; e++) dst[e] += src[e];                                        \
+            continue;                                                                                      \
+          }                                                                                                \
           for (int64_t oh = oh0; oh < oh1; oh++) {                                                         \
             const T *r = row + oh * Ws;                                                                    \
             T *dst = plane + (oh * g->sh + offh) * g->Wb + offw;                                           \
@@ -170,26 +210,27 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_small_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small,    \
                              T *col, int64_t lo, int64_t hi) {                                             \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t rb = lt_conv_rows(g), nb = (g->Hs + rb - 1) / rb;                                              \
+    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, rb = gemm_band(g);                           \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t blk = it % nb, ng = it / nb;                                                                 \
       int64_t gi = ng % g->G, n = ng / g->G;                                                               \
-      int64_t r0 = blk * rb, r1 = r0 + rb < g->Hs ? r0 + rb : g->Hs, Lb = (r1 - r0) * g->Ws;               \
+      int64_t c0 = blk * cb, c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;               \
       const T *b = big + (n * g->G + gi) * Bsz;                                                            \
-      T *s = small + (n * g->G + gi) * g->Cs * L + r0 * g->Ws;                                             \
-      /* with a bias, the block starts as the bias and the gemm adds to it (beta = 1, as PyTorch's    \
-         addmm): no separate zeroing pass by the BLAS and no second pass for the bias */                   \
-      if (bias)                                                                                            \
-        for (int64_t o = 0; o < g->Cs; o++) {                                                              \
-          T bv = bias[gi * g->Cs + o], *r = s + o * L;                                                     \
-          for (int64_t l = 0; l < Lb; l++) r[l] = bv;                                                      \
-        }                                                                                                  \
-      T beta = bias ? (T)1 : (T)0;                                                                         \
-      if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, beta, s, L);      \
-      else {                                                                                               \
-        im2col_##T(g, b, col, r0, r1);                                                                     \
-        gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col, Lb, beta, s, L);                      \
+      if (!direct) im2col_##T(g, b, col, c0, c1);                                                          \
+      for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                           \
+        int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                                  \
+        T *s = small + (n * g->G + gi) * g->Cs * L + r0 * g->Ws;                                           \
+        /* with a bias, the band starts as the bias and the gemm adds to it (beta = 1, as PyTorch's   \
+           addmm): no separate zeroing pass by the BLAS and no second pass for the bias */                 \
+        if (bias)                                                                                          \
+          for (int64_t o = 0; o < g->Cs; o++) {                                                            \
+            T bv = bias[gi * g->Cs + o], *r = s + o * L;                                                   \
+            for (int64_t l = 0; l < Lb; l++) r[l] = bv;                                                    \
+          }                                                                                                \
+        T beta = bias ? (T)1 : (T)0;                                                                       \
+        if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, beta, s, L);    \
+        else gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col + (r0 - c0) * g->Ws, Lc, beta, s, L); \
       }                                                                                                    \
     }                                                                                                      \
   }                                                                                                        \
@@ -197,20 +238,24 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_big_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,      \
                            T *col, int64_t lo, int64_t hi) {                                               \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
-    int64_t rb = lt_conv_rows(g);                                                                          \
+    int64_t cb = lt_conv_rows(g), rb = gemm_band(g);                                                       \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t gi = it % g->G, n = it / g->G;                                                               \
       T *b = big + (n * g->G + gi) * Bsz;                                                                  \
       const T *s = small + (n * g->G + gi) * g->Cs * L;                                                    \
       if (!direct) memset(b, 0, sizeof(T) * (size_t)Bsz);                                                  \
-      for (int64_t r0 = 0; r0 < g->Hs; r0 += rb) {                                                         \
-        int64_t r1 = r0 + rb < g->Hs ? r0 + rb : g->Hs, Lb = (r1 - r0) * g->Ws;                            \
-        if (direct) {                                                                                      \
-          gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0, b + r0 * g->Ws, L);     \
-        } else {                                                                                           \
-          gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0, col, Lb);              \
-          col2im_##T(g, col, b, r0, r1);                                                                   \
+      for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                         \
+        int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                            \
+        for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                         \
+          int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                                \
+          if (direct)                                                                                      \
+            gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0, b + r0 * g->Ws, L);   \
+          else {                                                                                           \
+            gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0,                 \
+                          col + (r0 - c0) * g->Ws, Lc);                                                    \
+            col2im_##T(g, col + (r0 - c0) * g->Ws, Lc, b, r0, r1);                                         \
+          }                                                                                                \
         }                                                                                                  \
       }                                                                                                    \
       if (bias)                                                                                            \
@@ -224,21 +269,24 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
                              int64_t lo, int64_t hi) {                                                     \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t rb = lt_conv_rows(g);                                                                          \
+    int64_t cb = lt_conv_rows(g), rb = gemm_band(g);                                                       \
     int direct = is_direct(g);                                                                             \
     if (hi <= lo) memset(gw, 0, sizeof(T) * (size_t)(g->G * g->Cs * K));                                   \
     for (int64_t n = lo; n < hi; n++)                                                                      \
       for (int64_t gi = 0; gi < g->G; gi++) {                                                              \
         const T *b = big + (n * g->G + gi) * Bsz;                                                          \
         const T *s = small + (n * g->G + gi) * g->Cs * L;                                                  \
-        for (int64_t r0 = 0; r0 < g->Hs; r0 += rb) {                                                       \
-          int64_t r1 = r0 + rb < g->Hs ? r0 + rb : g->Hs, Lb = (r1 - r0) * g->Ws;                          \
-          T beta = (n == lo && r0 == 0) ? 0 : 1;                                                           \
-          if (direct)                                                                                      \
-            gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, b + r0 * g->Ws, L, beta, gw + gi * g->Cs * K, K); \
-          else {                                                                                           \
-            im2col_##T(g, b, col, r0, r1);                                                                 \
-            gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, col, Lb, beta, gw + gi * g->Cs * K, K);        \
+        for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                       \
+          int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                          \
+          if (!direct) im2col_##T(g, b, col, c0, c1);                                                      \
+          for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                       \
+            int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                              \
+            T beta = (n == lo && r0 == 0) ? 0 : 1;                                                         \
+            if (direct)                                                                                    \
+              gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, b + r0 * g->Ws, L, beta, gw + gi * g->Cs * K, K); \
+            else                                                                                           \
+              gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, col + (r0 - c0) * g->Ws, Lc, beta,      \
+                            gw + gi * g->Cs * K, K);                                                       \
           }                                                                                                \
         }                                                                                                  \
       }                                                                                                    \
