@@ -35,13 +35,19 @@
    state's shared pool (lt_parallel.h), only for work large enough to pay
    for a hand-off. */
 typedef lt_range_fn range_fn;
-#define PAR_MIN_WORK 4000000.0   /* ~1 ms of arithmetic per extra part */
+#define PAR_MIN_WORK 1000000.0   /* flops per extra part: ~10 us of gemm, well above a hand-off */
 
 static int par_threads(lua_State *L, int64_t n, double work) {
   int nt = lt_pool_threads(ltl_settings_of(L)->pool);
   if ((double)nt > work / PAR_MIN_WORK) nt = (int)(work / PAR_MIN_WORK);
   if (nt > n) nt = (int)n;
   return nt < 1 ? 1 : nt;
+}
+
+/* parts for a memory-bound loop over n planes touching `elements` values
+   (pooling, its backward): the library's grain policy (lt_parallel.h) */
+static int par_threads_mem(lua_State *L, int64_t n, double elements) {
+  return lt_parallel_parts(ltl_settings_of(L)->pool, (int64_t)elements, LT_GRAIN, n);
 }
 
 /* fn over [0, n) in nt parts (part t: [n*t/nt, n*(t+1)/nt)) */
@@ -287,7 +293,7 @@ static void pool_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   }
 }
 static void pool_run(lua_State *L, pool_job *j, double per_plane_work) {
-  int nt = par_threads(L, j->g->planes, per_plane_work * (double)j->g->planes);
+  int nt = par_threads_mem(L, j->g->planes, per_plane_work * (double)j->g->planes);
   par_run(L, nt, j->g->planes, pool_range, j);
 }
 
@@ -379,7 +385,7 @@ static int l_max_pool_bwd(lua_State *L) {
                 codes ? NULL : (const int64_t *)(const void *)lt_data(idx), lt_data(gin), tiled,
                 codes ? (const uint8_t *)lt_data(idx) : NULL };
   int64_t planes = go->shape[0] * go->shape[1];
-  par_run(L, par_threads(L, planes, (double)lt_numel(go)), planes, mpb_range, &j);
+  par_run(L, par_threads_mem(L, planes, (double)(planes * Hi * Wi)), planes, mpb_range, &j);
   return 1;
 }
 
