@@ -8,7 +8,10 @@
  *   T._conv_big(small, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hb, Wb)
  *   T._conv_wgrad(big, small, kh, kw, sh, sw, ph, pw, dh, dw, groups)
  *   T._max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo [, want_idx = true]) -> out [, idx]
- *   T._max_pool_bwd(gout, idx, Hi, Wi [, tiled]) (tiled: the windows were 2x2, stride 2, unpadded)
+ *     (want_idx "codes", for 2x2 windows of stride 2 inside the input only: idx is a uint8 tensor
+ *     of winning taps 0..3, what autograd keeps when the user did not ask for the indices)
+ *   T._max_pool_bwd(gout, idx, Hi, Wi [, tiled]) (tiled: the windows were 2x2, stride 2, unpadded;
+ *     uint8 idx: the codes, tiled only)
  *   T._avg_pool2d(x, kh, kw, sh, sw, ph, pw, Ho, Wo, count_include_pad, divisor)
  *   T._avg_pool2d_bwd(gout, Hi, Wi, kh, kw, sh, sw, ph, pw, count_include_pad, divisor)
  *   T._adaptive_avg_pool2d(x, Ho, Wo), T._adaptive_avg_pool2d_bwd(gout, Hi, Wi)
@@ -32,13 +35,19 @@
    state's shared pool (lt_parallel.h), only for work large enough to pay
    for a hand-off. */
 typedef lt_range_fn range_fn;
-#define PAR_MIN_WORK 4000000.0   /* ~1 ms of arithmetic per extra part */
+#define PAR_MIN_WORK 1000000.0   /* flops per extra part: ~10 us of gemm, well above a hand-off */
 
 static int par_threads(lua_State *L, int64_t n, double work) {
   int nt = lt_pool_threads(ltl_settings_of(L)->pool);
   if ((double)nt > work / PAR_MIN_WORK) nt = (int)(work / PAR_MIN_WORK);
   if (nt > n) nt = (int)n;
   return nt < 1 ? 1 : nt;
+}
+
+/* parts for a memory-bound loop over n planes touching `elements` values
+   (pooling, its backward): the library's grain policy (lt_parallel.h) */
+static int par_threads_mem(lua_State *L, int64_t n, double elements) {
+  return lt_parallel_parts(ltl_settings_of(L)->pool, (int64_t)elements, LT_GRAIN, n);
 }
 
 /* fn over [0, n) in nt parts (part t: [n*t/nt, n*(t+1)/nt)) */
@@ -268,13 +277,14 @@ typedef struct {
   void *out;
   int64_t *idx;
   int kind;
+  uint8_t *codes;
 } pool_job;
 enum { POOL_MAX, POOL_AVG, POOL_AVG_BWD, POOL_AAVG, POOL_AAVG_BWD, POOL_AMAX };
 static void pool_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   (void)tid;
   pool_job *j = (pool_job *)ctx;
   switch (j->kind) {
-  case POOL_MAX: lt_max_pool(j->g, j->in, j->out, j->idx, lo, hi); break;
+  case POOL_MAX: lt_max_pool(j->g, j->in, j->out, j->idx, j->codes, lo, hi); break;
   case POOL_AVG: lt_avg_pool(j->g, j->in, j->out, lo, hi); break;
   case POOL_AVG_BWD: lt_avg_pool_bwd(j->g, j->in, j->out, lo, hi); break;
   case POOL_AAVG: lt_adaptive_avg_pool(j->g, j->in, j->out, lo, hi); break;
@@ -283,7 +293,7 @@ static void pool_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   }
 }
 static void pool_run(lua_State *L, pool_job *j, double per_plane_work) {
-  int nt = par_threads(L, j->g->planes, per_plane_work * (double)j->g->planes);
+  int nt = par_threads_mem(L, j->g->planes, per_plane_work * (double)j->g->planes);
   par_run(L, nt, j->g->planes, pool_range, j);
 }
 
@@ -307,11 +317,16 @@ static int l_max_pool2d(lua_State *L) {
   if (g.Ho > 0 && (g.Ho - 1) * g.sh - g.ph >= g.Hi) ltl_error(L, fname, "inconsistent sizes");
   if (g.Wo > 0 && (g.Wo - 1) * g.sw - g.pw >= g.Wi) ltl_error(L, fname, "inconsistent sizes");
   int want_idx = lua_isnoneornil(L, 12) || lua_toboolean(L, 12);   /* inference skips the indices */
+  int codes = lua_type(L, 12) == LUA_TSTRING && strcmp(lua_tostring(L, 12), "codes") == 0;
+  if (codes && !(g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.dh == 1 &&
+                 g.dw == 1 && 2 * g.Ho <= g.Hi && 2 * g.Wo <= g.Wi))
+    ltl_error(L, fname, "tap codes need 2x2 windows of stride 2 inside the input");
   lua_settop(L, 11);
   int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
-  lt_tensor *idx = want_idx ? ltl_push_new(L, LTENSOR_INT64, 4, shape) : NULL;
-  pool_job j = { &g, lt_data(x), lt_data(out), idx ? (int64_t *)(void *)lt_data(idx) : NULL, POOL_MAX };
+  lt_tensor *idx = want_idx ? ltl_push_new(L, codes ? LTENSOR_UINT8 : LTENSOR_INT64, 4, shape) : NULL;
+  pool_job j = { &g, lt_data(x), lt_data(out), idx && !codes ? (int64_t *)(void *)lt_data(idx) : NULL, POOL_MAX,
+                 codes ? (uint8_t *)lt_data(idx) : NULL };
   pool_run(L, &j, (double)(g.Ho * g.Wo * g.kh * g.kw));
   return want_idx ? 2 : 1;
 }
@@ -328,7 +343,7 @@ static int l_adaptive_max_pool2d(lua_State *L) {
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
   lt_tensor *idx = ltl_push_new(L, LTENSOR_INT64, 4, shape);
   if (g.Hi * g.Wi == 0 && lt_numel(out) > 0) ltl_error(L, fname, "empty input");
-  pool_job j = { &g, lt_data(x), lt_data(out), (int64_t *)(void *)lt_data(idx), POOL_AMAX };
+  pool_job j = { &g, lt_data(x), lt_data(out), (int64_t *)(void *)lt_data(idx), POOL_AMAX, NULL };
   pool_run(L, &j, (double)(g.Hi * g.Wi));
   return 2;
 }
@@ -340,32 +355,37 @@ typedef struct {
   const int64_t *idx;
   void *gin;
   int tiled;
+  const uint8_t *codes;
 } mpb_job;
 static void mpb_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   (void)tid;
   mpb_job *j = (mpb_job *)ctx;
-  if (j->tiled) lt_max_pool2_bwd(j->dt, j->Ho, j->Wo, j->Hi, j->Wi, j->gout, j->idx, j->gin, lo, hi);
+  if (j->tiled) lt_max_pool2_bwd(j->dt, j->Ho, j->Wo, j->Hi, j->Wi, j->gout, j->idx, j->codes, j->gin, lo, hi);
   else lt_max_pool_bwd(j->dt, j->Q, j->P, j->gout, j->idx, j->gin, lo, hi);
 }
 static int l_max_pool_bwd(lua_State *L) {
   const char *fname = "_max_pool_bwd";
   lt_tensor *go = float_arg(L, 1, fname, 4);
   lt_tensor *idx = ltl_check(L, 2);
-  if (idx->dtype != LTENSOR_INT64 || idx->ndim != 4 || !lt_is_contiguous(idx) || lt_numel(idx) != lt_numel(go))
+  int codes = idx->dtype == LTENSOR_UINT8;
+  if ((idx->dtype != LTENSOR_INT64 && !codes) || idx->ndim != 4 || !lt_is_contiguous(idx) ||
+      lt_numel(idx) != lt_numel(go))
     ltl_error(L, fname, "bad indices");
   int64_t Hi = int_arg(L, 3, fname, 0), Wi = int_arg(L, 4, fname, 0);
   /* tiled: the indices come from 2x2 windows of stride 2 (the common pool),
      which cover each input pixel at most once */
   int tiled = lua_toboolean(L, 5);
+  if (codes && !tiled) ltl_error(L, fname, "tap codes need 2x2 windows of stride 2");
   int64_t Ho = go->shape[2], Wo = go->shape[3];
   if (tiled && (2 * Ho > Hi || 2 * Wo > Wi)) ltl_error(L, fname, "2x2 windows do not fit the input");
   lua_settop(L, 4);
   int64_t shape[4] = { go->shape[0], go->shape[1], Hi, Wi };
   lt_tensor *gin = tiled ? ltl_push_new(L, go->dtype, 4, shape) : push_zeros(L, go->dtype, 4, shape);
-  mpb_job j = { go->dtype, Ho * Wo, Hi * Wi, Ho, Wo, Hi, Wi, lt_data(go), (const int64_t *)(const void *)lt_data(idx),
-                lt_data(gin), tiled };
+  mpb_job j = { go->dtype, Ho * Wo, Hi * Wi, Ho, Wo, Hi, Wi, lt_data(go),
+                codes ? NULL : (const int64_t *)(const void *)lt_data(idx), lt_data(gin), tiled,
+                codes ? (const uint8_t *)lt_data(idx) : NULL };
   int64_t planes = go->shape[0] * go->shape[1];
-  par_run(L, par_threads(L, planes, (double)lt_numel(go)), planes, mpb_range, &j);
+  par_run(L, par_threads_mem(L, planes, (double)(planes * Hi * Wi)), planes, mpb_range, &j);
   return 1;
 }
 
@@ -390,7 +410,7 @@ static int l_avg_pool2d(lua_State *L) {
   lua_settop(L, 11);
   int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
-  pool_job j = { &g, lt_data(x), lt_data(out), NULL, POOL_AVG };
+  pool_job j = { &g, lt_data(x), lt_data(out), NULL, POOL_AVG, NULL };
   pool_run(L, &j, (double)(g.Ho * g.Wo * g.kh * g.kw));
   return 1;
 }
@@ -411,7 +431,7 @@ static int l_avg_pool2d_bwd(lua_State *L) {
   lua_settop(L, 11);
   int64_t shape[4] = { go->shape[0], go->shape[1], g.Hi, g.Wi };
   lt_tensor *gin = push_zeros(L, g.dt, 4, shape);
-  pool_job j = { &g, lt_data(go), lt_data(gin), NULL, POOL_AVG_BWD };
+  pool_job j = { &g, lt_data(go), lt_data(gin), NULL, POOL_AVG_BWD, NULL };
   pool_run(L, &j, (double)(g.Ho * g.Wo * g.kh * g.kw));
   return 1;
 }
@@ -427,7 +447,7 @@ static int l_adaptive_avg_pool2d(lua_State *L) {
   int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
   if (g.Hi * g.Wi == 0 && lt_numel(out) > 0) ltl_error(L, fname, "empty input");
-  pool_job j = { &g, lt_data(x), lt_data(out), NULL, POOL_AAVG };
+  pool_job j = { &g, lt_data(x), lt_data(out), NULL, POOL_AAVG, NULL };
   pool_run(L, &j, (double)(g.Hi * g.Wi));
   return 1;
 }
@@ -445,7 +465,7 @@ static int l_adaptive_avg_pool2d_bwd(lua_State *L) {
   int64_t shape[4] = { go->shape[0], go->shape[1], g.Hi, g.Wi };
   lt_tensor *gin = push_zeros(L, g.dt, 4, shape);
   if (g.Hi * g.Wi == 0) return 1;
-  pool_job j = { &g, lt_data(go), lt_data(gin), NULL, POOL_AAVG_BWD };
+  pool_job j = { &g, lt_data(go), lt_data(gin), NULL, POOL_AAVG_BWD, NULL };
   pool_run(L, &j, (double)(g.Hi * g.Wi));
   return 1;
 }

@@ -67,16 +67,20 @@ typedef struct lt_pool_geom {
 } lt_pool_geom;
 
 /* values and 1-based flat indices within each input plane (NaN wins, as
-   in PyTorch); idx may be NULL. */
-void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx, int64_t lo, int64_t hi);
+   in PyTorch); idx may be NULL.  codes (2x2 windows of stride 2 inside the
+   plane only, idx NULL): one byte per output, the winning tap 0..3 in scan
+   order, which is all the backward needs (an eighth of the indices' bytes). */
+void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx, uint8_t *codes, int64_t lo,
+                 int64_t hi);
 /* gin (zeroed by the caller) += gout scattered to the recorded positions;
    `per_plane` = Ho*Wo outputs and Hi*Wi inputs per plane. */
 void lt_max_pool_bwd(ltensor_dtype dt, int64_t out_per_plane, int64_t in_per_plane, const void *gout,
                      const int64_t *idx, void *gin, int64_t lo, int64_t hi);
 /* the same for 2x2 windows of stride 2 (no padding, dilation 1; 2*Ho <= Hi,
-   2*Wo <= Wi): writes all of gin (no zeroing needed) */
+   2*Wo <= Wi), from the indices or (idx NULL) the tap codes of lt_max_pool:
+   writes all of gin (no zeroing needed) */
 void lt_max_pool2_bwd(ltensor_dtype dt, int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const void *gout,
-                      const int64_t *idx, void *gin, int64_t lo, int64_t hi);
+                      const int64_t *idx, const uint8_t *codes, void *gin, int64_t lo, int64_t hi);
 void lt_avg_pool(const lt_pool_geom *g, const void *in, void *out, int64_t lo, int64_t hi);
 void lt_avg_pool_bwd(const lt_pool_geom *g, const void *gout, void *gin, int64_t lo, int64_t hi);
 

@@ -378,12 +378,19 @@ local function max_pool_bw(n, g)
   local s = n.in_shape
   return T._max_pool_bwd(g, n.saved[1], s[3], s[4], n.tiled)
 end
-rules._max_pool2d = function(raw, x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo)
-  local out, idx = raw(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo, true)
+rules._max_pool2d = function(raw, x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo, want_idx)
   -- 2x2 windows of stride 2 tile the input: the backward writes it in one pass
   -- (a ceil_mode window past the edge is not a tile)
   local tiled = kh == 2 and kw == 2 and sh == 2 and sw == 2 and ph == 0 and pw == 0 and dh == 1 and dw == 1 and
     2 * Ho <= x:size(3) and 2 * Wo <= x:size(4)
+  if tiled and want_idx == false then
+    -- the caller drops the indices: keep one byte per output (the winning
+    -- tap), not an int64 index, and hand back the values alone
+    local out, codes = raw(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo, "codes")
+    return { name = "MaxPool2DWithIndicesBackward0", inputs = { x }, saved = { codes, n = 1 }, in_shape = x.shape,
+      tiled = true, backward = max_pool_bw }, out
+  end
+  local out, idx = raw(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo, true)
   return { name = "MaxPool2DWithIndicesBackward0", inputs = { x }, saved = { idx, n = 1 }, in_shape = x.shape,
     tiled = tiled, nondiff = { [2] = true }, backward = max_pool_bw }, out, idx
 end
