@@ -178,6 +178,42 @@ describe("nn.RNN / LSTM / GRU", function()
     end
   end)
 
+  it("gives the same outputs and gradients with the batch cut over threads as on one thread", function()
+    -- 20 steps x 16 rows x hidden 64 is past the split threshold (run_bands
+    -- in src/l_rnn.c): with 2 threads each band of rows runs the sequence on
+    -- its own thread; forward, reverse direction and backward agree to
+    -- rounding (OpenBLAS may order a row's sums differently for another
+    -- number of rows, so bit equality is not promised, as in PyTorch)
+    local nt = T.get_num_threads()
+    for _, cls in ipairs({ "LSTM", "GRU", "RNN" }) do
+      for _, dt in ipairs({ T.float32, T.float64 }) do
+        T.manual_seed(3)
+        local m = nn[cls](8, 64, { bidirectional = true, dtype = dt })
+        local x = T.randn({ 20, 17, 8 }, { dtype = dt, requires_grad = true })   -- 17: bands of unequal height
+        local function run(threads)
+          T.set_num_threads(threads)
+          for _, p in ipairs(m:parameters()) do p.grad = nil end
+          x.grad = nil
+          local y = m(x)
+          local loss = (y * y):sum()
+          loss:backward()
+          local grads = { x.grad:clone() }
+          for _, p in ipairs(m:parameters()) do grads[#grads + 1] = p.grad:clone() end
+          return y:detach(), grads
+        end
+        local ok, err = pcall(function()
+          local y1, g1 = run(1)
+          local y2, g2 = run(2)
+          local tol = dt == T.float64 and { rtol = 1e-12, atol = 1e-12 } or { rtol = 1e-5, atol = 1e-6 }
+          assert.is_true(T.allclose(y1, y2, tol), cls .. " output")
+          for i = 1, #g1 do assert.is_true(T.allclose(g1[i], g2[i], tol), cls .. " gradient " .. i) end
+        end)
+        T.set_num_threads(nt)
+        assert(ok, err)
+      end
+    end
+  end)
+
   it("dropout between layers only in training", function()
     T.manual_seed(4)
     local m = nn.LSTM(3, 4, { num_layers = 2, dropout = 0.5 })

@@ -228,11 +228,17 @@ static int check_mode(lua_State *L, const char *fname) {
    band per thread of the state's pool, when the sequence holds enough
    arithmetic to repay the hand-off (RNN_PAR_MIN_WORK, below). */
 #define RNN_PAR_MIN_WORK 4000000.0 /* flops per extra part: tens of µs of arithmetic */
+/* what both directions of a layer's time loop know */
 typedef struct {
-  int mode, reverse, keep;
+  int mode, reverse;
   ltensor_dtype dt;
-  int64_t Tn, B, G, H, wsz;
+  int64_t Tn, B, G, H, wsz;   /* steps, batch, gates, hidden size, ws row length */
   const rnn_rows *K;
+} rnn_seq;
+
+typedef struct {
+  rnn_seq q;
+  int keep;
   const char *pxp, *pw, *pb, *h0, *c0;
   char *py, *pws, *pg;
 } rnn_fw_job;
@@ -240,16 +246,16 @@ typedef struct {
 static void rnn_fw_band(void *ctx, int64_t b0, int64_t b1, int part) {
   (void)part;
   const rnn_fw_job *j = (const rnn_fw_job *)ctx;
-  size_t es = lt_itemsize(j->dt);
-  int64_t Tn = j->Tn, B = j->B, H = j->H, GH = j->G * H, wsz = j->wsz, nb = b1 - b0;
-  const rnn_rows *K = j->K;
+  const rnn_seq *q = &j->q;
+  size_t es = lt_itemsize(q->dt);
+  int64_t Tn = q->Tn, B = q->B, H = q->H, GH = q->G * H, wsz = q->wsz, nb = b1 - b0;
   const char *hprev = j->h0 + (size_t)(b0 * H) * es;   /* row b0 of h_{t-1}; rows H apart */
   char *pg = j->pg + (size_t)(b0 * GH) * es;
   for (int64_t s = 0; s < Tn; s++) {
-    int64_t t = j->reverse ? Tn - 1 - s : s;
-    int64_t tp = j->reverse ? t + 1 : t - 1;
+    int64_t t = q->reverse ? Tn - 1 - s : s;
+    int64_t tp = q->reverse ? t + 1 : t - 1;
     /* g = h_prev (nb x H) @ W_hh^T (H x GH): W_hh read transposed in place */
-    lt_mm(j->dt, nb, GH, H, hprev, H, 1, j->pw, 1, H, pg, GH, 1);
+    lt_mm(q->dt, nb, GH, H, hprev, H, 1, j->pw, 1, H, pg, GH, 1);
     char *ht = j->py + (size_t)(t * B * H) * es;
     int64_t slot = j->keep ? t : s % 2, pslot = j->keep ? tp : (s + 1) % 2;   /* ws rows of t and t-1 */
     char *wst = j->pws + (size_t)(slot * B * wsz) * es;
@@ -257,15 +263,15 @@ static void rnn_fw_band(void *ctx, int64_t b0, int64_t b1, int part) {
     for (int64_t b = b0; b < b1; b++) {
       const char *xr = xt + (size_t)(b * GH) * es, *gr = j->pg + (size_t)(b * GH) * es;
       char *hr = ht + (size_t)(b * H) * es, *wr = wst + (size_t)(b * wsz) * es;
-      if (j->mode == RNN_LSTM) {
+      if (q->mode == RNN_LSTM) {
         /* c_{t-1}: c0's row, or the cell column of the previous step's ws */
         const char *cp = s == 0 ? j->c0 + (size_t)(b * H) * es
                                 : j->pws + (size_t)((pslot * B + b) * wsz + 4 * H) * es;
-        K->lstm_fw(H, xr, gr, cp, hr, wr);
-      } else if (j->mode == RNN_GRU) {
-        K->gru_fw(H, xr, gr, j->pb, hprev + (size_t)((b - b0) * H) * es, hr, wr);
+        q->K->lstm_fw(H, xr, gr, cp, hr, wr);
+      } else if (q->mode == RNN_GRU) {
+        q->K->gru_fw(H, xr, gr, j->pb, hprev + (size_t)((b - b0) * H) * es, hr, wr);
       } else {
-        K->rnn_fw(H, j->mode == RNN_RELU, xr, gr, hr);
+        q->K->rnn_fw(H, q->mode == RNN_RELU, xr, gr, hr);
       }
     }
     hprev = ht + (size_t)(b0 * H) * es;
@@ -273,10 +279,7 @@ static void rnn_fw_band(void *ctx, int64_t b0, int64_t b1, int part) {
 }
 
 typedef struct {
-  int mode, reverse;
-  ltensor_dtype dt;
-  int64_t Tn, B, G, H, wsz;
-  const rnn_rows *K;
+  rnn_seq q;
   const char *py, *pws, *pdy, *pw, *h0, *c0;
   char *pdxp, *pdh, *pdc, *pdhh, *ptmp;
 } rnn_bw_job;
@@ -284,36 +287,36 @@ typedef struct {
 static void rnn_bw_band(void *ctx, int64_t b0, int64_t b1, int part) {
   (void)part;
   const rnn_bw_job *j = (const rnn_bw_job *)ctx;
-  size_t es = lt_itemsize(j->dt);
-  int64_t Tn = j->Tn, B = j->B, H = j->H, GH = j->G * H, wsz = j->wsz, nb = b1 - b0;
-  const rnn_rows *K = j->K;
+  const rnn_seq *q = &j->q;
+  size_t es = lt_itemsize(q->dt);
+  int64_t Tn = q->Tn, B = q->B, H = q->H, GH = q->G * H, wsz = q->wsz, nb = b1 - b0;
   char *dh0 = j->pdh + (size_t)(b0 * H) * es, *tmp0 = j->ptmp + (size_t)(b0 * H) * es;
   for (int64_t s = Tn - 1; s >= 0; s--) {
-    int64_t t = j->reverse ? Tn - 1 - s : s;
-    int64_t tp = j->reverse ? t + 1 : t - 1;          /* the step processed before t */
+    int64_t t = q->reverse ? Tn - 1 - s : s;
+    int64_t tp = q->reverse ? t + 1 : t - 1;          /* the step processed before t */
     const char *hprev = s == 0 ? j->h0 : j->py + (size_t)(tp * B * H) * es;
     const char *wst = j->pws + (size_t)(t * B * wsz) * es;
     const char *ht = j->py + (size_t)(t * B * H) * es;
     char *dgt = j->pdxp + (size_t)(t * B * GH) * es;
     char *dhht = j->pdhh ? j->pdhh + (size_t)(t * B * 3 * H) * es : NULL;
-    K->vadd(nb * H, dh0, j->pdy + (size_t)((t * B + b0) * H) * es);
+    q->K->vadd(nb * H, dh0, j->pdy + (size_t)((t * B + b0) * H) * es);
     for (int64_t b = b0; b < b1; b++) {
       const char *wr = wst + (size_t)(b * wsz) * es;
       char *dhr = j->pdh + (size_t)(b * H) * es, *dgr = dgt + (size_t)(b * GH) * es;
-      if (j->mode == RNN_LSTM) {
+      if (q->mode == RNN_LSTM) {
         const char *cp = s == 0 ? j->c0 + (size_t)(b * H) * es
                                 : j->pws + (size_t)((tp * B + b) * wsz + 4 * H) * es;
-        K->lstm_bw(H, wr, cp, dhr, j->pdc + (size_t)(b * H) * es, dgr);
-      } else if (j->mode == RNN_GRU) {
-        K->gru_bw(H, wr, hprev + (size_t)(b * H) * es, dhr, dgr, dhht + (size_t)(b * 3 * H) * es);
+        q->K->lstm_bw(H, wr, cp, dhr, j->pdc + (size_t)(b * H) * es, dgr);
+      } else if (q->mode == RNN_GRU) {
+        q->K->gru_bw(H, wr, hprev + (size_t)(b * H) * es, dhr, dgr, dhht + (size_t)(b * 3 * H) * es);
       } else {
-        K->rnn_bw(H, j->mode == RNN_RELU, ht + (size_t)(b * H) * es, dhr, dgr);
+        q->K->rnn_bw(H, q->mode == RNN_RELU, ht + (size_t)(b * H) * es, dhr, dgr);
       }
     }
     /* dh_{t-1} = direct part (already in dh) + (dgates or dhh) @ W_hh */
-    const char *src = j->mode == RNN_GRU ? dhht : dgt;
-    lt_mm(j->dt, nb, H, GH, src + (size_t)(b0 * GH) * es, GH, 1, j->pw, H, 1, tmp0, H, 1);
-    K->vadd(nb * H, dh0, tmp0);
+    const char *src = q->mode == RNN_GRU ? dhht : dgt;
+    lt_mm(q->dt, nb, H, GH, src + (size_t)(b0 * GH) * es, GH, 1, j->pw, H, 1, tmp0, H, 1);
+    q->K->vadd(nb * H, dh0, tmp0);
   }
 }
 
@@ -370,7 +373,7 @@ static int l_rnn_forward(lua_State *L) {
     zero_n(lt_data(zb), (size_t)(G * H) * lt_dtypes[dt].itemsize);
     pb = lt_data(zb);
   }
-  rnn_fw_job j = { mode, reverse, keep, dt, Tn, B, G, H, wsz, rows_for(dt), pxp, pw, pb,
+  rnn_fw_job j = { { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt) }, keep, pxp, pw, pb,
                    lt_data(h0), c0 ? lt_data(c0) : NULL, py, pws, pg };
   if (B * H > 0) run_bands(L, &j, B, Tn, G, H, rnn_fw_band);
   /* h_n: the last step's h (h0 when there are no steps) */
@@ -430,7 +433,7 @@ static int l_rnn_backward(lua_State *L) {
     if (dcn) copy_n(lt_data(dc), lt_data(dcn), (size_t)(B * H) * es);
     else zero_n(lt_data(dc), (size_t)(B * H) * es);
   }
-  rnn_bw_job j = { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt), lt_data(y), lt_data(ws), lt_data(dy),
+  rnn_bw_job j = { { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt) }, lt_data(y), lt_data(ws), lt_data(dy),
                    lt_data(whh), lt_data(h0), c0 ? lt_data(c0) : NULL, lt_data(dxp), lt_data(dh),
                    dc ? lt_data(dc) : NULL, dhh ? lt_data(dhh) : NULL, lt_data(tmp) };
   if (B * H > 0 && Tn > 0) run_bands(L, &j, B, Tn, G, H, rnn_bw_band);
