@@ -232,6 +232,32 @@ describe("bmm", function()
     assert.are.same({{{0}}}, T.bmm(T.zeros(1, 1, 0), T.zeros(1, 0, 1)):totable())
   end)
 
+  it("gives each entry's own product when the batch is spread over threads", function()
+    -- 33 entries of 48x40x56: enough arithmetic for the pool (src/l_linalg.c,
+    -- batched), an odd count (unequal parts), transposed and broadcast operands;
+    -- every entry is the same single-threaded product as mm computes
+    local nt = T.get_num_threads()
+    local ok, err = pcall(function()
+      for _, dt in ipairs({ T.float32, T.float64 }) do
+        T.manual_seed(5)
+        local a = T.randn({ 33, 40, 48 }, { dtype = dt }):transpose(2, 3)   -- 33x48x40, column-major entries
+        local b = T.randn({ 33, 40, 56 }, { dtype = dt })
+        for _, threads in ipairs({ 1, 2 }) do
+          T.set_num_threads(threads)
+          local c = T.bmm(a, b)
+          for i = 1, 33 do assert.is_true(T.equal(c[i], T.mm(a[i], b[i])), "entry " .. i) end
+          local w = T.randn({ 40, 56 }, { dtype = dt })
+          local d = T.matmul(a:reshape({ 3, 11, 48, 40 }), w:expand({ 3, 11, 40, 56 }))   -- stride-0 batch dims
+          for i = 1, 3 do
+            for k = 1, 11 do assert.is_true(T.equal(d[i][k], T.mm(a[(i - 1) * 11 + k], w))) end
+          end
+        end
+      end
+    end)
+    T.set_num_threads(nt)
+    assert(ok, err)
+  end)
+
   it("raises PyTorch's errors", function()
     assert.matches("ltensor.bmm: batch1 must be a 3D tensor", errmsg(T.bmm, T.zeros(2, 3), T.zeros(1, 3, 2)))
     assert.matches("ltensor.bmm: batch2 must be a 3D tensor", errmsg(T.bmm, T.zeros(1, 2, 3), T.zeros(3, 2)))

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "l_lua.h"
 #include "lt_blas.h"
+#include "lt_parallel.h"
 #include "lt_promote.h"
 
 static ltensor_dtype result_dtype(lua_State *L, const char *fname, const lt_tensor *a, const lt_tensor *b) {
@@ -150,25 +151,58 @@ static int l_outer(lua_State *L) {
 /* a is (batch..., M, K), b is (batch..., K, N) given as shapes/strides whose
    batch dims already have the output's batch shape (stride 0 where
    broadcast); out is contiguous (batch..., M, N) in row-major order. */
-static void batched(lt_tensor *out, int nbd, const int64_t *bshape, const lt_tensor *a, const int64_t *abst,
-                    int64_t M, int64_t K, int64_t ars, int64_t acs, const lt_tensor *b, const int64_t *bbst,
-                    int64_t N, int64_t brs, int64_t bcs) {
-  int64_t nb = 1;
-  for (int i = 0; i < nbd; i++) nb *= bshape[i];
-  if (nb == 0 || M == 0 || N == 0) return;
-  int64_t idx[LT_MAX_DIMS] = { 0 };
-  int64_t sz = (int64_t)lt_itemsize(out->dtype);
-  const char *A = lt_data(a), *B = lt_data(b);
-  char *C = lt_data(out);
-  for (int64_t k = 0; k < nb; k++) {
+typedef struct {
+  ltensor_dtype dt;
+  int nbd;
+  const int64_t *bshape, *abst, *bbst;
+  int64_t M, N, K, ars, acs, brs, bcs, sz;
+  const char *A, *B;
+  char *C;
+} batch_job;
+
+/* the products of batch entries [k0, k1) */
+static void batch_range(void *ctx, int64_t k0, int64_t k1, int part) {
+  (void)part;
+  const batch_job *j = (const batch_job *)ctx;
+  int64_t idx[LT_MAX_DIMS] = { 0 }, rest = k0;
+  for (int i = j->nbd - 1; i >= 0; i--) { idx[i] = rest % j->bshape[i]; rest /= j->bshape[i]; }
+  for (int64_t k = k0; k < k1; k++) {
     int64_t ao = 0, bo = 0;
-    for (int i = 0; i < nbd; i++) { ao += idx[i] * abst[i]; bo += idx[i] * bbst[i]; }
-    lt_mm(out->dtype, M, N, K, A + ao * sz, ars, acs, B + bo * sz, brs, bcs, C + k * M * N * sz, N, 1);
-    for (int i = nbd - 1; i >= 0; i--) {
-      if (++idx[i] < bshape[i]) break;
+    for (int i = 0; i < j->nbd; i++) { ao += idx[i] * j->abst[i]; bo += idx[i] * j->bbst[i]; }
+    lt_mm(j->dt, j->M, j->N, j->K, j->A + ao * j->sz, j->ars, j->acs, j->B + bo * j->sz, j->brs, j->bcs,
+          j->C + k * j->M * j->N * j->sz, j->N, 1);
+    for (int i = j->nbd - 1; i >= 0; i--) {
+      if (++idx[i] < j->bshape[i]) break;
       idx[i] = 0;
     }
   }
+}
+
+/* Products too small for OpenBLAS's own threads (below LT_BLAS_MT_MIN each:
+   one thread inside OpenBLAS or the built-in gemm) are spread over the
+   state's pool by batch entry, as PyTorch's bmm spreads its batch: a batch
+   of 32 64x64 products runs on both cores instead of one.  Larger products
+   stay in turn, each split by OpenBLAS. */
+#define BATCH_PAR_MIN_FLOPS 1000000.0   /* per part: ~10-20 us of arithmetic, above the hand-off */
+static void batched(lua_State *L, lt_tensor *out, int nbd, const int64_t *bshape, const lt_tensor *a,
+                    const int64_t *abst, int64_t M, int64_t K, int64_t ars, int64_t acs, const lt_tensor *b,
+                    const int64_t *bbst, int64_t N, int64_t brs, int64_t bcs) {
+  int64_t nb = 1;
+  for (int i = 0; i < nbd; i++) nb *= bshape[i];
+  if (nb == 0 || M == 0 || N == 0) return;
+  batch_job j = { out->dtype, nbd, bshape, abst, bbst, M, N, K, ars, acs, brs, bcs,
+                  (int64_t)lt_itemsize(out->dtype), lt_data(a), lt_data(b), lt_data(out) };
+  double mnk = (double)M * (double)N * (double)K;
+  int parts = 1;
+  if (nb > 1 && mnk < (double)LT_BLAS_MT_MIN) {
+    lt_pool *pool = ltl_settings_of(L)->pool;
+    double work = 2.0 * mnk * (double)nb;
+    parts = lt_pool_threads(pool);
+    if ((double)parts > work / BATCH_PAR_MIN_FLOPS) parts = (int)(work / BATCH_PAR_MIN_FLOPS);
+    if (parts > nb) parts = (int)nb;
+    if (parts > 1) { lt_parallel_run(pool, parts, nb, batch_range, &j); return; }
+  }
+  batch_range(&j, 0, nb, 0);
 }
 
 static int l_bmm(lua_State *L) {
@@ -185,7 +219,7 @@ static int l_bmm(lua_State *L) {
   b = prepare(L, 2, dt, 0);
   int64_t shape[3] = { a->shape[0], a->shape[1], b->shape[2] };
   lt_tensor *out = ltl_push_new(L, dt, 3, shape);
-  batched(out, 1, shape, a, a->stride, a->shape[1], a->shape[2], a->stride[1], a->stride[2], b, b->stride,
+  batched(L, out, 1, shape, a, a->stride, a->shape[1], a->shape[2], a->stride[1], a->stride[2], b, b->stride,
           b->shape[2], b->stride[1], b->stride[2]);
   return 1;
 }
@@ -272,7 +306,7 @@ static int l_matmul(lua_State *L) {
   row_strides(a, &ars, &acs);
   if (db == 1) { brs = b->stride[0]; bcs = 1; }
   else { brs = b->stride[db - 2]; bcs = b->stride[db - 1]; }
-  batched(out, nbd, bshape, a, abst, M, K, ars, acs, b, bbst, N, brs, bcs);
+  batched(L, out, nbd, bshape, a, abst, M, K, ars, acs, b, bbst, N, brs, bcs);
   return 1;
 }
 
