@@ -122,6 +122,8 @@ $(B)/obj/l_optim.o: CFLAGS_ALL += -O3 -fno-math-errno
 # The built-in gemm's micro-kernel needs -O3's full unrolling (the tile
 # stays in registers) and contraction into FMA instructions.
 $(B)/obj/lt_gemm.o: CFLAGS_ALL += -O3 -ffp-contract=fast
+# The threshold (relu) backward's select loops are written for the vectoriser.
+$(B)/obj/l_nnfused.o: CFLAGS_ALL += -O3
 # The 2x2 max-pool rows are written for the vectoriser (compare-and-blend).
 $(B)/obj/lt_conv.o: CFLAGS_ALL += -O3
 

@@ -329,3 +329,59 @@ describe("nn.functional edges", function()
     close(F.softmin(x:double(), 2), F.softmax(-x:double(), 2), 1e-12, 0, "softmin")
   end)
 end)
+
+describe("activations at NaN and +-inf", function()
+  -- values and gradients of (nan, inf, -inf), as PyTorch 1.13 gave them:
+  -- its kernels choose a branch by a comparison, so a NaN input takes the
+  -- branch whose test it fails (relu's backward passes its gradient, elu's
+  -- gets the positive slope, threshold keeps it, softshrink zeroes its
+  -- value but passes its gradient)
+  local nan, inf = 0 / 0, 1 / 0
+  local cases = {
+    { "relu", F.relu, { nan, inf, 0 }, { 1, 1, 0 } },
+    { "relu6", F.relu6, { nan, 6, 0 }, { 1, 0, 0 } },
+    { "hardtanh", F.hardtanh, { nan, 1, -1 }, { 1, 0, 0 } },
+    { "leaky_relu", F.leaky_relu, { nan, inf, -inf }, { 0.01, 1, 0.01 } },
+    { "elu", F.elu, { nan, inf, -1 }, { 1, 1, 0 } },
+    { "selu", F.selu, { nan, inf, -1.7580993175506592 }, { 1.0507010221481323, 1.0507010221481323, 0 } },
+    { "celu", F.celu, { nan, inf, -1 }, { 1, 1, 0 } },
+    { "hardswish", F.hardswish, { nan, inf, nan }, { 1, 1, 0 } },
+    { "hardsigmoid", F.hardsigmoid, { nan, 1, 0 }, { 0, 0, 0 } },
+    { "threshold", function(x) return F.threshold(x, 0.5, -1.0) end, { nan, inf, -1 }, { 1, 1, 0 } },
+    { "softshrink", F.softshrink, { 0, inf, -inf }, { 1, 1, 1 } },
+    { "hardshrink", F.hardshrink, { nan, inf, -inf }, { 1, 1, 1 } },
+  }
+  local function same(got, want)
+    for i = 1, #want do
+      local g, w = got[i], want[i]
+      if w ~= w then
+        if g == g then return false end
+      elseif math.abs(g - w) > 1e-6 * math.max(1, math.abs(w)) and g ~= w then
+        return false
+      end
+    end
+    return true
+  end
+  for _, c in ipairs(cases) do
+    it(c[1], function()
+      for _, dt in ipairs({ T.float32, T.float64 }) do
+        local x = T.tensor({ nan, inf, -inf }, { dtype = dt, requires_grad = true })
+        local y = c[2](x)
+        y:sum():backward()
+        assert.is_true(same(y:detach():totable(), c[3]), c[1] .. " values " .. tostring(y))
+        assert.is_true(same(x.grad:totable(), c[4]), c[1] .. " gradient " .. tostring(x.grad))
+      end
+    end)
+  end
+  it("relu's one-pass backward, broadcast and strided gradients included", function()
+    local x = T.tensor({ { nan, -1 }, { 2, 0 } }, { requires_grad = true })
+    T.relu(x):sum():backward()   -- the gradient arrives expanded (stride 0)
+    assert.same({ { 1, 0 }, { 1, 0 } }, x.grad:totable())
+    x.grad = nil
+    T.relu(x):t():backward(T.tensor({ { 5, 6 }, { 7, 8 } }))   -- a transposed gradient
+    assert.same({ { 5, 0 }, { 6, 0 } }, x.grad:totable())
+    local h = T.tensor({ nan, -1, 2, 0 }, { dtype = T.float16, requires_grad = true })
+    T.relu(h):sum():backward()
+    assert.same({ 1, 0, 1, 0 }, h.grad:totable())
+  end)
+end)

@@ -134,7 +134,7 @@ extern const ag_crule ag_crules[];
    autograd.lua in this order: see `cfns` there) */
 enum {
   AGF_MUL = 1, AGF_ADD, AGF_SUB, AGF_DIV, AGF_NEG, AGF_MM, AGF_T, AGF_TRANSPOSE, AGF_RESHAPE, AGF_EXPAND,
-  AGF_POW, AGF_ZEROS_LIKE, AGF_WHERE, AGF_GT, AGF_THRESHOLD_BW, AGF_RSUB, AGF_SUM, AGF_ADD_, AGF_UNSQUEEZE, AGF_LAST = AGF_UNSQUEEZE
+  AGF_POW, AGF_ZEROS_LIKE, AGF_WHERE, AGF_LE, AGF_THRESHOLD_BW, AGF_RSUB, AGF_SUM, AGF_ADD_, AGF_UNSQUEEZE, AGF_LAST = AGF_UNSQUEEZE
 };
 
 void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, int view_of, int nondiff, int inputs,

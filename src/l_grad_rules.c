@@ -427,13 +427,13 @@ static void bw_relu(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
     lua_pushvalue(L, y);
     lua_pushinteger(L, 0);
     fcall(L, B, AGF_THRESHOLD_BW, 3);
-  } else {   /* where(y > 0, g, 0): differentiable under create_graph */
+  } else {   /* where(y <= 0, 0, g): differentiable under create_graph (NaN passes g) */
     lua_pushvalue(L, y);
     lua_pushinteger(L, 0);
-    fcall(L, B, AGF_GT, 2);
-    lua_pushvalue(L, g);
+    fcall(L, B, AGF_LE, 2);
     lua_pushvalue(L, g);
     fcall(L, B, AGF_ZEROS_LIKE, 1);
+    lua_pushvalue(L, g);
     fcall(L, B, AGF_WHERE, 3);
   }
   lua_remove(L, y);

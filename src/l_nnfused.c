@@ -232,22 +232,33 @@ static void thr_loop_##SFX(char **data, const int64_t *strides, int64_t n, void 
   const T thr = (T)((const lt_kctx *)ctx)->f1;                                         \
   char *o = data[0];                                                                   \
   const char *g = data[1], *y = data[2];                                               \
+  const int64_t es = (int64_t)sizeof(T);                                               \
+  if (strides[0] == es && strides[1] == es && strides[2] == es) {                      \
+    thr_##SFX((const T *)(const void *)g, (const T *)(const void *)y, (T *)(void *)o, n, thr); \
+    return;                                                                            \
+  }                                                                                    \
+  if (strides[0] == es && strides[1] == 0 && strides[2] == es) {                       \
+    /* a broadcast gradient (sum/mean's backward): one value, selected */              \
+    U b, *op = (U *)(void *)o;                                                         \
+    const T *yp = (const T *)(const void *)y;                                          \
+    memcpy(&b, g, sizeof b);                                                           \
+    for (int64_t i = 0; i < n; i++) op[i] = b & ((U)0 - (U)!(yp[i] <= thr));             \
+    return;                                                                            \
+  }                                                                                    \
   for (int64_t i = 0; i < n; i++) {                                                    \
-    U b, m = (U)0 - (U)(*(const T *)y > thr);   /* branch-free select */               \
+    U b, m = (U)0 - (U)!(*(const T *)y <= thr);   /* branch-free select */               \
     memcpy(&b, g, sizeof b);                                                           \
     b &= m;                                                                            \
     memcpy(o, &b, sizeof b);                                                           \
     o += strides[0]; g += strides[1]; y += strides[2];                                 \
   }                                                                                    \
 }
-THR_LOOP(float, uint32_t, f32)
-THR_LOOP(double, uint64_t, f64)
 
 /* the contiguous loops: branch-free through a bit mask (a branch on the
    sign of random data is mispredicted half the time, 5x slower) */
 static void thr_f32(const float *g, const float *y, float *o, int64_t n, float t) {
   for (int64_t i = 0; i < n; i++) {
-    uint32_t b, m = (uint32_t)0 - (uint32_t)(y[i] > t);
+    uint32_t b, m = (uint32_t)0 - (uint32_t)!(y[i] <= t);
     memcpy(&b, &g[i], sizeof b);
     b &= m;
     memcpy(&o[i], &b, sizeof b);
@@ -255,14 +266,18 @@ static void thr_f32(const float *g, const float *y, float *o, int64_t n, float t
 }
 static void thr_f64(const double *g, const double *y, double *o, int64_t n, double t) {
   for (int64_t i = 0; i < n; i++) {
-    uint64_t b, m = (uint64_t)0 - (uint64_t)(y[i] > t);
+    uint64_t b, m = (uint64_t)0 - (uint64_t)!(y[i] <= t);
     memcpy(&b, &g[i], sizeof b);
     b &= m;
     memcpy(&o[i], &b, sizeof b);
   }
 }
 
-/* _threshold_backward(g, y, thr): g where y > thr, else 0; g broadcasts to
+THR_LOOP(float, uint32_t, f32)
+THR_LOOP(double, uint64_t, f64)
+
+/* _threshold_backward(g, y, thr): 0 where y <= thr, else g (so a NaN in y
+   passes g, as PyTorch's threshold_backward does); g broadcasts to
    y's shape (an expanded gradient is read in place, never copied) */
 static int l_threshold_backward(lua_State *L) {
   const char *fn = "_threshold_backward";

@@ -198,7 +198,8 @@ rules.sinh = unary("SinhBackward0", function(_, g, x) return g * T.cosh(x) end)
 rules.cosh = unary("CoshBackward0", function(_, g, x) return g * T.sinh(x) end)
 rules.tanh = unary("TanhBackward0", function(_, g, _, y) return g * (-(y * y) + 1) end, true)
 rules.sigmoid = unary("SigmoidBackward0", function(_, g, _, y) return g * y * (-y + 1) end, true)
-rules.relu = unary("ReluBackward0", function(_, g, _, y) return keep_where(T.gt(y, 0), g) end, true)
+-- 0 where y <= 0, else g: a NaN passes its gradient, as in PyTorch
+rules.relu = unary("ReluBackward0", function(_, g, _, y) return T.where(T.le(y, 0), T.zeros_like(g), g) end, true)
 rules.erf = unary("ErfBackward0", function(_, g, x) return g * T.exp(-(x * x)) * TWO_OVER_SQRTPI end)
 rules.silu = unary("SiluBackward0", function(_, g, x)
   local s = T.sigmoid(x)
@@ -1162,7 +1163,7 @@ autograd.inplace_rules = inplace_rules
 -- in the order of its AGF_* indices
 local cfns = { methods.mul, methods.add, methods.sub, methods.div, methods.neg, methods.mm, methods.t,
   methods.transpose, methods.reshape, methods.expand, methods.pow, methods.zeros_like or T.zeros_like, T.where,
-  methods.gt, T._threshold_backward, methods.rsub or T.rsub, methods.sum, methods.add_, methods.unsqueeze }
+  methods.le, T._threshold_backward, methods.rsub or T.rsub, methods.sum, methods.add_, methods.unsqueeze }
 hook, autograd.Node = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
   unknown = unknown_rule, methods = methods, cfns = cfns }
 T._set_autograd_hook(hook)

@@ -342,14 +342,25 @@ function F.leaky_relu(x, ...)
   return inplace_result(x, T.where(T.gt(x, 0), x, x * s), o.inplace)
 end
 
--- alpha * (exp(x) - 1) for x <= 0; the exp only ever sees x <= 0, so a large
--- x on the other branch cannot turn its zero gradient into 0 * inf
-local function elu_core(x, alpha, scale, input_scale)
+-- x <= 0: alpha * (exp(x * input_scale) - 1) * scale, else x * scale; the
+-- exp only ever sees x <= 0, so a large x on the other branch cannot turn
+-- its zero gradient into 0 * inf.  The gradient is PyTorch's elu_backward:
+-- chosen by x <= 0, so a NaN input takes the positive branch's (scale), not
+-- NaN (the comparison, not the value, picks the branch).
+local Elu = custom("EluBackward0", function(ctx, x, alpha, scale, input_scale)
+  ctx:save_for_backward(x)
+  ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
   local neg = T.expm1(T.clamp_max(x, 0) * input_scale) * alpha
-  local y = T.where(T.gt(x, 0), x, neg)
+  local y = T.where(T.le(x, 0), neg, x)
   if scale ~= 1 then y = y * scale end
   return y
-end
+end, function(ctx, g)
+  local x = ctx.saved_tensors[1]
+  local c = ctx.input_scale * ctx.alpha * ctx.scale
+  local neg = g * T.exp(T.clamp_max(x, 0) * ctx.input_scale) * c
+  return T.where(T.le(x, 0), neg, ctx.scale == 1 and g or g * ctx.scale)
+end)
+local function elu_core(x, alpha, scale, input_scale) return Elu(x, alpha, scale, input_scale) end
 function F.elu(x, ...)
   local o = parse("elu", 2, { "alpha", "inplace" }, ...)
   check_t("elu", 1, "input", x)
@@ -441,20 +452,36 @@ function F.relu6(x, ...)
   check_t("relu6", 1, "input", x)
   return F.hardtanh(x, { min_val = 0.0, max_val = 6.0, inplace = o.inplace })
 end
+-- hardsigmoid and hardswish: PyTorch's formulas, forward (min(max(x + 3,
+-- 0), 6) / 6, so NaN stays NaN and hardswish(-inf) is -inf * 0 = NaN) and
+-- backward (hardsigmoid: g/6 strictly inside (-3, 3), else 0; hardswish:
+-- 0 below -3, g (x/3 + 1/2) on the closed [-3, 3], g above: a NaN input,
+-- in no range, gets g there and 0 here)
+local Hardsigmoid = custom("HardsigmoidBackward0", function(ctx, x)
+  ctx:save_for_backward(x)
+  return T.clamp(x + 3, 0, 6) / 6
+end, function(ctx, g)
+  local x = ctx.saved_tensors[1]
+  return T.where(T.logical_and(T.gt(x, -3), T.lt(x, 3)), g / 6, 0)
+end)
+local Hardswish = custom("HardswishBackward0", function(ctx, x)
+  ctx:save_for_backward(x)
+  return x * T.clamp(x + 3, 0, 6) / 6
+end, function(ctx, g)
+  local x = ctx.saved_tensors[1]
+  return T.where(T.lt(x, -3), 0, T.where(T.le(x, 3), g * (x / 3 + 0.5), g))
+end)
 function F.hardsigmoid(x, ...)
   local o = parse("hardsigmoid", 2, INPLACE, ...)
   check_t("hardsigmoid", 1, "input", x)
   check_float("hardsigmoid", x)
-  local y = T.where(T.le(x, -3), 0, T.where(T.ge(x, 3), 1, x / 6 + 0.5))
-  return inplace_result(x, y, o.inplace)
+  return inplace_result(x, Hardsigmoid(x), o.inplace)
 end
--- hardswish's gradient is x/3 + 1/2 on the closed [-3, 3], as PyTorch's
 function F.hardswish(x, ...)
   local o = parse("hardswish", 2, INPLACE, ...)
   check_t("hardswish", 1, "input", x)
   check_float("hardswish", x)
-  local y = T.where(T.lt(x, -3), 0, T.where(T.le(x, 3), x * (x + 3) / 6, x))
-  return inplace_result(x, y, o.inplace)
+  return inplace_result(x, Hardswish(x), o.inplace)
 end
 function F.mish(x, ...)
   local o = parse("mish", 2, INPLACE, ...)
@@ -466,13 +493,26 @@ function F.tanhshrink(x)
   check_t("tanhshrink", 1, "input", x)
   return x - T.tanh(x)
 end
+-- hardshrink, softshrink and threshold as PyTorch's kernels compare: the
+-- kept range is chosen by the comparison that holds, so a NaN input is
+-- kept (hardshrink, threshold: NaN) or zeroed (softshrink) as there, and
+-- the gradient is g wherever the input was not inside the dead zone
+-- (softshrink's backward: NaN gets g although its value is 0, as PyTorch's).
+local function dead_zone(x, l) return T.logical_and(T.ge(x, -l), T.le(x, l)) end
+local Softshrink = custom("SoftshrinkBackward0", function(ctx, x, l)
+  ctx:save_for_backward(x)
+  ctx.l = l
+  return T.where(T.gt(x, l), x - l, T.where(T.lt(x, -l), x + l, 0))
+end, function(ctx, g)
+  return T.where(dead_zone(ctx.saved_tensors[1], ctx.l), 0, g)
+end)
 function F.hardshrink(x, ...)
   local o = parse("hardshrink", 2, { "lambd" }, ...)
   check_t("hardshrink", 1, "input", x)
   check_float("hardshrink", x)
   local l = o.lambd or 0.5
   check_num("hardshrink", 2, "lambd", l)
-  return T.where(T.gt(T.abs(x), l), x, 0)
+  return T.where(dead_zone(x, l), 0, x)
 end
 function F.softshrink(x, ...)
   local o = parse("softshrink", 2, { "lambd" }, ...)
@@ -481,7 +521,7 @@ function F.softshrink(x, ...)
   local l = o.lambd or 0.5
   check_num("softshrink", 2, "lambd", l)
   if l < 0 then fail("softshrink", "lambda must be greater or equal to 0, but found to be " .. l .. ".") end
-  return T.where(T.gt(x, l), x - l, T.where(T.lt(x, -l), x + l, 0))
+  return Softshrink(x, l)
 end
 function F.threshold(x, th, value, ...)
   check_t("threshold", 1, "input", x)
@@ -489,7 +529,7 @@ function F.threshold(x, th, value, ...)
   local o = parse("threshold", 4, INPLACE, ...)
   check_num("threshold", 2, "threshold", th)
   check_num("threshold", 3, "value", value)
-  return inplace_result(x, T.where(T.gt(x, th), x, value), o.inplace)
+  return inplace_result(x, T.where(T.le(x, th), value, x), o.inplace)
 end
 
 -- prelu(x, weight): weight has 1 element or one per channel (dim 2; a 1-D
@@ -1892,7 +1932,8 @@ end
 -- relu's backward: one pass in C (the composite under create_graph)
 local function relu_bw(n, g)
   local y = n.saved[2]
-  if T.is_grad_enabled() or not FUSED[y.dtype.name] then return T.where(T.gt(y, 0), g, T.zeros_like(g)) end
+  -- 0 where y <= 0, else g (a NaN passes g, as PyTorch's threshold_backward)
+  if T.is_grad_enabled() or not FUSED[y.dtype.name] then return T.where(T.le(y, 0), T.zeros_like(g), g) end
   return T._threshold_backward(g, y, 0)
 end
 rules.relu = function(raw, x, ...)
