@@ -385,3 +385,23 @@ describe("activations at NaN and +-inf", function()
     assert.same({ 1, 0, 1, 0 }, h.grad:totable())
   end)
 end)
+
+describe("maximum and minimum gradients", function()
+  -- PyTorch's formulas: half to each side of a tie, none to the loser, the
+  -- whole gradient to both sides where either is NaN
+  local nan = 0 / 0
+  it("split ties, skip the loser and pass NaN pairs to both", function()
+    for _, f in ipairs({ T.maximum, T.minimum }) do
+      local a = T.tensor({ 1, 3, 2, nan, 5, nan }, { dtype = T.float64, requires_grad = true })
+      local b = T.tensor({ 2, 1, 2, 4, nan, nan }, { dtype = T.float64, requires_grad = true })
+      f(a, b):sum():backward()
+      if f == T.maximum then
+        assert.same({ 0, 1, 0.5, 1, 1, 1 }, a.grad:totable())
+        assert.same({ 1, 0, 0.5, 1, 1, 1 }, b.grad:totable())
+      else
+        assert.same({ 1, 0, 0.5, 1, 1, 1 }, a.grad:totable())
+        assert.same({ 0, 1, 0.5, 1, 1, 1 }, b.grad:totable())
+      end
+    end
+  end)
+end)

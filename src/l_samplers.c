@@ -679,6 +679,7 @@ static double digamma1(double x) {
          f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132 - f * (691.0 / 32760))))));
 }
 static double trigamma1(double x) {
+  if (x == -INFINITY) return NAN;   /* no limit there (PyTorch: nan) */
   if (x <= 0.0 && x == floor(x)) return INFINITY;
   if (x < 0.0) {   /* psi1(1 - x) + psi1(x) = pi^2 / sin^2(pi x) */
     double sn = sin(3.141592653589793 * x);

@@ -319,24 +319,40 @@ rules.pow = function(raw, a, b)
 end
 rules.float_power = rules.pow
 
-local function maxmin_elem(name, gtfn)
+-- PyTorch's formulas: half the gradient to each side of a tie, none to
+-- the side that lost; a NaN on either side is neither a tie nor a loss, so
+-- both sides get the whole gradient (maximum, minimum).  fmax/fmin give it
+-- to the side they returned: a, unless a lost or a is NaN while b is not.
+local function maxmin_elem(name, beats)
   return function(raw, a, b)
     local out = raw(a, b)
     return { name = name, inputs = { a, b }, saved = { a, b, n = 2 },
       backward = function(n, g)
         local x, y = n.saved[1], n.saved[2]
-        local half = keep_where(T.eq(x, y), g * 0.5)
+        local base = T.where(T.eq(x, y), g * 0.5, g)
         local ga, gb
-        if need(n, 1) then ga = keep_where(gtfn(x, y), g) + half end
-        if need(n, 2) then gb = keep_where(gtfn(y, x), g) + half end
+        if need(n, 1) then ga = T.where(beats(y, x), T.zeros_like(base), base) end
+        if need(n, 2) then gb = T.where(beats(x, y), T.zeros_like(base), base) end
         return ga, gb
       end }, out
   end
 end
 rules.maximum = maxmin_elem("MaximumBackward0", T.gt)
 rules.minimum = maxmin_elem("MinimumBackward0", T.lt)
-rules.fmax = rules.maximum
-rules.fmin = rules.minimum
+local function fmaxmin_elem(name, keeps)
+  return function(raw, a, b)
+    local out = raw(a, b)
+    return { name = name, inputs = { a, b }, saved = { a, b, n = 2 },
+      backward = function(n, g)
+        local x, y = n.saved[1], n.saved[2]
+        local took_a = T.logical_or(keeps(x, y), T.isnan(y))
+        local z = T.zeros_like(g)
+        return need(n, 1) and T.where(took_a, g, z) or nil, need(n, 2) and T.where(took_a, z, g) or nil
+      end }, out
+  end
+end
+rules.fmax = fmaxmin_elem("FmaxBackward0", T.ge)
+rules.fmin = fmaxmin_elem("FminBackward0", T.le)
 
 rules.atan2 = function(raw, a, b)
   local out = raw(a, b)
