@@ -448,6 +448,23 @@ rules.mean = function(raw, x, ...)
   return { name = dims and "MeanBackward1" or "MeanBackward0", inputs = { x }, dims = dims, keepdim = keepdim, shape = shape, count = count,
     backward = mean_bw }, out
 end
+-- prod's gradient as PyTorch's prod_backward: when the input holds no zero,
+-- g * y / x; otherwise, for every slice, the product of the elements before
+-- and after each one (exclusive cumulative products from both ends), which
+-- is exact at zeros (and gives a NaN element the product of the others).
+-- The whole-tensor product with more than one zero and no graph to record
+-- has zero gradient everywhere, as there.
+local function exclusive_cumprod(v, d)
+  local n = v:size(d)
+  local ones = T.ones_like(v:narrow(d, 1, 1))
+  return T.cat({ ones, v:narrow(d, 1, n - 1) }, d):cumprod(d)
+end
+local function prod_safe_zeros(g, v, d)
+  if v:numel() == 0 then return g:expand(v.shape) end
+  local left = exclusive_cumprod(v, d)
+  local right = exclusive_cumprod(v:flip({ d }), d):flip({ d })
+  return g * (left * right)
+end
 rules.prod = function(raw, x, ...)
   local out = raw(x, ...)
   local shape = x.shape
@@ -456,16 +473,15 @@ rules.prod = function(raw, x, ...)
     dims = dims, keepdim = keepdim, shape = shape,
     backward = function(n, g)
       local v, y = n.saved[1], n.saved[2]
+      if #n.shape == 0 then return g end
       g, y = unreduce(g, n.dims, n.keepdim, #n.shape), unreduce(y, n.dims, n.keepdim, #n.shape)
-      -- where exactly one element is zero its gradient is the product of the
-      -- others; elsewhere y / v (which is 0 when the product is 0)
-      local zero = T.eq(v, 0)
-      local safe = T.where(zero, T.ones_like(v), v)
-      local others, nz
-      if n.dims then others, nz = T.prod(safe, n.dims[1], true), T.sum(zero, n.dims[1], true)
-      else others, nz = T.prod(safe), T.sum(zero) end
-      local r = T.where(zero, keep_where(T.eq(nz, 1), others + T.zeros_like(v)), y / safe)
-      return g * r
+      local zeros = T.sum(T.eq(v, 0)):item()
+      if zeros == 0 then return g * (y / v) end
+      if not n.dims then
+        if zeros > 1 and not T.is_grad_enabled() then return T.zeros_like(v) end
+        return prod_safe_zeros(g:reshape({ 1 }), v:reshape({ -1 }), 1):reshape(n.shape)
+      end
+      return prod_safe_zeros(g, v, n.dims[1])
     end }, out
 end
 
@@ -480,7 +496,12 @@ local function arange_along(n, dim, nd, dtype)
   if dtype then r = r:to(dtype) end
   return r
 end
-local function reduce_minmax(name_dim, name_all)
+-- Without an index the gradient is shared: max()/min() share it evenly
+-- among the elements equal to the result, or among the NaNs when the result
+-- is NaN (PyTorch's evenly_distribute_backward); amax/amin divide by the
+-- count of elements equal to the result, so a NaN result (no element
+-- equals it) gives NaN gradients, as PyTorch's scale_grad_by_count.
+local function reduce_minmax(name_dim, name_all, evenly)
   return function(raw, x, ...)
     local r = pack(raw(x, ...))
     local shape = x.shape
@@ -498,20 +519,25 @@ local function reduce_minmax(name_dim, name_all)
         end }, unpack(r, 1, r.n)
     end
     return { name = name_all, inputs = { x }, saved = { x, r[1], n = 2 }, dims = dims, keepdim = keepdim, shape = shape,
+      evenly = evenly and not dims,
       backward = function(n, g)
         local v, y = n.saved[1], n.saved[2]
         local nd = #n.shape
         g, y = unreduce(g, n.dims, n.keepdim, nd), unreduce(y, n.dims, n.keepdim, nd)
+        if n.evenly then
+          local mask = (y:item() ~= y:item()) and T.isnan(v) or T.eq(v, y)
+          return keep_where(mask, expand_to(g / T.sum(mask), n.shape))
+        end
         local mask = T.eq(v, y)
         local cnt = n.dims and T.sum(mask, n.dims, true) or T.sum(mask)
-        return keep_where(mask, expand_to(g / cnt, n.shape))
+        return expand_to(g / cnt, n.shape) * mask:to(v.dtype)
       end }, unpack(r, 1, r.n)
   end
 end
-rules.max = reduce_minmax("MaxBackward0", "MaxBackward1")
-rules.min = reduce_minmax("MinBackward0", "MinBackward1")
-rules.amax = reduce_minmax("AmaxBackward0", "AmaxBackward0")
-rules.amin = reduce_minmax("AminBackward0", "AminBackward0")
+rules.max = reduce_minmax("MaxBackward0", "MaxBackward1", true)
+rules.min = reduce_minmax("MinBackward0", "MinBackward1", true)
+rules.amax = reduce_minmax("AmaxBackward0", "AmaxBackward0", false)
+rules.amin = reduce_minmax("AminBackward0", "AminBackward0", false)
 
 local function stdvar(name, is_std)
   return function(raw, x, ...)
@@ -535,7 +561,11 @@ local function stdvar(name, is_std)
         g = unreduce(g, n.dims, n.keepdim, nd)
         local mu = n.dims and T.mean(v, n.dims, true) or T.mean(v)
         local r = g * (v - mu) / n.denom
-        if is_std then return r / unreduce(y, n.dims, n.keepdim, nd) end
+        -- std: 0 where the std is 0 (PyTorch masks g / (2 std) there)
+        if is_std then
+          local sd = unreduce(y, n.dims, n.keepdim, nd)
+          return zero_where(T.eq(sd, 0):expand(n.shape), r / sd)
+        end
         return r * 2
       end }, out
   end
@@ -586,14 +616,58 @@ local function one_dim(x, d)
   if is_opts(d) then d = d.dim end
   return normdim(d, x:dim())
 end
+-- the reversed cumulative sum (w_k + w_k+1 + ... + w_n along d), summed in
+-- that order as PyTorch's reversed_cumsum: total - cumsum + w would turn
+-- an inf on one side into NaN on the other
+local function revcumsum(w, d) return w:flip({ d }):cumsum(d):flip({ d }) end
 rules.cumsum = function(raw, x, d, ...)
   local out = raw(x, d, ...)
   return { name = "CumsumBackward0", inputs = { x }, dim = one_dim(x, d), nd = x:dim(),
     backward = function(n, g)
       if n.nd == 0 then return g end
-      -- reversed cumulative sum without a flip: total - cumsum + g
-      return T.sum(g, n.dim, true) - T.cumsum(g, n.dim) + g
+      return revcumsum(g, n.dim)
     end }, out
+end
+-- cumprod's gradient as PyTorch's cumprod_backward.  Without zeros in the
+-- input: the reversed cumulative sum of g * y, divided by x.  With zeros,
+-- dividing by x would give NaN, so: before a slice's first zero the same
+-- formula over that part; at the first zero, the sum over the run up to the
+-- second zero of g_j times the product of the x between them, times the
+-- product of everything before it; after it, 0.  Under create_graph the
+-- gradient is built from products that leave each element out (O(n^2)), so
+-- that it can be differentiated again.
+local function cumprod_bw_zeros(x, y, g, d)
+  local n = x:size(d)
+  local is_zero = T.eq(x, 0)
+  local cnt = T.cumsum(is_zero, d)
+  local before = T.eq(cnt, 0)
+  local part_before = T.where(before, revcumsum(T.where(before, y * g, 0), d) / x, 0)
+  local run = T.eq(cnt, 1)
+  local first_zero = T.logical_and(run, is_zero)
+  local between = T.logical_and(run, T.logical_not(is_zero))
+  local s = (T.where(between, x, 1):cumprod(d) * T.where(run, g, 0)):sum(d, true)
+  local ones = T.ones_like(y:narrow(d, 1, 1))
+  local prev = T.cat({ ones, y:narrow(d, 1, n - 1) }, d)
+  return part_before + T.where(first_zero, s * prev, 0)
+end
+local function cumprod_bw_graph(x, g, d)
+  local n = x:size(d)
+  local ones = T.ones_like(x:narrow(d, 1, 1))
+  local cols = {}
+  for k = 1, n do
+    local omitted
+    if k == 1 then
+      omitted = T.cat({ ones, x:narrow(d, 2, n - 1):cumprod(d) }, d)
+    elseif k == n then
+      omitted = T.prod(x:narrow(d, 1, k - 1), d, true)
+    else
+      local upto = T.prod(x:narrow(d, 1, k - 1), d, true)
+      local after = x:narrow(d, k + 1, n - k):cumprod(d)
+      omitted = T.cat({ upto, upto * after }, d)
+    end
+    cols[k] = (g:narrow(d, k, n - k + 1) * omitted):sum(d, true)
+  end
+  return T.cat(cols, d)
 end
 rules.cumprod = function(raw, x, d, ...)
   local out = raw(x, d, ...)
@@ -601,8 +675,10 @@ rules.cumprod = function(raw, x, d, ...)
     backward = function(n, g)
       if n.nd == 0 then return g end
       local v, y = n.saved[1], n.saved[2]
-      local gy = g * y
-      return (T.sum(gy, n.dim, true) - T.cumsum(gy, n.dim) + gy) / v
+      if v:numel() <= 1 or v:size(n.dim) == 1 then return g end
+      if not T.any(T.eq(v, 0)):item() then return revcumsum(g * y, n.dim) / v end
+      if T.is_grad_enabled() then return cumprod_bw_graph(v, g, n.dim) end
+      return cumprod_bw_zeros(v, y, g, n.dim)
     end }, out
 end
 rules.softmax = function(raw, x, d, ...)
