@@ -443,6 +443,13 @@ void ltl_store_lua(lua_State *L, int idx, ltensor_dtype dt, char *p) {
   }
 }
 
+void ltl_new_requires_grad(lua_State *L, const char *fname, lt_tensor *t, int rg) {
+  if (!rg) return;
+  if (!lt_is_floating(t->dtype) && !lt_is_complex(t->dtype))
+    ltl_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
+  ltl_set_requires_grad(L, t, true);
+}
+
 /* ---- copy with checks ------------------------------------------------ */
 void ltl_check_overlap(lua_State *L, const char *fname, const lt_tensor *t, int64_t n) {
   if (n > 1 && lt_has_internal_overlap(t))
