@@ -41,8 +41,7 @@ static int l_tobytes(lua_State *L) {
     lua_pushlstring(L, nbytes ? lt_data(t) : "", nbytes);
     return 1;
   }
-  lt_tensor *c = ltl_push_new_like(L, t, t->dtype);   /* GC-owned scratch */
-  lt_copy_into(c, t);
+  lt_tensor *c = ltl_push_clone(L, t);   /* GC-owned scratch */
   if (swap) swap_bytes(lt_data(c), nbytes, swap_unit(t->dtype));
   lua_pushlstring(L, nbytes ? lt_data(c) : "", nbytes);
   return 1;

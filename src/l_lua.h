@@ -84,6 +84,8 @@ lt_tensor *ltl_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t 
 lt_tensor *ltl_push_new_preserve(lua_State *L, const lt_tensor *t, ltensor_dtype dt);
 /* New contiguous tensor with the same shape as t. */
 lt_tensor *ltl_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt);
+/* A contiguous copy of t (same dtype), pushed */
+lt_tensor *ltl_push_clone(lua_State *L, const lt_tensor *t);
 /* A view of base's storage (no copy); requires_grad is not inherited.
    base, or another tensor on the same storage, must be on the Lua stack:
    the view keeps the storage's owner alive through its user value. */

@@ -304,6 +304,12 @@ lt_tensor *ltl_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt)
   return ltl_push_new(L, dt, t->ndim, shape);
 }
 
+lt_tensor *ltl_push_clone(lua_State *L, const lt_tensor *t) {
+  lt_tensor *c = ltl_push_new_like(L, t, t->dtype);
+  lt_copy_into(c, t);
+  return c;
+}
+
 /* Push the owner of t's storage: its user value 2, or t itself when the
    data is inline.  t must be at stack index idx. */
 static void push_owner(lua_State *L, int idx) {
@@ -468,8 +474,7 @@ void ltl_copy(lua_State *L, const char *fname, lt_tensor *dst, const lt_tensor *
   }
   ltl_check_overlap(L, fname, dst, lt_numel(dst));
   if (lt_iter_input_aliases(src, dst)) {   /* read through a temporary */
-    lt_tensor *tmp = ltl_push_new_like(L, src, src->dtype);
-    lt_copy_into(tmp, src);
+    lt_tensor *tmp = ltl_push_clone(L, src);
     lt_copy_into(dst, tmp);
     lua_pop(L, 1);
   } else {

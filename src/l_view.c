@@ -23,8 +23,7 @@ static void push_reshaped(lua_State *L, const char *fname, lt_tensor *t, int nd,
   if (!allow_copy)
     ltl_error(L, fname, "view size is not compatible with input tensor's size and stride (at least one "
              "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
-  lt_tensor *tmp = ltl_push_new_like(L, t, t->dtype);
-  lt_copy_into(tmp, t);
+  lt_tensor *tmp = ltl_push_clone(L, t);
   lt_contiguous_strides(nd, shape, st);
   ltl_push_view(L, tmp, nd, shape, st, 0);
   lua_remove(L, -2);
