@@ -383,13 +383,22 @@ static ltensor_dtype list_dtype(lua_State *L, int list, int n, const char *fname
   return dt;
 }
 
-static int l_cat(lua_State *L) {
+/* cat/stack's arguments (tensors [, dim]): the list's length (an empty
+   list raises `empty`), the dim as given, the promoted dtype */
+static int list_args(lua_State *L, const char *fname, const char *empty, lua_Integer *dim, ltensor_dtype *dt) {
   ltl_checktype(L, 1, LUA_TTABLE);
-  ltl_check_nargs(L, 2);   /* (tensors [, dim]) */
-  lua_Integer dim = ltl_optinteger(L, 2, 1);
+  ltl_check_nargs(L, 2);
+  *dim = ltl_optinteger(L, 2, 1);
   int n = (int)lua_rawlen(L, 1);
-  if (n == 0) return ltl_error(L, "cat", "expected a non-empty list of Tensors");
-  ltensor_dtype dt = list_dtype(L, 1, n, "cat");
+  if (n == 0) ltl_error(L, fname, "%s", empty);
+  *dt = list_dtype(L, 1, n, fname);
+  return n;
+}
+
+static int l_cat(lua_State *L) {
+  lua_Integer dim;
+  ltensor_dtype dt;
+  int n = list_args(L, "cat", "expected a non-empty list of Tensors", &dim, &dt);
   /* 1-D tensors of size 0 are skipped (PyTorch's legacy rule) */
   const lt_tensor *ref = NULL;
   int refi = 0;
@@ -440,12 +449,9 @@ static int l_cat(lua_State *L) {
 }
 
 static int l_stack(lua_State *L) {
-  ltl_checktype(L, 1, LUA_TTABLE);
-  ltl_check_nargs(L, 2);   /* (tensors [, dim]) */
-  lua_Integer dim = ltl_optinteger(L, 2, 1);
-  int n = (int)lua_rawlen(L, 1);
-  if (n == 0) return ltl_error(L, "stack", "stack expects a non-empty TensorList");
-  ltensor_dtype dt = list_dtype(L, 1, n, "stack");
+  lua_Integer dim;
+  ltensor_dtype dt;
+  int n = list_args(L, "stack", "stack expects a non-empty TensorList", &dim, &dt);
   const lt_tensor *ref = list_elem(L, 1, 1, "stack");
   for (int i = 2; i <= n; i++) {
     lt_tensor *x = list_elem(L, 1, i, "stack");
