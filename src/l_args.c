@@ -191,7 +191,7 @@ static int checksize_raw(lua_State *L, int first, int last, int64_t *shape, cons
 }
 
 int ltl_opt_bool(lua_State *L, int idx, const char *field, int def) {
-  if (lua_type(L, idx) != LUA_TTABLE) return def;
+  if (idx == 0 || lua_type(L, idx) != LUA_TTABLE) return def;
   idx = lua_absindex(L, idx);
   lua_pushstring(L, field);   /* raw, as in ltl_opt_dtype */
   lua_rawget(L, idx);
@@ -263,7 +263,7 @@ static const char *suggest_key(const char *k, const char *const *known) {
 }
 
 void ltl_check_opts(lua_State *L, int idx, const char *fname, const char *const *known) {
-  if (lua_type(L, idx) != LUA_TTABLE) return;
+  if (idx == 0 || lua_type(L, idx) != LUA_TTABLE) return;
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx)) {

@@ -14,8 +14,7 @@ static int l_contiguous(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   ltl_check_nargs(L, 1);
   if (lt_is_contiguous(t)) { lua_settop(L, 1); return 1; }
-  lt_tensor *out = ltl_push_new_like(L, t, t->dtype);
-  lt_copy_into(out, t);
+  ltl_push_clone(L, t);
   return 1;
 }
 static int l_copy_(lua_State *L) {

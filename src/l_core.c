@@ -150,6 +150,7 @@ int luaopen_ltensor_core(lua_State *L) {
   register_area(L, ltl_reg_reduce, module, methods, mt, settings);
   register_area(L, ltl_reg_linalg, module, methods, mt, settings);
   register_area(L, ltl_reg_random, module, methods, mt, settings);
+  register_area(L, ltl_reg_samplers, module, methods, mt, settings);
   register_area(L, ltl_reg_embed, module, methods, mt, settings);
   register_area(L, ltl_reg_io, module, methods, mt, settings);
   register_area(L, ltl_reg_autograd, module, methods, mt, settings);
@@ -161,6 +162,7 @@ int luaopen_ltensor_core(lua_State *L) {
   register_area(L, ltl_reg_nnfused, module, methods, mt, settings);
   register_area(L, ltl_reg_optim, module, methods, mt, settings);
   register_area(L, ltl_reg_csv, module, methods, mt, settings);
+  register_area(L, ltl_reg_progress, module, methods, mt, settings);
   register_area(L, ltl_reg_lapack, module, methods, mt, settings);
   register_area(L, ltl_reg_rnn, module, methods, mt, settings);
   register_area(L, ltl_reg_conv, module, methods, mt, settings);

@@ -1,5 +1,6 @@
 /* l_create.c -- creation: T.tensor from nested tables, empty/zeros/ones/full
-   and their *_like forms. */
+   and their *_like forms, arange, linspace, logspace and eye (the random
+   constructors are in l_random.c). */
 #include <math.h>
 #include <string.h>
 #include "l_lua.h"
@@ -103,11 +104,7 @@ static int l_tensor(lua_State *L) {
     char *p = lt_data(out);
     fill_data(L, 1, 0, sc.ndim, dt, &p, lt_itemsize(dt));
   }
-  if (requires_grad) {
-    if (!lt_is_floating(out->dtype) && !lt_is_complex(out->dtype))
-      ltl_error(L, "tensor", "only Tensors of floating point and complex dtype can require gradients");
-    ltl_set_requires_grad(L, out, true);
-  }
+  ltl_new_requires_grad(L, "tensor", out, requires_grad);
   return 1;
 }
 
@@ -141,11 +138,7 @@ static lt_tensor *push_filled(lua_State *L, const char *fname, int first, int fi
     lt_copy_into(t, &one);
   }
   else memset(lt_data(t), 0, (size_t)lt_numel(t) * lt_itemsize(dt)); /* empty: zeroed, deterministic */
-  if (rg) {
-    if (!lt_is_floating(dt) && !lt_is_complex(dt))
-      ltl_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
-    ltl_set_requires_grad(L, t, true);
-  }
+  ltl_new_requires_grad(L, fname, t, rg);
   return t;
 }
 
@@ -199,11 +192,7 @@ static int like(lua_State *L, const char *fname, int kind) {
     one.offset = 0;
     lt_copy_into(out, &one);
   }
-  if (rg) {
-    if (!lt_is_floating(dt) && !lt_is_complex(dt))
-      ltl_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
-    ltl_set_requires_grad(L, out, true);
-  }
+  ltl_new_requires_grad(L, fname, out, rg);
   return 1;
 }
 static int l_zeros_like(lua_State *L) { return like(L, "zeros_like", 0); }
@@ -212,7 +201,142 @@ static int l_empty_like(lua_State *L) { return like(L, "empty_like", 2); }
 static int l_full_like(lua_State *L) { ltl_checkany(L, 2); return like(L, "full_like", 3); }
 
 
+/* ====================================================================== */
+/* arange / linspace / logspace / eye                                     */
+/* ====================================================================== */
+static int l_arange(lua_State *L) {
+  ltl_settings *S = ltl_settings_of(L);
+  int top = lua_gettop(L), opts = 0;
+  if (top >= 1 && lua_type(L, top) == LUA_TTABLE) opts = top--;
+  if (top < 1 || top > 3) return ltl_error(L, "arange", "expected 1 to 3 numbers (start, end, step), got %d", top);
+  ltl_check_opts(L, opts, "arange", CREATE_OPTS);
+  int all_int = 1;
+  for (int i = 1; i <= top; i++) {
+    ltl_checknumber(L, i);
+    if (!lua_isinteger(L, i)) all_int = 0;
+  }
+  int si = top == 1 ? 0 : 1, ei = top == 1 ? 1 : 2, ti = top == 3 ? 3 : 0;
+  ltensor_dtype dt = ltl_opt_dtype(L, opts, all_int ? LTENSOR_INT64 : S->default_dtype);
+  if (dt == LTENSOR_BOOL || lt_is_complex(dt))
+    return ltl_error(L, "arange", "not implemented for %s", lt_dtypes[dt].name);
+  double dstart = si ? lua_tonumber(L, si) : 0.0, dend = lua_tonumber(L, ei);
+  double dstep = ti ? lua_tonumber(L, ti) : 1.0;
+  int64_t start = 0, step = 1;   /* the integral dtypes' bounds */
+  double size;
+  if (lt_is_integral(dt)) {
+    /* PyTorch converts the bounds to the integer accumulator first */
+#define TOI(idx, def) ((idx) == 0 ? (int64_t)(def) : lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx) \
+                                                   : lt_f64_to_i64(lua_tonumber(L, idx)))
+    int64_t end = TOI(ei, 0);
+    start = TOI(si, 0); step = TOI(ti, 1);
+#undef TOI
+    if (step == 0) return ltl_error(L, "arange", "step must be nonzero");
+    if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
+      return ltl_error(L, "arange", "upper bound and larger bound inconsistent with step sign");
+    if (dt == LTENSOR_INT64) {
+      /* exact |end - start| (< 2^64) without signed overflow */
+      double diff = end >= start ? (double)((uint64_t)end - (uint64_t)start)
+                                 : -(double)((uint64_t)start - (uint64_t)end);
+      size = ceil(diff / (double)step);
+    } else {
+      size = ceil((dend - dstart) / dstep);
+    }
+  } else {
+    if (dstep == 0) return ltl_error(L, "arange", "step must be nonzero");
+    if (!isfinite(dstart) || !isfinite(dend))
+      return ltl_error(L, "arange", "unsupported range: %f -> %f", dstart, dend);
+    if (!((dstep > 0 && dend >= dstart) || (dstep < 0 && dend <= dstart)))
+      return ltl_error(L, "arange", "upper bound and larger bound inconsistent with step sign");
+    size = ceil((dend - dstart) / dstep);
+  }
+  if (!(size >= 0 && size <= 9.2233720368547748e18))
+    return ltl_error(L, "arange", "invalid size, possible overflow?");
+  int64_t n = (int64_t)size;
+  lt_tensor *t = ltl_push_new(L, dt, 1, &n);
+  char *p = lt_data(t);
+  size_t sz = lt_itemsize(dt);
+  if (lt_is_integral(dt))
+    for (int64_t i = 0; i < n; i++)
+      lt_store_i64(dt, p + (size_t)i * sz, (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)i));
+  else
+    for (int64_t i = 0; i < n; i++) lt_store_f64(dt, p + (size_t)i * sz, dstart + dstep * (double)i);
+  ltl_new_requires_grad(L, "arange", t, ltl_opt_bool(L, opts, "requires_grad", 0));
+  return 1;
+}
+
+/* T.linspace(start, end, steps [, opts]) and T.logspace(start, end, steps
+   [, base] [, opts]).  Like PyTorch, the first half counts up from start
+   and the second half down from end, so both ends are exact; float32 and
+   half types compute in float, integral types in double. */
+static int space(lua_State *L, const char *fname, int is_log) {
+  ltl_settings *S = ltl_settings_of(L);
+  double a = ltl_checknumber(L, 1), b = ltl_checknumber(L, 2);
+  lua_Integer n = ltl_checkinteger(L, 3);
+  double base = 10.0;
+  int opts = 0;
+  if (is_log && lua_type(L, 4) == LUA_TNUMBER) { base = lua_tonumber(L, 4); opts = 5; }
+  else opts = 4;
+  if (lua_type(L, opts) != LUA_TTABLE) opts = 0;
+  ltl_check_opts(L, opts, fname, CREATE_OPTS);
+  if (n < 0) return ltl_error(L, fname, "number of steps must be non-negative");
+  ltensor_dtype dt = ltl_opt_dtype(L, opts, S->default_dtype);
+  if (dt == LTENSOR_BOOL) return ltl_error(L, fname, "not implemented for bool");
+  int64_t len = n;
+  lt_tensor *t = ltl_push_new(L, dt, 1, &len);
+  char *p = lt_data(t);
+  size_t sz = lt_itemsize(dt);
+  int64_t half = n / 2;
+  if (lt_is_integral(dt) && !is_log) {   /* start/end are first converted to the dtype */
+    lt_store_f64(dt, p, a); a = lt_load_f64(dt, p);
+    lt_store_f64(dt, p, b); b = lt_load_f64(dt, p);
+  }
+  int in_float = dt == LTENSOR_FLOAT32 || dt == LTENSOR_FLOAT16 || dt == LTENSOR_BFLOAT16 ||
+                 dt == LTENSOR_COMPLEX64 || dt == LTENSOR_COMPLEX32;
+  for (int64_t i = 0; i < n; i++) {
+    double v;
+    if (n == 1) v = a;
+    else if (in_float && !is_log) {
+      float fa = (float)a, fb = (float)b, step = (fb - fa) / (float)(n - 1);
+      v = i < half ? fa + step * (float)i : fb - step * (float)(n - i - 1);
+    } else {
+      double step = (b - a) / (double)(n - 1);
+      v = i < half ? a + step * (double)i : b - step * (double)(n - i - 1);
+    }
+    if (is_log) v = pow(base, v);
+    if (lt_is_complex(dt)) lt_store_c128(dt, p + (size_t)i * sz, v);
+    else lt_store_f64(dt, p + (size_t)i * sz, v);
+  }
+  ltl_new_requires_grad(L, fname, t, ltl_opt_bool(L, opts, "requires_grad", 0));
+  return 1;
+}
+static int l_linspace(lua_State *L) { return space(L, "linspace", 0); }
+static int l_logspace(lua_State *L) { return space(L, "logspace", 1); }
+
+static int l_eye(lua_State *L) {
+  ltl_settings *S = ltl_settings_of(L);
+  lua_Integer n = ltl_checkinteger(L, 1), m = n;
+  int opts = 2;
+  if (lua_type(L, 2) == LUA_TNUMBER) { m = ltl_checkinteger(L, 2); opts = 3; }
+  if (lua_type(L, opts) != LUA_TTABLE) opts = 0;
+  ltl_check_opts(L, opts, "eye", CREATE_OPTS);
+  if (n < 0) return ltl_error(L, "eye", "n must be greater or equal to 0, got %I", (lua_Integer)n);
+  if (m < 0) return ltl_error(L, "eye", "m must be greater or equal to 0, got %I", (lua_Integer)m);
+  ltensor_dtype dt = ltl_opt_dtype(L, opts, S->default_dtype);
+  int64_t shape[2] = { n, m };
+  lt_tensor *t = ltl_push_new(L, dt, 2, shape);
+  size_t sz = lt_itemsize(dt);
+  char *p = lt_data(t);
+  memset(p, 0, (size_t)(n * m) * sz);
+  for (int64_t i = 0; i < n && i < m; i++) lt_store_i64(dt, p + (size_t)(i * m + i) * sz, 1);
+  ltl_new_requires_grad(L, "eye", t, ltl_opt_bool(L, opts, "requires_grad", 0));
+  return 1;
+}
+
 const ltl_reg ltl_reg_create[] = {
+  {"arange", l_arange, LT_MODULE, NULL},
+  {"linspace", l_linspace, LT_MODULE, NULL},
+  {"logspace", l_logspace, LT_MODULE, NULL},
+  {"eye", l_eye, LT_MODULE, NULL},
   {"tensor", l_tensor, LT_MODULE, NULL},
   {"empty", l_empty, LT_MODULE, NULL},
   {"zeros", l_zeros, LT_MODULE, NULL},

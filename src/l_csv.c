@@ -1,6 +1,6 @@
 /*
  * l_csv.c -- the C half of T.read_csv / T.write_csv (lua/ltensor/data.lua)
- * and a terminal test for T.utils.progress.
+ * (the terminal test and clock of T.utils.progress are in l_progress.c).
  *
  *   T._csv_parse(text, delim, first_line, dtype, ncols [, cols]) -> 2-D tensor
  *       text: the file's data lines (the header already split off by Lua);
@@ -16,8 +16,6 @@
  *       float written with the fewest significant digits (down to 15 for
  *       float64, 6 for float32; up to 17/9) that read back to the same value,
  *       so 0.1 is "0.1", -0.0 is "-0", NaN "nan", infinities "inf"/"-inf".
- *   T._isatty(fd_or_file) -> boolean
- *   T._monotonic() -> seconds on a monotonic clock
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include "l_lua.h"
 
 /* A field [s, e) trimmed of blanks and one pair of double quotes. */
@@ -212,34 +208,8 @@ static int l_csv_format(lua_State *L) {
   return 1;
 }
 
-/* Seconds from an arbitrary origin on a clock that never jumps (progress
-   rates and ETAs; os.clock is CPU time, os.time has 1 s resolution). */
-static int l_monotonic(lua_State *L) {
-  struct timespec ts;
-  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
-    lua_pushnumber(L, (lua_Number)time(NULL));
-    return 1;
-  }
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
-  return 1;
-}
-
-static int l_isatty(lua_State *L) {
-  int fd = -1;
-  if (lua_isinteger(L, 1)) {
-    fd = (int)lua_tointeger(L, 1);
-  } else {
-    luaL_Stream *s = (luaL_Stream *)luaL_testudata(L, 1, LUA_FILEHANDLE);
-    if (s && ltc_stream_open(s)) fd = fileno(s->f);
-  }
-  lua_pushboolean(L, fd >= 0 && isatty(fd));
-  return 1;
-}
-
 const ltl_reg ltl_reg_csv[] = {
   {"_csv_parse", l_csv_parse, LT_MODULE, NULL},
   {"_csv_format", l_csv_format, LT_MODULE, NULL},
-  {"_isatty", l_isatty, LT_MODULE, NULL},
-  {"_monotonic", l_monotonic, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

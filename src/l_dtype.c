@@ -43,7 +43,7 @@ ltensor_dtype ltl_checkdtype(lua_State *L, int idx) {
 }
 
 ltensor_dtype ltl_opt_dtype(lua_State *L, int idx, ltensor_dtype def) {
-  if (lua_type(L, idx) != LUA_TTABLE) return def;
+  if (idx == 0 || lua_type(L, idx) != LUA_TTABLE) return def;
   idx = lua_absindex(L, idx);
   /* raw: an __index metamethod could run Lua code (free a tensor argument
      the caller already checked) in the middle of argument parsing */

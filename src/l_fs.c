@@ -13,10 +13,13 @@
  *       permission bits, or without mode as a new file (0666 less umask).
  *   T._fsync_dir(path) -> true | nil, message
  *       flushes a directory, so a rename into it survives a crash.
+ *   T._fsync(file) -> true | nil, message
+ *       flushes a Lua file handle to disk (the data before the rename).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -116,9 +119,20 @@ static int l_fsync_dir(lua_State *L) {
   return 1;
 }
 
+/* T._fsync(file): flush a Lua file handle and ask the OS to put it on disk,
+   so that the rename that follows never exposes a half-written file. */
+static int l_fsync(lua_State *L) {
+  luaL_Stream *p = (luaL_Stream *)ltl_checkudata(L, 1, LUA_FILEHANDLE);
+  if (!ltc_stream_open(p)) return ltl_argerror(L, 1, "attempt to use a closed file");
+  if (fflush(p->f) != 0 || fsync(fileno(p->f)) != 0) return luaL_fileresult(L, 0, NULL);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 const ltl_reg ltl_reg_fs[] = {
   {"_path_info", l_path_info, LT_MODULE, NULL},
   {"_create_file", l_create_file, LT_MODULE, NULL},
   {"_fsync_dir", l_fsync_dir, LT_MODULE, NULL},
+  {"_fsync", l_fsync, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

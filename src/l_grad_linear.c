@@ -14,9 +14,7 @@
 static lt_tensor *blas_operand(lua_State *L, int idx) {
   lt_tensor *t = ltl_check(L, idx);
   if (lt_blas_layout_ok(t->shape[0], t->shape[1], t->stride[0], t->stride[1])) return t;
-  lt_tensor *c = ltl_push_new_like(L, t, t->dtype);
-  lt_copy_into(c, t);
-  return c;
+  return ltl_push_clone(L, t);
 }
 
 /* T._linear(x, w [, b]) */

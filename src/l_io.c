@@ -8,12 +8,10 @@
  *
  *   T._tobytes(t)                          -> little-endian contiguous bytes
  *   T._frombytes(s, dtype, shape [, offset [, big_endian [, fortran]]]) -> tensor
- *   T._fsync(file)                         -> flush a Lua file handle to disk
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "l_lua.h"
 
 static int host_is_little(void) {
@@ -43,8 +41,7 @@ static int l_tobytes(lua_State *L) {
     lua_pushlstring(L, nbytes ? lt_data(t) : "", nbytes);
     return 1;
   }
-  lt_tensor *c = ltl_push_new_like(L, t, t->dtype);   /* GC-owned scratch */
-  lt_copy_into(c, t);
+  lt_tensor *c = ltl_push_clone(L, t);   /* GC-owned scratch */
   if (swap) swap_bytes(lt_data(c), nbytes, swap_unit(t->dtype));
   lua_pushlstring(L, nbytes ? lt_data(c) : "", nbytes);
   return 1;
@@ -115,19 +112,8 @@ static int l_frombytes(lua_State *L) {
   return 1;
 }
 
-/* T._fsync(file): flush a Lua file handle and ask the OS to put it on disk,
-   so that the rename that follows never exposes a half-written file. */
-static int l_fsync(lua_State *L) {
-  luaL_Stream *p = (luaL_Stream *)ltl_checkudata(L, 1, LUA_FILEHANDLE);
-  if (!ltc_stream_open(p)) return ltl_argerror(L, 1, "attempt to use a closed file");
-  if (fflush(p->f) != 0 || fsync(fileno(p->f)) != 0) return luaL_fileresult(L, 0, NULL);
-  lua_pushboolean(L, 1);
-  return 1;
-}
-
 const ltl_reg ltl_reg_io[] = {
   {"_tobytes", l_tobytes, LT_MODULE, NULL},
   {"_frombytes", l_frombytes, LT_MODULE, NULL},
-  {"_fsync", l_fsync, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -205,11 +205,12 @@ static lt_tensor *check_piv(lua_State *L, const char *fn, int idx, const lt_tens
   return p;
 }
 
-/* Copy the pivots of batch entry b into ipiv, checking their range. */
-static void load_piv(lua_State *L, const char *fn, const lt_tensor *p, int nbd, int64_t b, int n, int *ipiv) {
+/* Copy the k pivots of batch entry b into ipiv, checking that they are
+   rows of an n-row matrix (1-based). */
+static void load_piv(lua_State *L, const char *fn, const lt_tensor *p, int nbd, int64_t b, int k, int n, int *ipiv) {
   int64_t off = batch_off(p, nbd, b), st = p->stride[nbd];
   const int32_t *d = (const int32_t *)p->storage->data;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < k; i++) {
     int32_t v = d[off + i * st];
     if (v < 1 || v > n) ltl_error(L, fn, "pivots must be in the range [1, %d], got %d", n, (int)v);
     ipiv[i] = v;
@@ -231,19 +232,18 @@ static int l_perm(lua_State *L) {
   size_t isz = lt_itemsize(dt), rsz = lt_itemsize(real_of(dt));
   carve_t c = { { 0 }, 0 };
   carve_add(&c, (int64_t)(m + 1) * sizeof(int));
-  char *buf[1];
+  carve_add(&c, (int64_t)(k + 1) * sizeof(int));
+  char *buf[2];
   carve_alloc(L, &c, buf);
   lt_tensor *out = push_batched(L, dt, p, nbd, 2, (int64_t)m, (int64_t)m);
-  int *perm = (int *)buf[0];
+  int *perm = (int *)buf[0], *ipiv = (int *)buf[1];
   int64_t nb = nbatch_of(p, nbd);
   memset(lt_data(out), 0, (size_t)(nb * m * m) * isz);
   for (int64_t b = 0; b < nb; b++) {
     for (int i = 0; i < m; i++) perm[i] = i;
-    int64_t off = batch_off(p, nbd, b), st = p->stride[nbd];
-    const int32_t *d = (const int32_t *)p->storage->data;
+    load_piv(L, fn, p, nbd, b, k, m, ipiv);
     for (int i = 0; i < k; i++) {
-      int32_t j = d[off + i * st] - 1;
-      if (j < 0 || j >= m) ltl_error(L, fn, "pivots must be in the range [1, %d], got %d", m, (int)j + 1);
+      int j = ipiv[i] - 1;
       int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
     }
     /* row i of P L U is row perm[i] of A: P[perm[i], i] = 1 */
@@ -267,8 +267,7 @@ typedef struct square_system {
 static void begin_square_system(lua_State *L, const char *fn, int ia, int ib, square_system *s) {
   s->a = check_mat(L, ia, fn);
   s->nbd = s->a->ndim - 2;
-  s->n = fits_int(L, fn, s->a->shape[s->nbd]);
-  if (s->a->shape[s->nbd + 1] != s->n) ltl_error(L, fn, "A must be batches of square matrices");
+  s->n = square_n(L, fn, s->a, s->nbd);
   s->b = check_mat(L, ib, fn);
   check_same_batch(L, fn, s->a, s->b, s->nbd);
   if (s->b->shape[s->nbd] != s->n) ltl_error(L, fn, "internal: B rows");
@@ -294,7 +293,7 @@ static int l_getrs(lua_State *L) {
   lt_tensor *p = check_piv(L, fn, 2, s.a, s.nbd, s.n);
   int64_t nb = nbatch_of(s.a, s.nbd);
   for (int64_t b = 0; b < nb; b++) {
-    load_piv(L, fn, p, s.nbd, b, s.n, (int *)s.buf[2]);
+    load_piv(L, fn, p, s.nbd, b, s.n, s.n, (int *)s.buf[2]);
     pack_cm(s.buf[0], s.ld, s.a, batch_off(s.a, s.nbd, b), s.n, s.n);
     pack_cm(s.buf[1], s.ld, s.b, batch_off(s.b, s.nbd, b), s.n, s.k);
     if (s.n > 0 && s.k > 0) lt_lapack_getrs(s.dt, trans, s.n, s.k, s.buf[0], s.ld, (int *)s.buf[2], s.buf[1], s.ld);

@@ -84,6 +84,8 @@ lt_tensor *ltl_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t 
 lt_tensor *ltl_push_new_preserve(lua_State *L, const lt_tensor *t, ltensor_dtype dt);
 /* New contiguous tensor with the same shape as t. */
 lt_tensor *ltl_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt);
+/* A contiguous copy of t (same dtype), pushed */
+lt_tensor *ltl_push_clone(lua_State *L, const lt_tensor *t);
 /* A view of base's storage (no copy); requires_grad is not inherited.
    base, or another tensor on the same storage, must be on the Lua stack:
    the view keeps the storage's owner alive through its user value. */
@@ -108,11 +110,16 @@ void ltl_set_requires_grad(lua_State *L, lt_tensor *t, bool b);
    elements of t share memory (an expanded view) */
 void ltl_check_overlap(lua_State *L, const char *fname, const lt_tensor *t, int64_t n);
 void ltl_copy(lua_State *L, const char *fname, lt_tensor *dst, const lt_tensor *src);
+/* A tensor fname has just made requires grad when rg is set (its
+   requires_grad option): only floating point and complex tensors can. */
+void ltl_new_requires_grad(lua_State *L, const char *fname, lt_tensor *t, int rg);
 
 /* ---- dtypes ------------------------------------------------------------- */
 void ltl_pushdtype(lua_State *L, ltensor_dtype dt);
 int ltl_testdtype(lua_State *L, int idx, ltensor_dtype *out);   /* dtype object or name string */
 ltensor_dtype ltl_checkdtype(lua_State *L, int idx);
+/* The options readers below take the options table's slot; slot 0 (never
+   a valid index) or a slot holding no table means "no options". */
 /* opts table at idx (or none/nil): its `dtype` field, else def */
 ltensor_dtype ltl_opt_dtype(lua_State *L, int idx, ltensor_dtype def);
 /* Push opts[k] read raw: an __index metamethod on an options table must not
@@ -167,7 +174,7 @@ void ltl_push_elem(lua_State *L, ltensor_dtype dt, const char *p);
 void ltl_store_lua(lua_State *L, int idx, ltensor_dtype dt, char *p);
 
 /* ---- areas (each defined in its own l_<area>.c) ------------------------- */
-extern const ltl_reg ltl_reg_create[];    /* l_create.c: T.tensor, empty/zeros/ones/full, *_like */
+extern const ltl_reg ltl_reg_create[];    /* l_create.c: T.tensor, empty/zeros/ones/full, *_like, arange/linspace/eye */
 extern const ltl_reg ltl_reg_attr[];      /* l_attr.c: size/stride/dim..., item, totable, get/set */
 extern const ltl_reg ltl_reg_convert[];   /* l_convert.c: clone, copy_, fill_, to, type, t:float()... */
 extern const ltl_reg ltl_reg_tensor[];    /* l_tensor.c: free, is_tensor, data_ptr, __close */
@@ -180,18 +187,20 @@ extern const ltl_reg ltl_reg_settings[];  /* l_settings.c: promotion mode, promo
 extern const ltl_reg ltl_reg_ops[];       /* l_ops.c: elementwise ops, promotion, metamethods */
 extern const ltl_reg ltl_reg_reduce[];    /* l_reduce.c: reductions, scans, softmax */
 extern const ltl_reg ltl_reg_linalg[];    /* l_linalg.c: matmul family */
-extern const ltl_reg ltl_reg_random[];    /* l_random.c: arange/linspace/eye, RNG */
+extern const ltl_reg ltl_reg_random[];    /* l_random.c: generators, rand/randn/randint/randperm */
+extern const ltl_reg ltl_reg_samplers[];  /* l_samplers.c: in-place samplers, normal, poisson, ... */
 extern const ltl_reg ltl_reg_embed[];     /* l_embed.c: C API helpers exposed to Lua, if any */
 extern const ltl_reg ltl_reg_io[];        /* l_io.c: raw bytes <-> tensors for save/load */
 extern const ltl_reg ltl_reg_backward[];  /* l_backward.c: the backward pass (_ag_run, _sum_to) */
 extern const ltl_reg ltl_reg_autograd[];  /* l_autograd.c: graph nodes, recording hook, backward engine */
-extern const ltl_reg ltl_reg_fs[];        /* l_fs.c: path facts for safe saves */
+extern const ltl_reg ltl_reg_fs[];        /* l_fs.c: path facts and fsync for safe saves */
 extern const ltl_reg ltl_reg_image[];     /* l_image.c: PNG encode/decode (zlib) */
 extern const ltl_reg ltl_reg_struct[];    /* l_struct.c: diagonal/flip/complex views and copies, scan kernels */
 extern const ltl_reg ltl_reg_search[];    /* l_search.c: searchsorted, bincount, histograms, mode kernels */
 extern const ltl_reg ltl_reg_nnfused[];   /* l_nnfused.c: fused norm / cross-entropy kernels, relu backward */
 extern const ltl_reg ltl_reg_optim[];     /* l_optim.c: fused optimizer update kernels */
-extern const ltl_reg ltl_reg_csv[];       /* l_csv.c: CSV parsing/formatting, isatty */
+extern const ltl_reg ltl_reg_csv[];       /* l_csv.c: CSV parsing/formatting */
+extern const ltl_reg ltl_reg_progress[];  /* l_progress.c: isatty, a monotonic clock (progress bars) */
 extern const ltl_reg ltl_reg_lapack[];    /* l_lapack.c: LAPACK kernels behind T.linalg (linalg.lua) */
 extern const ltl_reg ltl_reg_rnn[];       /* l_rnn.c: recurrent layers' step loop (nn_rnn.lua) */
 extern const ltl_reg ltl_reg_conv[];     /* l_conv.c: convolution, pooling, resampling kernels */

@@ -298,14 +298,8 @@ static int l_optim_update(lua_State *L) {
   if (n == 0) return 0;
   /* every operand as contiguous memory; all work below is allocation-free */
   lt_tensor *gc = g, *pc = p;
-  if (!lt_is_contiguous(g)) {
-    gc = ltl_push_new_like(L, g, g->dtype);
-    lt_copy_into(gc, g);
-  }
-  if (!lt_is_contiguous(p)) {
-    pc = ltl_push_new_like(L, p, p->dtype);
-    lt_copy_into(pc, p);
-  }
+  if (!lt_is_contiguous(g)) gc = ltl_push_clone(L, g);
+  if (!lt_is_contiguous(p)) pc = ltl_push_clone(L, p);
 #define PTR(t, T) ((t) ? (T *)lt_data(t) : NULL)
 #define DISPATCH(T, SUF)                                                                           \
   do {                                                                                             \

@@ -1,4 +1,4 @@
-/* l_random.c -- arange, linspace, logspace, eye, the generators
+/* l_random.c -- the generators
  * (T.manual_seed & co. for the state's default one, T.Generator objects)
  * and the sized random constructors rand / randn / randint / randperm.
  * The samplers proper (in-place fills, normal, poisson, multinomial, ...)
@@ -74,11 +74,6 @@ int lt_is_rng_opts(lua_State *L, int idx) {
 /* ====================================================================== */
 /* argument helpers                                                       */
 /* ====================================================================== */
-/* opts slot 0 means "no options table" (0 is not a valid stack index) */
-static ltensor_dtype opt_dtype(lua_State *L, int opts, ltensor_dtype def) {
-  return opts ? ltl_opt_dtype(L, opts, def) : def;
-}
-
 /* Trailing options table of a call whose sizes come first: returns its
    slot (0 if none) and the last size slot in *last. */
 static int split_opts(lua_State *L, int first, int *last) {
@@ -92,154 +87,7 @@ static int split_opts(lua_State *L, int first, int *last) {
 }
 
 /* The options each factory reads (unknown keys raise, with a suggestion) */
-static const char *const SPACE_OPTS[] = {"dtype", "requires_grad", NULL};
 static const char *const RAND_OPTS[] = {"dtype", "requires_grad", "generator", NULL};
-static void check_opts(lua_State *L, int opts, const char *fname, const char *const *known) {
-  if (opts) ltl_check_opts(L, opts, fname, known);
-}
-
-static void set_requires_grad(lua_State *L, const char *fname, lt_tensor *t, int opts) {
-  if (!opts || !ltl_opt_bool(L, opts, "requires_grad", 0)) return;
-  if (!lt_is_floating(t->dtype) && !lt_is_complex(t->dtype))
-    ltl_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
-  ltl_set_requires_grad(L, t, true);
-}
-
-static void check_float_dtype(lua_State *L, const char *fname, ltensor_dtype dt) {
-  if (!lt_is_floating(dt) && !lt_is_complex(dt))
-    ltl_error(L, fname, "expected a floating point or complex dtype, but got %s", lt_dtypes[dt].name);
-}
-
-/* ====================================================================== */
-/* arange / linspace / logspace / eye                                     */
-/* ====================================================================== */
-static int l_arange(lua_State *L) {
-  ltl_settings *S = ltl_settings_of(L);
-  int top = lua_gettop(L), opts = 0;
-  if (top >= 1 && lua_type(L, top) == LUA_TTABLE) opts = top--;
-  if (top < 1 || top > 3) return ltl_error(L, "arange", "expected 1 to 3 numbers (start, end, step), got %d", top);
-  check_opts(L, opts, "arange", SPACE_OPTS);
-  int all_int = 1;
-  for (int i = 1; i <= top; i++) {
-    ltl_checknumber(L, i);
-    if (!lua_isinteger(L, i)) all_int = 0;
-  }
-  int si = top == 1 ? 0 : 1, ei = top == 1 ? 1 : 2, ti = top == 3 ? 3 : 0;
-  ltensor_dtype dt = opt_dtype(L, opts, all_int ? LTENSOR_INT64 : S->default_dtype);
-  if (dt == LTENSOR_BOOL || lt_is_complex(dt))
-    return ltl_error(L, "arange", "not implemented for %s", lt_dtypes[dt].name);
-  double dstart = si ? lua_tonumber(L, si) : 0.0, dend = lua_tonumber(L, ei);
-  double dstep = ti ? lua_tonumber(L, ti) : 1.0;
-  int64_t start = 0, step = 1;   /* the integral dtypes' bounds */
-  double size;
-  if (lt_is_integral(dt)) {
-    /* PyTorch converts the bounds to the integer accumulator first */
-#define TOI(idx, def) ((idx) == 0 ? (int64_t)(def) : lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx) \
-                                                   : lt_f64_to_i64(lua_tonumber(L, idx)))
-    int64_t end = TOI(ei, 0);
-    start = TOI(si, 0); step = TOI(ti, 1);
-#undef TOI
-    if (step == 0) return ltl_error(L, "arange", "step must be nonzero");
-    if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
-      return ltl_error(L, "arange", "upper bound and larger bound inconsistent with step sign");
-    if (dt == LTENSOR_INT64) {
-      /* exact |end - start| (< 2^64) without signed overflow */
-      double diff = end >= start ? (double)((uint64_t)end - (uint64_t)start)
-                                 : -(double)((uint64_t)start - (uint64_t)end);
-      size = ceil(diff / (double)step);
-    } else {
-      size = ceil((dend - dstart) / dstep);
-    }
-  } else {
-    if (dstep == 0) return ltl_error(L, "arange", "step must be nonzero");
-    if (!isfinite(dstart) || !isfinite(dend))
-      return ltl_error(L, "arange", "unsupported range: %f -> %f", dstart, dend);
-    if (!((dstep > 0 && dend >= dstart) || (dstep < 0 && dend <= dstart)))
-      return ltl_error(L, "arange", "upper bound and larger bound inconsistent with step sign");
-    size = ceil((dend - dstart) / dstep);
-  }
-  if (!(size >= 0 && size <= 9.2233720368547748e18))
-    return ltl_error(L, "arange", "invalid size, possible overflow?");
-  int64_t n = (int64_t)size;
-  lt_tensor *t = ltl_push_new(L, dt, 1, &n);
-  char *p = lt_data(t);
-  size_t sz = lt_itemsize(dt);
-  if (lt_is_integral(dt))
-    for (int64_t i = 0; i < n; i++)
-      lt_store_i64(dt, p + (size_t)i * sz, (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)i));
-  else
-    for (int64_t i = 0; i < n; i++) lt_store_f64(dt, p + (size_t)i * sz, dstart + dstep * (double)i);
-  set_requires_grad(L, "arange", t, opts);
-  return 1;
-}
-
-/* T.linspace(start, end, steps [, opts]) and T.logspace(start, end, steps
-   [, base] [, opts]).  Like PyTorch, the first half counts up from start
-   and the second half down from end, so both ends are exact; float32 and
-   half types compute in float, integral types in double. */
-static int space(lua_State *L, const char *fname, int is_log) {
-  ltl_settings *S = ltl_settings_of(L);
-  double a = ltl_checknumber(L, 1), b = ltl_checknumber(L, 2);
-  lua_Integer n = ltl_checkinteger(L, 3);
-  double base = 10.0;
-  int opts = 0;
-  if (is_log && lua_type(L, 4) == LUA_TNUMBER) { base = lua_tonumber(L, 4); opts = 5; }
-  else opts = 4;
-  if (lua_type(L, opts) != LUA_TTABLE) opts = 0;
-  check_opts(L, opts, fname, SPACE_OPTS);
-  if (n < 0) return ltl_error(L, fname, "number of steps must be non-negative");
-  ltensor_dtype dt = opt_dtype(L, opts, S->default_dtype);
-  if (dt == LTENSOR_BOOL) return ltl_error(L, fname, "not implemented for bool");
-  int64_t len = n;
-  lt_tensor *t = ltl_push_new(L, dt, 1, &len);
-  char *p = lt_data(t);
-  size_t sz = lt_itemsize(dt);
-  int64_t half = n / 2;
-  if (lt_is_integral(dt) && !is_log) {   /* start/end are first converted to the dtype */
-    lt_store_f64(dt, p, a); a = lt_load_f64(dt, p);
-    lt_store_f64(dt, p, b); b = lt_load_f64(dt, p);
-  }
-  int in_float = dt == LTENSOR_FLOAT32 || dt == LTENSOR_FLOAT16 || dt == LTENSOR_BFLOAT16 ||
-                 dt == LTENSOR_COMPLEX64 || dt == LTENSOR_COMPLEX32;
-  for (int64_t i = 0; i < n; i++) {
-    double v;
-    if (n == 1) v = a;
-    else if (in_float && !is_log) {
-      float fa = (float)a, fb = (float)b, step = (fb - fa) / (float)(n - 1);
-      v = i < half ? fa + step * (float)i : fb - step * (float)(n - i - 1);
-    } else {
-      double step = (b - a) / (double)(n - 1);
-      v = i < half ? a + step * (double)i : b - step * (double)(n - i - 1);
-    }
-    if (is_log) v = pow(base, v);
-    if (lt_is_complex(dt)) lt_store_c128(dt, p + (size_t)i * sz, v);
-    else lt_store_f64(dt, p + (size_t)i * sz, v);
-  }
-  set_requires_grad(L, fname, t, opts);
-  return 1;
-}
-static int l_linspace(lua_State *L) { return space(L, "linspace", 0); }
-static int l_logspace(lua_State *L) { return space(L, "logspace", 1); }
-
-static int l_eye(lua_State *L) {
-  ltl_settings *S = ltl_settings_of(L);
-  lua_Integer n = ltl_checkinteger(L, 1), m = n;
-  int opts = 2;
-  if (lua_type(L, 2) == LUA_TNUMBER) { m = ltl_checkinteger(L, 2); opts = 3; }
-  if (lua_type(L, opts) != LUA_TTABLE) opts = 0;
-  check_opts(L, opts, "eye", SPACE_OPTS);
-  if (n < 0) return ltl_error(L, "eye", "n must be greater or equal to 0, got %I", (lua_Integer)n);
-  if (m < 0) return ltl_error(L, "eye", "m must be greater or equal to 0, got %I", (lua_Integer)m);
-  ltensor_dtype dt = opt_dtype(L, opts, S->default_dtype);
-  int64_t shape[2] = { n, m };
-  lt_tensor *t = ltl_push_new(L, dt, 2, shape);
-  size_t sz = lt_itemsize(dt);
-  char *p = lt_data(t);
-  memset(p, 0, (size_t)(n * m) * sz);
-  for (int64_t i = 0; i < n && i < m; i++) lt_store_i64(dt, p + (size_t)(i * m + i) * sz, 1);
-  set_requires_grad(L, "eye", t, opts);
-  return 1;
-}
 
 /* ====================================================================== */
 /* the default generator: T.manual_seed & co.                             */
@@ -439,15 +287,15 @@ static int l_default_generator(lua_State *L) {
 static int rand_sized(lua_State *L, const char *fname, int normal) {
   ltl_settings *S = ltl_settings_of(L);
   int last, opts = split_opts(L, 1, &last);
-  check_opts(L, opts, fname, RAND_OPTS);
+  ltl_check_opts(L, opts, fname, RAND_OPTS);
   int64_t shape[LT_MAX_DIMS];
   int nd = ltl_checksize(L, 1, last, shape, fname);
-  ltensor_dtype dt = opt_dtype(L, opts, S->default_dtype);
-  check_float_dtype(L, fname, dt);
+  ltensor_dtype dt = ltl_opt_dtype(L, opts, S->default_dtype);
+  ltl_check_float_dtype(L, fname, dt);
   uint64_t *s = lt_rng_opt(L, opts, fname);
   lt_tensor *t = ltl_push_new(L, dt, nd, shape);
   lt_sample_fill(L, t, normal ? LT_SAMPLE_NORMAL : LT_SAMPLE_UNIFORM, 0.0, 1.0, s);
-  set_requires_grad(L, fname, t, opts);
+  ltl_new_requires_grad(L, fname, t, ltl_opt_bool(L, opts, "requires_grad", 0));
   return 1;
 }
 static int l_rand(lua_State *L) { return rand_sized(L, "rand", 0); }
@@ -459,13 +307,13 @@ static int rand_like(lua_State *L, const char *fname, int normal) {
   if (!lua_isnoneornil(L, 2) && (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)))
     ltl_typeerror(L, 2, "options table");
   int opts = lua_type(L, 2) == LUA_TTABLE ? 2 : 0;
-  check_opts(L, opts, fname, RAND_OPTS);
-  ltensor_dtype dt = opt_dtype(L, opts, src->dtype);
-  check_float_dtype(L, fname, dt);
+  ltl_check_opts(L, opts, fname, RAND_OPTS);
+  ltensor_dtype dt = ltl_opt_dtype(L, opts, src->dtype);
+  ltl_check_float_dtype(L, fname, dt);
   uint64_t *s = lt_rng_opt(L, opts, fname);
   lt_tensor *t = ltl_push_new_like(L, src, dt);
   lt_sample_fill(L, t, normal ? LT_SAMPLE_NORMAL : LT_SAMPLE_UNIFORM, 0.0, 1.0, s);
-  set_requires_grad(L, fname, t, opts);
+  ltl_new_requires_grad(L, fname, t, ltl_opt_bool(L, opts, "requires_grad", 0));
   return 1;
 }
 static int l_rand_like(lua_State *L) { return rand_like(L, "rand_like", 0); }
@@ -479,7 +327,7 @@ static int l_randint(lua_State *L) {
   if (lua_type(L, 2) == LUA_TTABLE) { high = ltl_checkinteger(L, 1); size_idx = 2; }
   else { low = ltl_checkinteger(L, 1); high = ltl_checkinteger(L, 2); size_idx = 3; }
   int opts = lua_type(L, size_idx + 1) == LUA_TTABLE ? size_idx + 1 : 0;
-  check_opts(L, opts, "randint", RAND_OPTS);
+  ltl_check_opts(L, opts, "randint", RAND_OPTS);
   if (lua_type(L, size_idx) != LUA_TTABLE && lua_type(L, size_idx) != LUA_TNUMBER)
     return ltl_typeerror(L, size_idx, "table of sizes");
   int64_t shape[LT_MAX_DIMS];
@@ -487,11 +335,11 @@ static int l_randint(lua_State *L) {
   if (low >= high)
     return ltl_error(L, "randint", "random_ expects 'from' to be less than 'to', but got from=%I >= to=%I",
                     low, high);
-  ltensor_dtype dt = opt_dtype(L, opts, LTENSOR_INT64);
+  ltensor_dtype dt = ltl_opt_dtype(L, opts, LTENSOR_INT64);
   uint64_t *s = lt_rng_opt(L, opts, "randint");
   lt_tensor *t = ltl_push_new(L, dt, nd, shape);
   lt_sample_fill_int(L, t, (int64_t)low, (uint64_t)high - (uint64_t)low, s);
-  set_requires_grad(L, "randint", t, opts);
+  ltl_new_requires_grad(L, "randint", t, ltl_opt_bool(L, opts, "requires_grad", 0));
   return 1;
 }
 
@@ -500,9 +348,9 @@ static int l_randint(lua_State *L) {
 static int l_randperm(lua_State *L) {
   lua_Integer n = ltl_checkinteger(L, 1);
   int opts = lua_type(L, 2) == LUA_TTABLE ? 2 : 0;
-  check_opts(L, opts, "randperm", RAND_OPTS);
+  ltl_check_opts(L, opts, "randperm", RAND_OPTS);
   if (n < 0) return ltl_error(L, "randperm", "n must be non-negative, got %I", n);
-  ltensor_dtype dt = opt_dtype(L, opts, LTENSOR_INT64);
+  ltensor_dtype dt = ltl_opt_dtype(L, opts, LTENSOR_INT64);
   if (dt == LTENSOR_BOOL || lt_is_complex(dt))
     return ltl_error(L, "randperm", "not implemented for %s", lt_dtypes[dt].name);
   uint64_t *s = lt_rng_opt(L, opts, "randperm");
@@ -518,15 +366,11 @@ static int l_randperm(lua_State *L) {
     lt_tensor *c = ltl_push_new(L, dt, 1, &len);
     lt_copy_into(c, t);
   }
-  set_requires_grad(L, "randperm", ltl_check(L, -1), opts);
+  ltl_new_requires_grad(L, "randperm", ltl_check(L, -1), ltl_opt_bool(L, opts, "requires_grad", 0));
   return 1;
 }
 
 const ltl_reg ltl_reg_random[] = {
-  {"arange", l_arange, LT_MODULE, NULL},
-  {"linspace", l_linspace, LT_MODULE, NULL},
-  {"logspace", l_logspace, LT_MODULE, NULL},
-  {"eye", l_eye, LT_MODULE, NULL},
   {"manual_seed", l_manual_seed, LT_MODULE, NULL},
   {"seed", l_seed, LT_MODULE, NULL},
   {"initial_seed", l_initial_seed, LT_MODULE, NULL},
@@ -540,25 +384,5 @@ const ltl_reg ltl_reg_random[] = {
   {"randn_like", l_randn_like, LT_BOTH, NULL},
   {"randint", l_randint, LT_MODULE, NULL},
   {"randperm", l_randperm, LT_MODULE, NULL},
-  /* l_samplers.c (LT_DIFF: outputs of normal / bernoulli / poisson require
-     grad like PyTorch's, with zero gradients, and the in-place samplers
-     refuse leaves that require grad; rules in distributions.lua) */
-  {"uniform_", lt_l_uniform_, LT_METHOD | LT_DIFF, NULL},
-  {"normal_", lt_l_normal_, LT_METHOD | LT_DIFF, NULL},
-  {"exponential_", lt_l_exponential_, LT_METHOD | LT_DIFF, NULL},
-  {"geometric_", lt_l_geometric_, LT_METHOD | LT_DIFF, NULL},
-  {"log_normal_", lt_l_log_normal_, LT_METHOD | LT_DIFF, NULL},
-  {"cauchy_", lt_l_cauchy_, LT_METHOD | LT_DIFF, NULL},
-  {"random_", lt_l_random_, LT_METHOD | LT_DIFF, NULL},
-  {"bernoulli_", lt_l_bernoulli_, LT_METHOD | LT_DIFF, NULL},
-  {"bernoulli", lt_l_bernoulli, LT_BOTH | LT_DIFF, NULL},
-  {"normal", lt_l_normal, LT_MODULE | LT_DIFF, NULL},
-  {"poisson", lt_l_poisson, LT_BOTH | LT_DIFF, NULL},
-  {"multinomial", lt_l_multinomial, LT_BOTH, NULL},
-  {"_standard_gamma", lt_l_standard_gamma, LT_MODULE | LT_DIFF, NULL},
-  {"_standard_gamma_grad", lt_l_standard_gamma_grad, LT_MODULE, NULL},
-  {"_lgamma", lt_l_lgamma, LT_MODULE, NULL},
-  {"_digamma", lt_l_digamma, LT_MODULE, NULL},
-  {"_trigamma", lt_l_trigamma, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -22,6 +22,13 @@ uint64_t *lt_rng_opt(lua_State *L, int opts, const char *fname);
    one of the keys dtype / requires_grad / generator / replacement set) */
 int lt_is_rng_opts(lua_State *L, int idx);
 
+/* Raises unless dt is a floating point or complex dtype (what the
+   continuous samplers and rand/randn produce). */
+static inline void ltl_check_float_dtype(lua_State *L, const char *fname, ltensor_dtype dt) {
+  if (!lt_is_floating(dt) && !lt_is_complex(dt))
+    ltl_error(L, fname, "expected a floating point or complex dtype, but got %s", lt_dtypes[dt].name);
+}
+
 /* Fill every element of t (any layout: logical row-major order, so a
    transposed destination gets the values a contiguous one would) with
    samples of one kind.  Parameters were validated by the caller. */
@@ -37,25 +44,5 @@ enum {
 void lt_sample_fill(lua_State *L, lt_tensor *t, int kind, double a, double b, uint64_t *s);
 /* Integers uniform in [lo, lo + range) (range 0 means all 2^64 words) */
 void lt_sample_fill_int(lua_State *L, lt_tensor *t, int64_t lo, uint64_t range, uint64_t *s);
-
-/* Samplers (l_samplers.c), registered through ltl_reg_random so that the
-   core's registration list stays as it is. */
-int lt_l_exponential_(lua_State *L);
-int lt_l_geometric_(lua_State *L);
-int lt_l_log_normal_(lua_State *L);
-int lt_l_cauchy_(lua_State *L);
-int lt_l_random_(lua_State *L);
-int lt_l_uniform_(lua_State *L);
-int lt_l_normal_(lua_State *L);
-int lt_l_bernoulli_(lua_State *L);
-int lt_l_bernoulli(lua_State *L);
-int lt_l_normal(lua_State *L);
-int lt_l_poisson(lua_State *L);
-int lt_l_multinomial(lua_State *L);
-int lt_l_standard_gamma(lua_State *L);
-int lt_l_standard_gamma_grad(lua_State *L);
-int lt_l_lgamma(lua_State *L);
-int lt_l_digamma(lua_State *L);
-int lt_l_trigamma(lua_State *L);
 
 #endif

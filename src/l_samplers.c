@@ -194,10 +194,6 @@ static double num_arg(lua_State *L, int idx, int opts, double def) {
   if ((opts && idx >= opts) || lua_isnoneornil(L, idx)) return def;
   return ltl_checknumber(L, idx);
 }
-static void check_float(lua_State *L, const char *fname, ltensor_dtype dt) {
-  if (!lt_is_floating(dt) && !lt_is_complex(dt))
-    ltl_error(L, fname, "expected a floating point or complex dtype, but got %s", lt_dtypes[dt].name);
-}
 static void check_real_float(lua_State *L, const char *fname, ltensor_dtype dt) {
   if (!lt_is_floating(dt))
     ltl_error(L, fname, "expected a floating point dtype, but got %s", lt_dtypes[dt].name);
@@ -241,11 +237,11 @@ static const double *as_f64(lua_State *L, const lt_tensor *src, int nd, const in
 /* ====================================================================== */
 /* in-place samplers                                                      */
 /* ====================================================================== */
-int lt_l_uniform_(lua_State *L) {
+static int l_uniform_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "uniform_", &opts);
   double a = num_arg(L, 2, opts, 0.0), b = num_arg(L, 3, opts, 1.0);
-  check_float(L, "uniform_", t->dtype);
+  ltl_check_float_dtype(L, "uniform_", t->dtype);
   if (!(a <= b))
     return ltl_error(L, "uniform_", "uniform_ expects to return a [from, to) range, but found from=%s > to=%s", NUM(a), NUM(b));
   if (!isfinite(a)) return ltl_error(L, "uniform_", "from is out of bounds for %s", lt_dtypes[t->dtype].name);
@@ -259,16 +255,16 @@ int lt_l_uniform_(lua_State *L) {
   return sampler_fill(L, "uniform_", t, opts, LT_SAMPLE_UNIFORM, a, b);
 }
 
-int lt_l_normal_(lua_State *L) {
+static int l_normal_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "normal_", &opts);
   double mean = num_arg(L, 2, opts, 0.0), sd = num_arg(L, 3, opts, 1.0);
-  check_float(L, "normal_", t->dtype);
+  ltl_check_float_dtype(L, "normal_", t->dtype);
   if (!(sd >= 0.0)) return ltl_error(L, "normal_", "normal expects std >= 0.0, but found std %s", NUM(sd));
   return sampler_fill(L, "normal_", t, opts, LT_SAMPLE_NORMAL, mean, sd);
 }
 
-int lt_l_exponential_(lua_State *L) {
+static int l_exponential_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "exponential_", &opts);
   double lambd = num_arg(L, 2, opts, 1.0);
@@ -278,7 +274,7 @@ int lt_l_exponential_(lua_State *L) {
   return sampler_fill(L, "exponential_", t, opts, LT_SAMPLE_EXPONENTIAL, lambd, 0.0);
 }
 
-int lt_l_geometric_(lua_State *L) {
+static int l_geometric_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "geometric_", &opts);
   if (lua_isnoneornil(L, 2) || opts == 2) return ltl_argerror(L, 2, "number expected (the probability p)");
@@ -290,7 +286,7 @@ int lt_l_geometric_(lua_State *L) {
   return sampler_fill(L, "geometric_", t, opts, LT_SAMPLE_GEOMETRIC, p, 0.0);
 }
 
-int lt_l_log_normal_(lua_State *L) {
+static int l_log_normal_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "log_normal_", &opts);
   double mean = num_arg(L, 2, opts, 1.0), sd = num_arg(L, 3, opts, 2.0);
@@ -299,7 +295,7 @@ int lt_l_log_normal_(lua_State *L) {
   return sampler_fill(L, "log_normal_", t, opts, LT_SAMPLE_LOG_NORMAL, mean, sd);
 }
 
-int lt_l_cauchy_(lua_State *L) {
+static int l_cauchy_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "cauchy_", &opts);
   double median = num_arg(L, 2, opts, 0.0), sigma = num_arg(L, 3, opts, 1.0);
@@ -341,7 +337,7 @@ static int64_t dtype_bottom(ltensor_dtype dt) {
 
 /* t:random_() -> [0, top]; t:random_(to) -> [0, to); t:random_(from, to)
    -> [from, to), to = nil meaning up to the dtype's top (inclusive). */
-int lt_l_random_(lua_State *L) {
+static int l_random_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "random_", &opts);
   int nargs = (opts ? opts : lua_gettop(L) + 1) - 2;
@@ -381,7 +377,7 @@ int lt_l_random_(lua_State *L) {
 }
 
 /* t:bernoulli_(p) with p a number or a tensor broadcastable to t */
-int lt_l_bernoulli_(lua_State *L) {
+static int l_bernoulli_(lua_State *L) {
   int opts;
   lt_tensor *t = sampler_begin(L, "bernoulli_", &opts);
   if (lt_is_complex(t->dtype)) return ltl_error(L, "bernoulli_", "not implemented for %s", lt_dtypes[t->dtype].name);
@@ -434,7 +430,7 @@ int lt_l_bernoulli_(lua_State *L) {
 
 /* T.bernoulli(probs [, p] [, opts]): 0/1 samples shaped and typed like
    probs, with probability probs[i] (or the number p for every element). */
-int lt_l_bernoulli(lua_State *L) {
+static int l_bernoulli(lua_State *L) {
   lt_tensor *src = ltl_check(L, 1);
   int opts = trailing_opts(L, 2);
   if (opts) ltl_check_opts(L, opts, "bernoulli", GEN_OPTS);
@@ -466,7 +462,7 @@ int lt_l_bernoulli(lua_State *L) {
 /* ====================================================================== */
 /* T.normal(mean, std [, size] [, opts]): mean and std numbers or tensors
    (broadcast together); with two numbers, size is required. */
-int lt_l_normal(lua_State *L) {
+static int l_normal(lua_State *L) {
   lt_tensor *mt = ltl_test(L, 1), *st = ltl_test(L, 2);
   if (mt) mt = ltl_check(L, 1);   /* refuses a freed tensor */
   if (st) st = ltl_check(L, 2);
@@ -483,7 +479,7 @@ int lt_l_normal(lua_State *L) {
     int64_t shape[LT_MAX_DIMS];
     int nd = ltl_checksize(L, 3, 3, shape, "normal");
     ltensor_dtype dt = opts ? ltl_opt_dtype(L, opts, ltl_settings_of(L)->default_dtype) : ltl_settings_of(L)->default_dtype;
-    check_float(L, "normal", dt);
+    ltl_check_float_dtype(L, "normal", dt);
     uint64_t *s = lt_rng_opt(L, opts, "normal");
     lt_tensor *t = ltl_push_new(L, dt, nd, shape);
     lt_sample_fill(L, t, LT_SAMPLE_NORMAL, mean, sd, s);
@@ -562,12 +558,12 @@ static int param_draws(lua_State *L, const char *fname, int gamma) {
   lt_copy_into(out, buf);
   return 1;
 }
-int lt_l_poisson(lua_State *L) { return param_draws(L, "poisson", 0); }
-int lt_l_standard_gamma(lua_State *L) { return param_draws(L, "_standard_gamma", 1); }
+static int l_poisson(lua_State *L) { return param_draws(L, "poisson", 0); }
+static int l_standard_gamma(lua_State *L) { return param_draws(L, "_standard_gamma", 1); }
 
 /* T._standard_gamma_grad(alpha, x): d x / d alpha for standard Gamma
    samples x (same shape as alpha, or broadcastable) */
-int lt_l_standard_gamma_grad(lua_State *L) {
+static int l_standard_gamma_grad(lua_State *L) {
   lt_tensor *a = ltl_check(L, 1), *x = ltl_check(L, 2);
   check_real_float(L, "_standard_gamma_grad", a->dtype);
   const lt_tensor *ops[2] = { a, x };
@@ -604,7 +600,7 @@ static int64_t pick(const double *w, int64_t n, double total, double u) {
   return last;   /* rounding left target at the very top */
 }
 
-int lt_l_multinomial(lua_State *L) {
+static int l_multinomial(lua_State *L) {
   lt_tensor *p = ltl_check(L, 1);
   lua_Integer ns = ltl_checkinteger(L, 2);
   int opts = trailing_opts(L, 3);
@@ -711,6 +707,30 @@ static int special(lua_State *L, const char *fname, int which) {
   lt_copy_into(out, buf);
   return 1;
 }
-int lt_l_lgamma(lua_State *L) { return special(L, "lgamma", 0); }
-int lt_l_digamma(lua_State *L) { return special(L, "digamma", 1); }
-int lt_l_trigamma(lua_State *L) { return special(L, "polygamma", 2); }
+static int l_lgamma(lua_State *L) { return special(L, "lgamma", 0); }
+static int l_digamma(lua_State *L) { return special(L, "digamma", 1); }
+static int l_trigamma(lua_State *L) { return special(L, "polygamma", 2); }
+
+const ltl_reg ltl_reg_samplers[] = {
+  /* LT_DIFF: outputs of normal / bernoulli / poisson require
+     grad like PyTorch's, with zero gradients, and the in-place samplers
+     refuse leaves that require grad; rules in distributions.lua */
+  {"uniform_", l_uniform_, LT_METHOD | LT_DIFF, NULL},
+  {"normal_", l_normal_, LT_METHOD | LT_DIFF, NULL},
+  {"exponential_", l_exponential_, LT_METHOD | LT_DIFF, NULL},
+  {"geometric_", l_geometric_, LT_METHOD | LT_DIFF, NULL},
+  {"log_normal_", l_log_normal_, LT_METHOD | LT_DIFF, NULL},
+  {"cauchy_", l_cauchy_, LT_METHOD | LT_DIFF, NULL},
+  {"random_", l_random_, LT_METHOD | LT_DIFF, NULL},
+  {"bernoulli_", l_bernoulli_, LT_METHOD | LT_DIFF, NULL},
+  {"bernoulli", l_bernoulli, LT_BOTH | LT_DIFF, NULL},
+  {"normal", l_normal, LT_MODULE | LT_DIFF, NULL},
+  {"poisson", l_poisson, LT_BOTH | LT_DIFF, NULL},
+  {"multinomial", l_multinomial, LT_BOTH, NULL},
+  {"_standard_gamma", l_standard_gamma, LT_MODULE | LT_DIFF, NULL},
+  {"_standard_gamma_grad", l_standard_gamma_grad, LT_MODULE, NULL},
+  {"_lgamma", l_lgamma, LT_MODULE, NULL},
+  {"_digamma", l_digamma, LT_MODULE, NULL},
+  {"_trigamma", l_trigamma, LT_MODULE, NULL},
+  {NULL, NULL, 0, NULL}
+};

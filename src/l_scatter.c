@@ -80,11 +80,7 @@ static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d,
   }
   check_gs_index(L, fname, dst, d, idx, src);
   ltl_check_overlap(L, fname, dst, lt_numel(dst));
-  if (src && src->storage == dst->storage) {
-    lt_tensor *c = ltl_push_new_like(L, src, src->dtype);
-    lt_copy_into(c, src);
-    src = c;
-  }
+  if (src && src->storage == dst->storage) src = ltl_push_clone(L, src);
   int64_t n = lt_numel(idx);
   if (n > 0) {
     size_t isz = lt_itemsize(dst->dtype);
@@ -124,11 +120,7 @@ static int scatter_common(lua_State *L, const char *fname, int inplace, int redu
     if (r && strcmp(r, "add") == 0) reduce = 1;
     else if (r) ltl_error(L, fname, "reduce argument must be either add (got %s)", r);
   }
-  lt_tensor *dst = t;
-  if (!inplace) {
-    dst = ltl_push_new_like(L, t, t->dtype);
-    lt_copy_into(dst, t);
-  }
+  lt_tensor *dst = inplace ? t : ltl_push_clone(L, t);
   scatter_into(L, fname, dst, d, idx, 4, reduce);
   if (inplace) lua_settop(L, 1);
   return 1;
@@ -184,11 +176,7 @@ static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, 
     if (ssz != nidx)
       ltl_error(L, fname, "Number of indices (%I) should be equal to source.size(dim) (%I)", (lua_Integer)nidx,
                (lua_Integer)ssz);
-    if (src->storage == dst->storage) {
-      lt_tensor *c = ltl_push_new_like(L, src, src->dtype);
-      lt_copy_into(c, src);
-      src = c;
-    }
+    if (src->storage == dst->storage) src = ltl_push_clone(L, src);
   }
   ltl_check_overlap(L, fname, dst, lt_numel(dst));
   double af = 1.0;
@@ -239,11 +227,7 @@ static int index_write_common(lua_State *L, const char *fname, int inplace, int 
   int d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, fname);
   lt_tensor *index = ltl_check(L, 3);
   ltl_checkany(L, 4);
-  lt_tensor *dst = t;
-  if (!inplace) {
-    dst = ltl_push_new_like(L, t, t->dtype);
-    lt_copy_into(dst, t);
-  }
+  lt_tensor *dst = inplace ? t : ltl_push_clone(L, t);
   static const char *const ALPHA_OPTS[] = {"alpha", NULL}, *const NO_OPTS[] = {NULL};
   if (lua_type(L, 5) == LUA_TTABLE) ltl_check_opts(L, 5, fname, mode == IW_ADD ? ALPHA_OPTS : NO_OPTS);
   int top = lua_gettop(L);

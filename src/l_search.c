@@ -1,6 +1,7 @@
 /*
- * l_search.c -- the C kernels behind search and counting
- * (lua/ltensor/structural.lua prepares arguments, dtypes and errors).
+ * l_search.c -- the C row kernels behind structural.lua's search, counting,
+ * order statistics and row scans (lua/ltensor/structural.lua prepares
+ * arguments, dtypes and errors).
  *
  * The kernels take contiguous float64 or int64 operands: the Lua side
  * converts first (exact for every real dtype but uint64 beyond 2^63), so each
@@ -13,6 +14,8 @@
  *   _histogram_edges(x, edges [, weights], linear)   -> float64 counts per bin
  *   _mode_rows(x)                                    x [rows, n] -> int64 [rows] 1-based index
  *   _kth_rows(x, k)                                  x [rows, n] -> int64 [rows] index of the k-th smallest
+ *   _logcumsumexp_rows(x)                            x float64 [rows, n] -> scan along n
+ *   _cumext_rows(x, is_max)                          x [rows, n] -> int64 1-based arg of the running max/min
  */
 #include <math.h>
 #include <stdlib.h>
@@ -333,6 +336,62 @@ static int l_kth_rows(lua_State *L) {
   return 1;
 }
 
+/* ---- row scans: logcumsumexp, cummax/cummin's indices ------------------ */
+static int l_logcumsumexp_rows(lua_State *L) {
+  lt_tensor *x = ltl_check(L, 1);
+  need_rows(L, x, "logcumsumexp", 2);
+  if (x->dtype != LTENSOR_FLOAT64) ltl_error(L, "logcumsumexp", "internal: expected a float64 tensor");
+  lt_tensor *out = ltl_push_new(L, LTENSOR_FLOAT64, 2, x->shape);
+  int64_t rows = x->shape[0], n = x->shape[1];
+  const double *src = (const double *)lt_data(x);
+  double *dst = (double *)lt_data(out);
+  for (int64_t r = 0; r < rows; r++) {
+    double acc = -INFINITY;
+    for (int64_t j = 0; j < n; j++) {
+      double v = src[r * n + j];
+      /* logaddexp(acc, v), exact for infinities and NaN-propagating */
+      if (isnan(v) || isnan(acc)) acc = NAN;
+      else {
+        double hi = acc > v ? acc : v, lo = acc > v ? v : acc;
+        if (hi == -INFINITY) acc = -INFINITY;
+        else if (hi == INFINITY) acc = INFINITY;
+        else acc = hi + log1p(exp(lo - hi));
+      }
+      dst[r * n + j] = acc;
+    }
+  }
+  return 1;
+}
+
+/* 1-based index of the running max (is_max) or min; a NaN wins and sticks,
+   a later NaN taking over the index, and ties take the later index: PyTorch's
+   `isnan(x) || (!isnan(best) && x >= best)`. */
+#define CUMEXT_LOOP(ctype, isnanf)                                             \
+  do {                                                                         \
+    const ctype *src = (const ctype *)lt_data(x);                              \
+    for (int64_t r = 0; r < rows; r++) {                                       \
+      const ctype *row = src + r * n;                                          \
+      int64_t best = 0;                                                        \
+      for (int64_t j = 0; j < n; j++) {                                        \
+        ctype v = row[j], b = row[best];                                       \
+        if (isnanf(v) || (!isnanf(b) && (is_max ? v >= b : v <= b))) best = j; \
+        dst[r * n + j] = best + 1;                                             \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+#define NO_NAN(v) 0
+static int l_cumext_rows(lua_State *L) {
+  lt_tensor *x = ltl_check(L, 1);
+  int is_max = lua_toboolean(L, 2);
+  need_rows(L, x, "cummax", 2);
+  lt_tensor *out = ltl_push_new(L, LTENSOR_INT64, 2, x->shape);
+  int64_t rows = x->shape[0], n = x->shape[1];
+  int64_t *dst = (int64_t *)lt_data(out);
+  if (x->dtype == LTENSOR_FLOAT64) CUMEXT_LOOP(double, isnan);
+  else CUMEXT_LOOP(int64_t, NO_NAN);
+  return 1;
+}
+
 const ltl_reg ltl_reg_search[] = {
   {"_searchsorted_rows", l_searchsorted_rows, LT_MODULE, NULL},
   {"_bincount", l_bincount, LT_MODULE, NULL},
@@ -340,5 +399,7 @@ const ltl_reg ltl_reg_search[] = {
   {"_histogram_edges", l_histogram_edges, LT_MODULE, NULL},
   {"_mode_rows", l_mode_rows, LT_MODULE, NULL},
   {"_kth_rows", l_kth_rows, LT_MODULE, NULL},
+  {"_logcumsumexp_rows", l_logcumsumexp_rows, LT_MODULE, NULL},
+  {"_cumext_rows", l_cumext_rows, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

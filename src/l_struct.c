@@ -10,16 +10,14 @@
  *   tril(t [, k]), triu(t [, k])                 a copy with a triangle zeroed per row
  *   _roll_dims(t, shifts, dims)                  at most 2^k block copies (roll's core)
  *   complex(re, im), view_as_real(t), view_as_complex(t)
- *   _logcumsumexp_rows(x)                        float64 [rows, n] contiguous -> scan along n
- *   _cumext_rows(x, is_max)                      float64/int64 [rows, n] -> 1-based arg of running max/min
+ *   cat(tensors [, dim]), stack(tensors [, dim])  copies into one new tensor
  *
  * Every element loop runs through lt_copy_into (the strided copy) or a
  * typed row loop; no per-element Lua.
  */
 #include <math.h>
 #include <string.h>
-#include "lt_iter.h"
-#include "l_lua.h"
+#include "l_view.h"
 
 /* A diagonal offset: any integer (past the corner the diagonal is empty),
    clamped so that offset arithmetic on sizes cannot overflow. */
@@ -365,68 +363,126 @@ static int l_view_as_complex(lua_State *L) {
   return 1;
 }
 
-/* ---- row scans on contiguous float64 / int64 [rows, n] ----------------- */
-static void check_rows(lua_State *L, const lt_tensor *x, const char *fname, int allow_int) {
-  if (x->ndim != 2 || !lt_is_contiguous(x) ||
-      !(x->dtype == LTENSOR_FLOAT64 || (allow_int && x->dtype == LTENSOR_INT64)))
-    ltl_error(L, fname, "internal: expected a contiguous float64%s matrix", allow_int ? "/int64" : "");
+/* ====================================================================== */
+/* cat / stack                                                            */
+/* ====================================================================== */
+static lt_tensor *list_elem(lua_State *L, int list, int i, const char *fname) {
+  lua_rawgeti(L, list, i);
+  lt_tensor *t = ltl_test(L, -1);
+  if (!t) ltl_error(L, fname, "expected a list of tensors (element %d is %s)", i, luaL_typename(L, -1));
+  if (!t->storage) ltl_error(L, fname, "tensor %d in the list was freed", i);
+  lua_pop(L, 1);   /* the list anchors it */
+  return t;
 }
 
-static int l_logcumsumexp_rows(lua_State *L) {
-  lt_tensor *x = ltl_check(L, 1);
-  check_rows(L, x, "logcumsumexp", 0);
-  lt_tensor *out = ltl_push_new(L, LTENSOR_FLOAT64, 2, x->shape);
-  int64_t rows = x->shape[0], n = x->shape[1];
-  const double *src = (const double *)lt_data(x);
-  double *dst = (double *)lt_data(out);
-  for (int64_t r = 0; r < rows; r++) {
-    double acc = -INFINITY;
-    for (int64_t j = 0; j < n; j++) {
-      double v = src[r * n + j];
-      /* logaddexp(acc, v), exact for infinities and NaN-propagating */
-      if (isnan(v) || isnan(acc)) acc = NAN;
-      else {
-        double hi = acc > v ? acc : v, lo = acc > v ? v : acc;
-        if (hi == -INFINITY) acc = -INFINITY;
-        else if (hi == INFINITY) acc = INFINITY;
-        else acc = hi + log1p(exp(lo - hi));
-      }
-      dst[r * n + j] = acc;
-    }
+static ltensor_dtype list_dtype(lua_State *L, int list, int n, const char *fname) {
+  ltl_settings *S = ltl_settings_of(L);
+  ltensor_dtype dt = list_elem(L, list, 1, fname)->dtype;
+  for (int i = 2; i <= n; i++)
+    dt = lt_promote_types(S->promotion, dt, list_elem(L, list, i, fname)->dtype, S->default_dtype);
+  return dt;
+}
+
+/* cat/stack's arguments (tensors [, dim]): the list's length (an empty
+   list raises `empty`), the dim as given, the promoted dtype */
+static int list_args(lua_State *L, const char *fname, const char *empty, lua_Integer *dim, ltensor_dtype *dt) {
+  ltl_checktype(L, 1, LUA_TTABLE);
+  ltl_check_nargs(L, 2);
+  *dim = ltl_optinteger(L, 2, 1);
+  int n = (int)lua_rawlen(L, 1);
+  if (n == 0) ltl_error(L, fname, "%s", empty);
+  *dt = list_dtype(L, 1, n, fname);
+  return n;
+}
+
+static int l_cat(lua_State *L) {
+  lua_Integer dim;
+  ltensor_dtype dt;
+  int n = list_args(L, "cat", "expected a non-empty list of Tensors", &dim, &dt);
+  /* 1-D tensors of size 0 are skipped (PyTorch's legacy rule) */
+  const lt_tensor *ref = NULL;
+  int refi = 0;
+  for (int i = 1; i <= n; i++) {
+    lt_tensor *x = list_elem(L, 1, i, "cat");
+    if (x->ndim == 0)
+      return ltl_error(L, "cat", "zero-dimensional tensor (at position %d) cannot be concatenated", i);
+    if (!ref && !(x->ndim == 1 && x->shape[0] == 0)) { ref = x; refi = i; }
+  }
+  if (!ref) {
+    int64_t zero = 0;
+    ltl_push_new(L, dt, 1, &zero);
+    return 1;
+  }
+  int d = ltl_checkdim(L, dim, ref->ndim, "cat");
+  int64_t shape[LT_MAX_DIMS];
+  memcpy(shape, ref->shape, sizeof shape);
+  shape[d] = 0;
+  for (int i = 1; i <= n; i++) {
+    lt_tensor *x = list_elem(L, 1, i, "cat");
+    if (x->ndim == 1 && x->shape[0] == 0) continue;
+    if (x->ndim != ref->ndim)
+      return ltl_error(L, "cat", "Tensors must have same number of dimensions: got %d and %d", ref->ndim, x->ndim);
+    for (int k = 0; k < ref->ndim; k++)
+      if (k != d && x->shape[k] != ref->shape[k])
+        return ltl_error(L, "cat", "Sizes of tensors must match except in dimension %d. Expected size %I but got size "
+                        "%I for tensor number %d in the list", d + 1, (lua_Integer)ref->shape[k],
+                        (lua_Integer)x->shape[k], i);
+    /* expanded inputs are cheap: four of size 2^62 wrapped the sum to 0 and
+       the copies overran the result */
+    if (x->shape[d] > INT64_MAX - shape[d])
+      return ltl_error(L, "cat", "tensor too large (the sizes along dimension %d overflow int64)", d + 1);
+    shape[d] += x->shape[d];
+  }
+  (void)refi;
+  lt_tensor *out = ltl_push_new(L, dt, ref->ndim, shape);
+  int64_t pos = 0;
+  for (int i = 1; i <= n; i++) {
+    lt_tensor *x = list_elem(L, 1, i, "cat");
+    if (x->ndim == 1 && x->shape[0] == 0) continue;
+    lt_tensor part = *out;
+    part.shape[d] = x->shape[d];
+    part.offset = pos * out->stride[d];
+    lt_copy_into(&part, x);
+    pos += x->shape[d];
   }
   return 1;
 }
 
-/* 1-based index of the running max (is_max) or min; a NaN wins and sticks,
-   a later NaN taking over the index, and ties take the later index: PyTorch's
-   `isnan(x) || (!isnan(best) && x >= best)`. */
-#define CUMEXT_LOOP(ctype, isnanf)                                             \
-  do {                                                                         \
-    const ctype *src = (const ctype *)lt_data(x);                              \
-    for (int64_t r = 0; r < rows; r++) {                                       \
-      const ctype *row = src + r * n;                                          \
-      int64_t best = 0;                                                        \
-      for (int64_t j = 0; j < n; j++) {                                        \
-        ctype v = row[j], b = row[best];                                       \
-        if (isnanf(v) || (!isnanf(b) && (is_max ? v >= b : v <= b))) best = j; \
-        dst[r * n + j] = best + 1;                                             \
-      }                                                                        \
-    }                                                                          \
-  } while (0)
-#define NO_NAN(v) 0
-static int l_cumext_rows(lua_State *L) {
-  lt_tensor *x = ltl_check(L, 1);
-  int is_max = lua_toboolean(L, 2);
-  check_rows(L, x, "cummax", 1);
-  lt_tensor *out = ltl_push_new(L, LTENSOR_INT64, 2, x->shape);
-  int64_t rows = x->shape[0], n = x->shape[1];
-  int64_t *dst = (int64_t *)lt_data(out);
-  if (x->dtype == LTENSOR_FLOAT64) CUMEXT_LOOP(double, isnan);
-  else CUMEXT_LOOP(int64_t, NO_NAN);
+static int l_stack(lua_State *L) {
+  lua_Integer dim;
+  ltensor_dtype dt;
+  int n = list_args(L, "stack", "stack expects a non-empty TensorList", &dim, &dt);
+  const lt_tensor *ref = list_elem(L, 1, 1, "stack");
+  for (int i = 2; i <= n; i++) {
+    lt_tensor *x = list_elem(L, 1, i, "stack");
+    if (x->ndim != ref->ndim || memcmp(x->shape, ref->shape, sizeof(int64_t) * (size_t)x->ndim) != 0) {
+      char b1[SHAPE_BUF], b2[SHAPE_BUF];
+      return ltl_error(L, "stack", "stack expects each tensor to be equal size, but got %s at entry 1 and %s at "
+                      "entry %d", shape_str(b1, sizeof b1, ref->ndim, ref->shape),
+                      shape_str(b2, sizeof b2, x->ndim, x->shape), i);
+    }
+  }
+  if (ref->ndim >= LT_MAX_DIMS) return ltl_error(L, "stack", "too many dimensions (more than %d)", LT_MAX_DIMS);
+  int d = ltl_checkdim(L, dim, ref->ndim + 1, "stack");
+  int64_t shape[LT_MAX_DIMS];
+  for (int i = 0, j = 0; i <= ref->ndim; i++) shape[i] = i == d ? n : ref->shape[j++];
+  lt_tensor *out = ltl_push_new(L, dt, ref->ndim + 1, shape);
+  for (int i = 1; i <= n; i++) {
+    lt_tensor *x = list_elem(L, 1, i, "stack");
+    lt_tensor part = *out;
+    part.ndim = ref->ndim;
+    for (int k = 0, j = 0; k <= ref->ndim; k++)
+      if (k != d) { part.shape[j] = out->shape[k]; part.stride[j++] = out->stride[k]; }
+    part.offset = (i - 1) * out->stride[d];
+    lt_copy_into(&part, x);
+  }
   return 1;
 }
 
 const ltl_reg ltl_reg_struct[] = {
+  {"cat", l_cat, LT_MODULE | LT_DIFF, "cat"},
+  {"concat", l_cat, LT_MODULE | LT_DIFF, "cat"},
+  {"stack", l_stack, LT_MODULE | LT_DIFF, "stack"},
   {"diagonal", l_diagonal, LT_BOTH | LT_DIFF, "diagonal"},
   {"diag_embed", l_diag_embed, LT_BOTH | LT_DIFF, "diag_embed"},
   {"_diagonal_scatter", l_diagonal_scatter, LT_MODULE | LT_DIFF, "_diagonal_scatter"},
@@ -437,7 +493,5 @@ const ltl_reg ltl_reg_struct[] = {
   {"complex", l_complex, LT_MODULE | LT_DIFF, "complex"},
   {"view_as_real", l_view_as_real, LT_BOTH | LT_DIFF, "view_as_real"},
   {"view_as_complex", l_view_as_complex, LT_BOTH | LT_DIFF, "view_as_complex"},
-  {"_logcumsumexp_rows", l_logcumsumexp_rows, LT_MODULE, NULL},
-  {"_cumext_rows", l_cumext_rows, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -304,6 +304,12 @@ lt_tensor *ltl_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt)
   return ltl_push_new(L, dt, t->ndim, shape);
 }
 
+lt_tensor *ltl_push_clone(lua_State *L, const lt_tensor *t) {
+  lt_tensor *c = ltl_push_new_like(L, t, t->dtype);
+  lt_copy_into(c, t);
+  return c;
+}
+
 /* Push the owner of t's storage: its user value 2, or t itself when the
    data is inline.  t must be at stack index idx. */
 static void push_owner(lua_State *L, int idx) {
@@ -443,6 +449,13 @@ void ltl_store_lua(lua_State *L, int idx, ltensor_dtype dt, char *p) {
   }
 }
 
+void ltl_new_requires_grad(lua_State *L, const char *fname, lt_tensor *t, int rg) {
+  if (!rg) return;
+  if (!lt_is_floating(t->dtype) && !lt_is_complex(t->dtype))
+    ltl_error(L, fname, "only Tensors of floating point and complex dtype can require gradients");
+  ltl_set_requires_grad(L, t, true);
+}
+
 /* ---- copy with checks ------------------------------------------------ */
 void ltl_check_overlap(lua_State *L, const char *fname, const lt_tensor *t, int64_t n) {
   if (n > 1 && lt_has_internal_overlap(t))
@@ -461,8 +474,7 @@ void ltl_copy(lua_State *L, const char *fname, lt_tensor *dst, const lt_tensor *
   }
   ltl_check_overlap(L, fname, dst, lt_numel(dst));
   if (lt_iter_input_aliases(src, dst)) {   /* read through a temporary */
-    lt_tensor *tmp = ltl_push_new_like(L, src, src->dtype);
-    lt_copy_into(tmp, src);
+    lt_tensor *tmp = ltl_push_clone(L, src);
     lt_copy_into(dst, tmp);
     lua_pop(L, 1);
   } else {

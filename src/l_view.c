@@ -1,5 +1,6 @@
-/* l_view.c -- views (view, reshape, transpose, expand, narrow, select, ...)
-   and cat/stack.  Indexing is l_index.c, gather/scatter l_scatter.c.
+/* l_view.c -- views (view, reshape, transpose, expand, narrow, select,
+   split, ...).  Indexing is l_index.c, gather/scatter l_scatter.c, cat/stack
+   (copies) l_struct.c.
 
    Views never copy: they push a new userdata sharing the storage with new
    (shape, stride, offset).  Dims and indices are 1-based at the boundary,
@@ -22,8 +23,7 @@ static void push_reshaped(lua_State *L, const char *fname, lt_tensor *t, int nd,
   if (!allow_copy)
     ltl_error(L, fname, "view size is not compatible with input tensor's size and stride (at least one "
              "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
-  lt_tensor *tmp = ltl_push_new_like(L, t, t->dtype);
-  lt_copy_into(tmp, t);
+  lt_tensor *tmp = ltl_push_clone(L, t);
   lt_contiguous_strides(nd, shape, st);
   ltl_push_view(L, tmp, nd, shape, st, 0);
   lua_remove(L, -2);
@@ -429,117 +429,6 @@ static int l_unbind(lua_State *L) {
   return 1;
 }
 
-/* ====================================================================== */
-/* cat / stack                                                            */
-/* ====================================================================== */
-static lt_tensor *list_elem(lua_State *L, int list, int i, const char *fname) {
-  lua_rawgeti(L, list, i);
-  lt_tensor *t = ltl_test(L, -1);
-  if (!t) ltl_error(L, fname, "expected a list of tensors (element %d is %s)", i, luaL_typename(L, -1));
-  if (!t->storage) ltl_error(L, fname, "tensor %d in the list was freed", i);
-  lua_pop(L, 1);   /* the list anchors it */
-  return t;
-}
-
-static ltensor_dtype list_dtype(lua_State *L, int list, int n, const char *fname) {
-  ltl_settings *S = ltl_settings_of(L);
-  ltensor_dtype dt = list_elem(L, list, 1, fname)->dtype;
-  for (int i = 2; i <= n; i++)
-    dt = lt_promote_types(S->promotion, dt, list_elem(L, list, i, fname)->dtype, S->default_dtype);
-  return dt;
-}
-
-static int l_cat(lua_State *L) {
-  ltl_checktype(L, 1, LUA_TTABLE);
-  ltl_check_nargs(L, 2);   /* (tensors [, dim]) */
-  lua_Integer dim = ltl_optinteger(L, 2, 1);
-  int n = (int)lua_rawlen(L, 1);
-  if (n == 0) return ltl_error(L, "cat", "expected a non-empty list of Tensors");
-  ltensor_dtype dt = list_dtype(L, 1, n, "cat");
-  /* 1-D tensors of size 0 are skipped (PyTorch's legacy rule) */
-  const lt_tensor *ref = NULL;
-  int refi = 0;
-  for (int i = 1; i <= n; i++) {
-    lt_tensor *x = list_elem(L, 1, i, "cat");
-    if (x->ndim == 0)
-      return ltl_error(L, "cat", "zero-dimensional tensor (at position %d) cannot be concatenated", i);
-    if (!ref && !(x->ndim == 1 && x->shape[0] == 0)) { ref = x; refi = i; }
-  }
-  if (!ref) {
-    int64_t zero = 0;
-    ltl_push_new(L, dt, 1, &zero);
-    return 1;
-  }
-  int d = ltl_checkdim(L, dim, ref->ndim, "cat");
-  int64_t shape[LT_MAX_DIMS];
-  memcpy(shape, ref->shape, sizeof shape);
-  shape[d] = 0;
-  for (int i = 1; i <= n; i++) {
-    lt_tensor *x = list_elem(L, 1, i, "cat");
-    if (x->ndim == 1 && x->shape[0] == 0) continue;
-    if (x->ndim != ref->ndim)
-      return ltl_error(L, "cat", "Tensors must have same number of dimensions: got %d and %d", ref->ndim, x->ndim);
-    for (int k = 0; k < ref->ndim; k++)
-      if (k != d && x->shape[k] != ref->shape[k])
-        return ltl_error(L, "cat", "Sizes of tensors must match except in dimension %d. Expected size %I but got size "
-                        "%I for tensor number %d in the list", d + 1, (lua_Integer)ref->shape[k],
-                        (lua_Integer)x->shape[k], i);
-    /* expanded inputs are cheap: four of size 2^62 wrapped the sum to 0 and
-       the copies overran the result */
-    if (x->shape[d] > INT64_MAX - shape[d])
-      return ltl_error(L, "cat", "tensor too large (the sizes along dimension %d overflow int64)", d + 1);
-    shape[d] += x->shape[d];
-  }
-  (void)refi;
-  lt_tensor *out = ltl_push_new(L, dt, ref->ndim, shape);
-  int64_t pos = 0;
-  for (int i = 1; i <= n; i++) {
-    lt_tensor *x = list_elem(L, 1, i, "cat");
-    if (x->ndim == 1 && x->shape[0] == 0) continue;
-    lt_tensor part = *out;
-    part.shape[d] = x->shape[d];
-    part.offset = pos * out->stride[d];
-    lt_copy_into(&part, x);
-    pos += x->shape[d];
-  }
-  return 1;
-}
-
-static int l_stack(lua_State *L) {
-  ltl_checktype(L, 1, LUA_TTABLE);
-  ltl_check_nargs(L, 2);   /* (tensors [, dim]) */
-  lua_Integer dim = ltl_optinteger(L, 2, 1);
-  int n = (int)lua_rawlen(L, 1);
-  if (n == 0) return ltl_error(L, "stack", "stack expects a non-empty TensorList");
-  ltensor_dtype dt = list_dtype(L, 1, n, "stack");
-  const lt_tensor *ref = list_elem(L, 1, 1, "stack");
-  for (int i = 2; i <= n; i++) {
-    lt_tensor *x = list_elem(L, 1, i, "stack");
-    if (x->ndim != ref->ndim || memcmp(x->shape, ref->shape, sizeof(int64_t) * (size_t)x->ndim) != 0) {
-      char b1[SHAPE_BUF], b2[SHAPE_BUF];
-      return ltl_error(L, "stack", "stack expects each tensor to be equal size, but got %s at entry 1 and %s at "
-                      "entry %d", shape_str(b1, sizeof b1, ref->ndim, ref->shape),
-                      shape_str(b2, sizeof b2, x->ndim, x->shape), i);
-    }
-  }
-  if (ref->ndim >= LT_MAX_DIMS) return ltl_error(L, "stack", "too many dimensions (more than %d)", LT_MAX_DIMS);
-  int d = ltl_checkdim(L, dim, ref->ndim + 1, "stack");
-  int64_t shape[LT_MAX_DIMS];
-  for (int i = 0, j = 0; i <= ref->ndim; i++) shape[i] = i == d ? n : ref->shape[j++];
-  lt_tensor *out = ltl_push_new(L, dt, ref->ndim + 1, shape);
-  for (int i = 1; i <= n; i++) {
-    lt_tensor *x = list_elem(L, 1, i, "stack");
-    lt_tensor part = *out;
-    part.ndim = ref->ndim;
-    for (int k = 0, j = 0; k <= ref->ndim; k++)
-      if (k != d) { part.shape[j] = out->shape[k]; part.stride[j++] = out->stride[k]; }
-    part.offset = (i - 1) * out->stride[d];
-    lt_copy_into(&part, x);
-  }
-  return 1;
-}
-
-
 #define VIEWOP(name, fn) {name, fn, LT_BOTH | LT_DIFF, name}
 const ltl_reg ltl_reg_view[] = {
   VIEWOP("view", l_view),
@@ -558,9 +447,6 @@ const ltl_reg ltl_reg_view[] = {
   VIEWOP("narrow", l_narrow),
   VIEWOP("select", l_select),
   VIEWOP("unfold", l_unfold),
-  {"cat", l_cat, LT_MODULE | LT_DIFF, "cat"},
-  {"concat", l_cat, LT_MODULE | LT_DIFF, "cat"},
-  {"stack", l_stack, LT_MODULE | LT_DIFF, "stack"},
   {"view_as", l_view_as, LT_BOTH, NULL},
   {"reshape_as", l_reshape_as, LT_BOTH, NULL},
   {"expand_as", l_expand_as, LT_BOTH, NULL},

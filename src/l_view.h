@@ -1,6 +1,7 @@
-/* l_view.h -- helpers shared by the view, indexing and scatter binding files
-   (l_view.c, l_index.c, l_scatter.c): shape text, sizes, infer_size, the
-   ordered walk (lt_iter.h's odometer), index wrapping.  Private to those files. */
+/* l_view.h -- helpers shared by the view, indexing, scatter and structural
+   binding files (l_view.c, l_index.c, l_scatter.c, l_struct.c): shape text,
+   sizes, infer_size, the ordered walk (lt_iter.h's odometer), index
+   wrapping.  Private to those files. */
 #ifndef L_VIEW_H
 #define L_VIEW_H
 

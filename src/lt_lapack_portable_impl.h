@@ -276,6 +276,16 @@ static void FN(orgqr)(int m, int ncols, int k, T *a, int lda, const T *tau) {
 }
 
 /* ---- Hermitian eigen: cyclic Jacobi ------------------------------------------------ */
+/* A Jacobi step's plane rotation of n pairs (x[k inc], y[k inc]):
+   x <- c x - s f y, y <- s x + c f y */
+static void FN(rot)(int n, T *x, T *y, int64_t inc, R c, R s, T f) {
+  for (int k = 0; k < n; k++) {
+    T u = x[k * inc], v = y[k * inc];
+    x[k * inc] = c * u - s * f * v;
+    y[k * inc] = s * u + c * f * v;
+  }
+}
+
 /* The 2x2 Hermitian Jacobi step on (p, q): with h = a(p,q) = |h| e, the
    unitary V = diag(1, conj e) [c s; -s c] makes V^H A V diagonal in (p, q)
    (Golub & Van Loan's sym.schur2 after the phase).  Returns c, s, e, t. */
@@ -328,28 +338,13 @@ static int FN(syevd)(char jobz, char uplo, int n, T *a, int lda, R *w, T *v) {
         T e;
         FN(jacobi_rot)(app, aqq, h, &c, &s, &e, &t);
         T ec = CONJ(e);
-        /* A <- A V (columns p, q) */
-        for (int k = 0; k < n; k++) {
-          T x = AT(a, lda, k, p), y = AT(a, lda, k, q);
-          AT(a, lda, k, p) = c * x - s * ec * y;
-          AT(a, lda, k, q) = s * x + c * ec * y;
-        }
-        /* A <- V^H A (rows p, q) */
-        for (int k = 0; k < n; k++) {
-          T x = AT(a, lda, p, k), y = AT(a, lda, q, k);
-          AT(a, lda, p, k) = c * x - s * e * y;
-          AT(a, lda, q, k) = s * x + c * e * y;
-        }
+        FN(rot)(n, &AT(a, lda, 0, p), &AT(a, lda, 0, q), 1, c, s, ec);     /* A <- A V (columns p, q) */
+        FN(rot)(n, &AT(a, lda, p, 0), &AT(a, lda, q, 0), lda, c, s, e);   /* A <- V^H A (rows p, q) */
         AT(a, lda, p, q) = 0;
         AT(a, lda, q, p) = 0;
         AT(a, lda, p, p) = app - t * habs;
         AT(a, lda, q, q) = aqq + t * habs;
-        if (vec)
-          for (int k = 0; k < n; k++) {
-            T x = AT(v, n, k, p), y = AT(v, n, k, q);
-            AT(v, n, k, p) = c * x - s * ec * y;
-            AT(v, n, k, q) = s * x + c * ec * y;
-          }
+        if (vec) FN(rot)(n, &AT(v, n, 0, p), &AT(v, n, 0, q), 1, c, s, ec);
       }
   }
   for (int i = 0; i < n; i++) w[i] = RE(AT(a, lda, i, i));
@@ -437,19 +432,8 @@ static int FN(svd)(char jobz, int m, int n, const T *a, int lda, R *s, T *u, int
         T e;
         FN(jacobi_rot)(al, be, g, &c, &sn, &e, &t);
         T ec = CONJ(e);
-        for (int i = 0; i < M; i++) {
-          T x = wp[i], y = wq[i];
-          wp[i] = c * x - sn * ec * y;
-          wq[i] = sn * x + c * ec * y;
-        }
-        if (vecs) {
-          T *vp = &AT(V, N, 0, p), *vq = &AT(V, N, 0, q);
-          for (int i = 0; i < N; i++) {
-            T x = vp[i], y = vq[i];
-            vp[i] = c * x - sn * ec * y;
-            vq[i] = sn * x + c * ec * y;
-          }
-        }
+        FN(rot)(M, wp, wq, 1, c, sn, ec);
+        if (vecs) FN(rot)(N, &AT(V, N, 0, p), &AT(V, N, 0, q), 1, c, sn, ec);
       }
   }
   /* singular values are the column norms; order descending */
