@@ -69,7 +69,7 @@ static int is_direct(const lt_conv_geom *g) {
    would compete with our own split), so each gemm covers a band of
    small-grid rows sized to stay under that. */
 #define GEMM_SERIAL_MNK 262144
-static int64_t gemm_band(const lt_conv_geom *g) {
+int64_t lt_conv_band(const lt_conv_geom *g) {
   int64_t per_row = g->Cs * g->Cb * g->kh * g->kw * g->Ws;
   /* a small grid stays whole (a gemm a few columns wide runs poorly);
      the output channels are split instead (gemm_rows) */
@@ -88,7 +88,8 @@ static int64_t gemm_band(const lt_conv_geom *g) {
    block's width). */
 #define COL_BYTES (1 << 20)
 int64_t lt_conv_rows(const lt_conv_geom *g) {
-  int64_t rb = gemm_band(g);
+  if (g->col_rows > 0) return g->col_rows < g->Hs ? g->col_rows : (g->Hs > 0 ? g->Hs : 1);
+  int64_t rb = lt_conv_band(g);
   int64_t per_row = g->Cb * g->kh * g->kw * g->Ws * (int64_t)lt_itemsize(g->dt);
   int64_t r = per_row > 0 ? COL_BYTES / per_row : g->Hs;
   r = r < rb ? rb : r / rb * rb;
@@ -210,7 +211,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_small_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small,    \
                              T *col, int64_t lo, int64_t hi) {                                             \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, rb = gemm_band(g);                           \
+    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, rb = lt_conv_band(g);                           \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t blk = it % nb, ng = it / nb;                                                                 \
@@ -238,7 +239,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_big_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,      \
                            T *col, int64_t lo, int64_t hi) {                                               \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
-    int64_t cb = lt_conv_rows(g), rb = gemm_band(g);                                                       \
+    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t gi = it % g->G, n = it / g->G;                                                               \
@@ -269,7 +270,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
                              int64_t lo, int64_t hi) {                                                     \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), rb = gemm_band(g);                                                       \
+    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
     int direct = is_direct(g);                                                                             \
     if (hi <= lo) memset(gw, 0, sizeof(T) * (size_t)(g->G * g->Cs * K));                                   \
     for (int64_t n = lo; n < hi; n++)                                                                      \
