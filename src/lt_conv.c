@@ -377,21 +377,14 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
   }                                                                                                        \
   /* the backward of one output row from tap codes: each 2x2 window gets the                              \
      gradient at its winner and 0 elsewhere (same-type selects: vectorised) */                             \
-  static inline ATTR void pool2_bwd_row_##T##S(const T *restrict g, const uint8_t *restrict yc,            \
+  static inline ATTR void pool2_bwd_row_##T##S(const T *restrict g, const T *restrict code,               \
                                                T *restrict r0, T *restrict r1, int64_t Wo) {               \
-    T code[POOL2_CHUNK];                                                                                   \
-    for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                                     \
-      int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                           \
-      for (int64_t i = 0; i < n; i++) code[i] = (T)yc[o0 + i];                                             \
-      const T *gg = g + o0;                                                                                \
-      T *a = r0 + 2 * o0, *b = r1 + 2 * o0;                                                                \
-      for (int64_t i = 0; i < n; i++) {                                                                    \
-        T v = gg[i], c = code[i];                                                                          \
-        a[2 * i] = c == (T)0 ? v : (T)0;                                                                   \
-        a[2 * i + 1] = c == (T)1 ? v : (T)0;                                                               \
-        b[2 * i] = c == (T)2 ? v : (T)0;                                                                   \
-        b[2 * i + 1] = c == (T)3 ? v : (T)0;                                                               \
-      }                                                                                                    \
+    for (int64_t i = 0; i < Wo; i++) {                                                                     \
+      T v = g[i], c = code[i];                                                                             \
+      r0[2 * i] = c == (T)0 ? v : (T)0;                                                                    \
+      r0[2 * i + 1] = c == (T)1 ? v : (T)0;                                                                \
+      r1[2 * i] = c == (T)2 ? v : (T)0;                                                                    \
+      r1[2 * i + 1] = c == (T)3 ? v : (T)0;                                                                \
     }                                                                                                      \
   }                                                                                                        \
   /* the forward over planes [lo, hi): every window inside the plane */                                     \
@@ -407,29 +400,41 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
                          yc ? yc + oh * Wo : NULL, Wo, 2 * oh * Wi, Wi);                                   \
     }                                                                                                      \
   }                                                                                                        \
-  static ATTR void pool2_bwd_##T##S(int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const T *gout, const int64_t *idx, \
-                            const uint8_t *codes, T *gin, int64_t lo, int64_t hi) {                        \
-    uint8_t buf[POOL2_CHUNK];                                                                              \
+  static ATTR void pool2_bwd_##T##S(int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const T *gout,         \
+                                    const int64_t *idx, const uint8_t *codes, T *gin, int64_t lo, int64_t hi) { \
+    /* the codes as T (same-type selects), converted for several rows at once                              \
+       (one long loop rather than one per 14-window row) */                                                \
+    T cb[POOL2_CHUNK];                                                                                     \
+    int64_t rows = Wo <= POOL2_CHUNK ? POOL2_CHUNK / Wo : 1, part = Wo < POOL2_CHUNK ? Wo : POOL2_CHUNK;   \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
       const T *g = gout + p * Ho * Wo;                                                                     \
       T *x = gin + p * Hi * Wi;                                                                            \
-      for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
-        T *r0 = x + 2 * oh * Wi, *r1 = r0 + Wi;                                                            \
-        if (codes) pool2_bwd_row_##T##S(g + oh * Wo, codes + (p * Ho + oh) * Wo, r0, r1, Wo);                 \
-        else {                                                                                             \
-          /* flat indices back to tap codes (4: none of the window's taps) */                              \
-          const int64_t *k = idx + (p * Ho + oh) * Wo;                                                     \
-          int64_t base = 2 * oh * Wi + 1;   /* 1-based flat index of the window's first tap */            \
-          for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                               \
-            int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                     \
-            for (int64_t i = 0; i < n; i++) {                                                              \
-              int64_t rel = k[o0 + i] - base - 2 * (o0 + i);                                               \
-              buf[i] = rel == 0 ? 0 : rel == 1 ? 1 : rel == Wi ? 2 : rel == Wi + 1 ? 3 : 4;                \
+      for (int64_t oh0 = 0; oh0 < Ho; oh0 += rows) {                                                       \
+        int64_t oh1 = oh0 + rows < Ho ? oh0 + rows : Ho;                                                   \
+        for (int64_t o0 = 0; o0 < Wo; o0 += part) {   /* o0 > 0 only for rows wider than a chunk */        \
+          int64_t n = Wo - o0 < part ? Wo - o0 : part, m = (oh1 - oh0) * n;                                \
+          if (codes) {                                                                                     \
+            const uint8_t *yc = codes + (p * Ho + oh0) * Wo + o0;                                          \
+            for (int64_t i = 0; i < m; i++) cb[i] = (T)yc[i];   /* n == Wo when there are several rows */  \
+          } else                                                                                           \
+            for (int64_t oh = oh0; oh < oh1; oh++) {                                                       \
+              /* flat indices back to tap codes (4: none of the window's taps) */                          \
+              const int64_t *k = idx + (p * Ho + oh) * Wo + o0;                                            \
+              int64_t base = 2 * oh * Wi + 1 + 2 * o0;   /* 1-based flat index of the first tap */        \
+              T *c = cb + (oh - oh0) * n;                                                                  \
+              for (int64_t i = 0; i < n; i++) {   /* branch-free: the taps are random */                   \
+                int64_t rel = k[i] - base - 2 * i, h = rel >= Wi, l = rel - h * Wi;                        \
+                int64_t ok = (l == 0) | (l == 1);                                                          \
+                c[i] = (T)(4 - ok * (4 - 2 * h - l));                                                      \
+              }                                                                                            \
             }                                                                                              \
-            pool2_bwd_row_##T##S(g + oh * Wo + o0, buf, r0 + 2 * o0, r1 + 2 * o0, n);                         \
+          for (int64_t oh = oh0; oh < oh1; oh++) {                                                         \
+            T *r0 = x + 2 * oh * Wi + 2 * o0;                                                              \
+            pool2_bwd_row_##T##S(g + oh * Wo + o0, cb + (oh - oh0) * n, r0, r0 + Wi, n);                   \
           }                                                                                                \
         }                                                                                                  \
-        for (int64_t w = 2 * Wo; w < Wi; w++) r0[w] = r1[w] = 0;                                           \
+        for (int64_t oh = oh0; oh < oh1; oh++)                                                             \
+          for (int64_t w = 2 * Wo; w < Wi; w++) x[2 * oh * Wi + w] = x[(2 * oh + 1) * Wi + w] = 0;         \
       }                                                                                                    \
       if (2 * Ho < Hi) memset(x + 2 * Ho * Wi, 0, sizeof(T) * (size_t)((Hi - 2 * Ho) * Wi));               \
     }                                                                                                      \
