@@ -395,6 +395,20 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
       T *y = out + p * Ho * Wo;                                                                            \
       int64_t *yi = idx ? idx + p * Ho * Wo : NULL;                                                        \
       uint8_t *yc = codes ? codes + p * Ho * Wo : NULL;                                                    \
+      if (yc && Wo <= POOL2_CHUNK) {                                                                       \
+        /* codes of several rows gathered as T, then narrowed to bytes in one                              \
+           long loop (a row of 14 narrows mostly in the scalar remainder) */                               \
+        T cb[POOL2_CHUNK];                                                                                 \
+        int64_t rows = POOL2_CHUNK / Wo;                                                                   \
+        for (int64_t oh0 = 0; oh0 < Ho; oh0 += rows) {                                                     \
+          int64_t oh1 = oh0 + rows < Ho ? oh0 + rows : Ho;                                                 \
+          for (int64_t oh = oh0; oh < oh1; oh++)                                                           \
+            pool2_vals_##T##S(x + 2 * oh * Wi, x + (2 * oh + 1) * Wi, y + oh * Wo, cb + (oh - oh0) * Wo, Wo); \
+          uint8_t *dst = yc + oh0 * Wo;                                                                    \
+          for (int64_t i = 0; i < (oh1 - oh0) * Wo; i++) dst[i] = (uint8_t)cb[i];                          \
+        }                                                                                                  \
+        continue;                                                                                          \
+      }                                                                                                    \
       for (int64_t oh = 0; oh < Ho; oh++)                                                                  \
         pool2_row_##T##S(x + 2 * oh * Wi, x + (2 * oh + 1) * Wi, y + oh * Wo, yi ? yi + oh * Wo : NULL,     \
                          yc ? yc + oh * Wo : NULL, Wo, 2 * oh * Wi, Wi);                                   \
