@@ -321,7 +321,7 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
    recorded as a float code (0..3: tap in scan order) and turned into flat
    indices by a second, branch-free integer loop. */
 #define POOL2_CHUNK 256
-#define DEFINE_POOL2(T, S, ATTR)                                                                            \
+#define DEFINE_POOL2(T, U, S, ATTR)                                                                         \
   /* one window: the value and (code) its tap */                                                           \
   static inline ATTR T pool2_one_##T##S(const T *r0, const T *r1, int64_t ow, T *code) {                   \
     T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];                              \
@@ -377,14 +377,23 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
   }                                                                                                        \
   /* the backward of one output row from tap codes: each 2x2 window gets the                              \
      gradient at its winner and 0 elsewhere (same-type selects: vectorised) */                             \
+  /* v where keep, else +0.0, without a branch (scalar code of a ternary on                               \
+     floats branches, and the taps are random) */                                                          \
+  static inline ATTR T pool2_keep_##T##S(T v, int keep) {                                                  \
+    U b;                                                                                                   \
+    memcpy(&b, &v, sizeof b);                                                                              \
+    b &= (U)0 - (U)keep;                                                                                   \
+    memcpy(&v, &b, sizeof v);                                                                              \
+    return v;                                                                                              \
+  }                                                                                                        \
   static inline ATTR void pool2_bwd_row_##T##S(const T *restrict g, const T *restrict code,               \
                                                T *restrict r0, T *restrict r1, int64_t Wo) {               \
     for (int64_t i = 0; i < Wo; i++) {                                                                     \
       T v = g[i], c = code[i];                                                                             \
-      r0[2 * i] = c == (T)0 ? v : (T)0;                                                                    \
-      r0[2 * i + 1] = c == (T)1 ? v : (T)0;                                                                \
-      r1[2 * i] = c == (T)2 ? v : (T)0;                                                                    \
-      r1[2 * i + 1] = c == (T)3 ? v : (T)0;                                                                \
+      r0[2 * i] = pool2_keep_##T##S(v, c == (T)0);                                                         \
+      r0[2 * i + 1] = pool2_keep_##T##S(v, c == (T)1);                                                     \
+      r1[2 * i] = pool2_keep_##T##S(v, c == (T)2);                                                         \
+      r1[2 * i + 1] = pool2_keep_##T##S(v, c == (T)3);                                                     \
     }                                                                                                      \
   }                                                                                                        \
   /* the forward over planes [lo, hi): every window inside the plane */                                     \
@@ -457,14 +466,14 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
 /* compiled for the baseline ISA and for AVX2 (picked per call, as
    lt_k_loops.h does): the 2x2 selects run ~1.5-2x faster 8 lanes wide */
 #define POOL2_AVX2 __attribute__((target("avx2")))
-DEFINE_POOL2(float, _base, )
-DEFINE_POOL2(double, _base, )
-DEFINE_POOL2(float, _avx2, POOL2_AVX2)
-DEFINE_POOL2(double, _avx2, POOL2_AVX2)
+DEFINE_POOL2(float, uint32_t, _base, )
+DEFINE_POOL2(double, uint64_t, _base, )
+DEFINE_POOL2(float, uint32_t, _avx2, POOL2_AVX2)
+DEFINE_POOL2(double, uint64_t, _avx2, POOL2_AVX2)
 #define POOL2_PICK(fn, ...) (__builtin_cpu_supports("avx2") ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
 #else
-DEFINE_POOL2(float, _base, )
-DEFINE_POOL2(double, _base, )
+DEFINE_POOL2(float, uint32_t, _base, )
+DEFINE_POOL2(double, uint64_t, _base, )
 #define POOL2_PICK(fn, ...) fn##_base(__VA_ARGS__)
 #endif
 #undef DEFINE_POOL2
