@@ -35,14 +35,19 @@
    state's shared pool (lt_parallel.h), only for work large enough to pay
    for a hand-off. */
 typedef lt_range_fn range_fn;
-#define PAR_MIN_WORK 500000.0    /* flops per extra part: ~10 us of gemm, well above a hand-off */
+#define PAR_MIN_WORK 500000.0   /* flops per extra part: ~5 us of gemm, above a hand-off */
+/* The weight gradient sums per-part partial results, so its part count
+   changes the rounding: it keeps the threshold it always had, and a given
+   thread count gives the same bits as before. */
+#define WGRAD_MIN_WORK 4000000.0
 
-static int par_threads(lua_State *L, int64_t n, double work) {
+static int par_threads_min(lua_State *L, int64_t n, double work, double min_work) {
   int nt = lt_pool_threads(ltl_settings_of(L)->pool);
-  if ((double)nt > work / PAR_MIN_WORK) nt = (int)(work / PAR_MIN_WORK);
+  if ((double)nt > work / min_work) nt = (int)(work / min_work);
   if (nt > n) nt = (int)n;
   return nt < 1 ? 1 : nt;
 }
+static int par_threads(lua_State *L, int64_t n, double work) { return par_threads_min(L, n, work, PAR_MIN_WORK); }
 
 /* parts for a memory-bound loop over n planes touching `elements` values
    (pooling, its backward): the library's grain policy (lt_parallel.h) */
@@ -256,7 +261,7 @@ static int l_conv_wgrad(lua_State *L) {
   }
   /* samples split over threads; each sums into its own gw, added up after */
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
-  int nt = par_threads(L, g.N, work);
+  int nt = par_threads_min(L, g.N, work, WGRAD_MIN_WORK);
   wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   int64_t pshape[1] = { (nt - 1) * lt_numel(gw) };
