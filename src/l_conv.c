@@ -35,14 +35,19 @@
    state's shared pool (lt_parallel.h), only for work large enough to pay
    for a hand-off. */
 typedef lt_range_fn range_fn;
-#define PAR_MIN_WORK 1000000.0   /* flops per extra part: ~10 us of gemm, well above a hand-off */
+#define PAR_MIN_WORK 500000.0   /* flops per extra part: ~5 us of gemm, above a hand-off */
+/* The weight gradient sums per-part partial results, so its part count
+   changes the rounding: it keeps the threshold it always had, and a given
+   thread count gives the same bits as before. */
+#define WGRAD_MIN_WORK 4000000.0
 
-static int par_threads(lua_State *L, int64_t n, double work) {
+static int par_threads_min(lua_State *L, int64_t n, double work, double min_work) {
   int nt = lt_pool_threads(ltl_settings_of(L)->pool);
-  if ((double)nt > work / PAR_MIN_WORK) nt = (int)(work / PAR_MIN_WORK);
+  if ((double)nt > work / min_work) nt = (int)(work / min_work);
   if (nt > n) nt = (int)n;
   return nt < 1 ? 1 : nt;
 }
+static int par_threads(lua_State *L, int64_t n, double work) { return par_threads_min(L, n, work, PAR_MIN_WORK); }
 
 /* parts for a memory-bound loop over n planes touching `elements` values
    (pooling, its backward): the library's grain policy (lt_parallel.h) */
@@ -170,7 +175,7 @@ static char *push_scratch(lua_State *L, const lt_conv_geom *g, int nt, size_t *p
 }
 
 static int l_conv_small(lua_State *L) {
-  lt_conv_geom g;
+  lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
   conv_args(L, "_conv_small", 1, &g, &x, &w, &b);
   int64_t shape[4] = { g.N, g.Cs * g.G, g.Hs, g.Ws };
@@ -180,6 +185,13 @@ static int l_conv_small(lua_State *L) {
   double work = 2.0 * (double)lt_numel(out) * (double)(g.Cb * g.kh * g.kw);
   int64_t items = lt_conv_small_items(&g);
   int nt = par_threads(L, items, work);
+  if (nt < par_threads(L, INT64_MAX, work)) {
+    /* fewer images than threads (the per-frame batch of 1): cut the images
+       into gemm bands, each worker doing the im2col of its own */
+    g.col_rows = lt_conv_band(&g);
+    items = lt_conv_small_items(&g);
+    nt = par_threads(L, items, work);
+  }
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   par_run(L, nt, items, small_range, &j);
@@ -188,7 +200,7 @@ static int l_conv_small(lua_State *L) {
 }
 
 static int l_conv_big(lua_State *L) {
-  lt_conv_geom g;
+  lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
   conv_args(L, "_conv_big", 0, &g, &x, &w, &b);
   int64_t shape[4] = { g.N, g.Cb * g.G, g.Hb, g.Wb };
@@ -227,7 +239,7 @@ static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
 static int l_conv_wgrad(lua_State *L) {
   const char *fname = "_conv_wgrad";
   lt_tensor *big = float_arg(L, 1, fname, 4), *small = float_arg(L, 2, fname, 4);
-  lt_conv_geom g;
+  lt_conv_geom g = {0};
   g.kh = int_arg(L, 3, fname, 1); g.kw = int_arg(L, 4, fname, 1);
   g.sh = int_arg(L, 5, fname, 1); g.sw = int_arg(L, 6, fname, 1);
   g.ph = int_arg(L, 7, fname, 0); g.pw = int_arg(L, 8, fname, 0);
@@ -249,7 +261,7 @@ static int l_conv_wgrad(lua_State *L) {
   }
   /* samples split over threads; each sums into its own gw, added up after */
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
-  int nt = par_threads(L, g.N, work);
+  int nt = par_threads_min(L, g.N, work, WGRAD_MIN_WORK);
   wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   int64_t pshape[1] = { (nt - 1) * lt_numel(gw) };

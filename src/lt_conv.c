@@ -69,7 +69,7 @@ static int is_direct(const lt_conv_geom *g) {
    would compete with our own split), so each gemm covers a band of
    small-grid rows sized to stay under that. */
 #define GEMM_SERIAL_MNK 262144
-static int64_t gemm_band(const lt_conv_geom *g) {
+int64_t lt_conv_band(const lt_conv_geom *g) {
   int64_t per_row = g->Cs * g->Cb * g->kh * g->kw * g->Ws;
   /* a small grid stays whole (a gemm a few columns wide runs poorly);
      the output channels are split instead (gemm_rows) */
@@ -88,7 +88,8 @@ static int64_t gemm_band(const lt_conv_geom *g) {
    block's width). */
 #define COL_BYTES (1 << 20)
 int64_t lt_conv_rows(const lt_conv_geom *g) {
-  int64_t rb = gemm_band(g);
+  if (g->col_rows > 0) return g->col_rows < g->Hs ? g->col_rows : (g->Hs > 0 ? g->Hs : 1);
+  int64_t rb = lt_conv_band(g);
   int64_t per_row = g->Cb * g->kh * g->kw * g->Ws * (int64_t)lt_itemsize(g->dt);
   int64_t r = per_row > 0 ? COL_BYTES / per_row : g->Hs;
   r = r < rb ? rb : r / rb * rb;
@@ -210,7 +211,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_small_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small,    \
                              T *col, int64_t lo, int64_t hi) {                                             \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, rb = gemm_band(g);                           \
+    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, rb = lt_conv_band(g);                           \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t blk = it % nb, ng = it / nb;                                                                 \
@@ -238,7 +239,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_big_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,      \
                            T *col, int64_t lo, int64_t hi) {                                               \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
-    int64_t cb = lt_conv_rows(g), rb = gemm_band(g);                                                       \
+    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t gi = it % g->G, n = it / g->G;                                                               \
@@ -269,7 +270,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
                              int64_t lo, int64_t hi) {                                                     \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), rb = gemm_band(g);                                                       \
+    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
     int direct = is_direct(g);                                                                             \
     if (hi <= lo) memset(gw, 0, sizeof(T) * (size_t)(g->G * g->Cs * K));                                   \
     for (int64_t n = lo; n < hi; n++)                                                                      \
@@ -320,7 +321,7 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
    recorded as a float code (0..3: tap in scan order) and turned into flat
    indices by a second, branch-free integer loop. */
 #define POOL2_CHUNK 256
-#define DEFINE_POOL2(T, S, ATTR)                                                                            \
+#define DEFINE_POOL2(T, U, S, ATTR)                                                                         \
   /* one window: the value and (code) its tap */                                                           \
   static inline ATTR T pool2_one_##T##S(const T *r0, const T *r1, int64_t ow, T *code) {                   \
     T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];                              \
@@ -376,21 +377,23 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
   }                                                                                                        \
   /* the backward of one output row from tap codes: each 2x2 window gets the                              \
      gradient at its winner and 0 elsewhere (same-type selects: vectorised) */                             \
-  static inline ATTR void pool2_bwd_row_##T##S(const T *restrict g, const uint8_t *restrict yc,            \
+  /* v where keep, else +0.0, without a branch (scalar code of a ternary on                               \
+     floats branches, and the taps are random) */                                                          \
+  static inline ATTR T pool2_keep_##T##S(T v, int keep) {                                                  \
+    U b;                                                                                                   \
+    memcpy(&b, &v, sizeof b);                                                                              \
+    b &= (U)0 - (U)keep;                                                                                   \
+    memcpy(&v, &b, sizeof v);                                                                              \
+    return v;                                                                                              \
+  }                                                                                                        \
+  static inline ATTR void pool2_bwd_row_##T##S(const T *restrict g, const T *restrict code,               \
                                                T *restrict r0, T *restrict r1, int64_t Wo) {               \
-    T code[POOL2_CHUNK];                                                                                   \
-    for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                                     \
-      int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                           \
-      for (int64_t i = 0; i < n; i++) code[i] = (T)yc[o0 + i];                                             \
-      const T *gg = g + o0;                                                                                \
-      T *a = r0 + 2 * o0, *b = r1 + 2 * o0;                                                                \
-      for (int64_t i = 0; i < n; i++) {                                                                    \
-        T v = gg[i], c = code[i];                                                                          \
-        a[2 * i] = c == (T)0 ? v : (T)0;                                                                   \
-        a[2 * i + 1] = c == (T)1 ? v : (T)0;                                                               \
-        b[2 * i] = c == (T)2 ? v : (T)0;                                                                   \
-        b[2 * i + 1] = c == (T)3 ? v : (T)0;                                                               \
-      }                                                                                                    \
+    for (int64_t i = 0; i < Wo; i++) {                                                                     \
+      T v = g[i], c = code[i];                                                                             \
+      r0[2 * i] = pool2_keep_##T##S(v, c == (T)0);                                                         \
+      r0[2 * i + 1] = pool2_keep_##T##S(v, c == (T)1);                                                     \
+      r1[2 * i] = pool2_keep_##T##S(v, c == (T)2);                                                         \
+      r1[2 * i + 1] = pool2_keep_##T##S(v, c == (T)3);                                                     \
     }                                                                                                      \
   }                                                                                                        \
   /* the forward over planes [lo, hi): every window inside the plane */                                     \
@@ -401,34 +404,60 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
       T *y = out + p * Ho * Wo;                                                                            \
       int64_t *yi = idx ? idx + p * Ho * Wo : NULL;                                                        \
       uint8_t *yc = codes ? codes + p * Ho * Wo : NULL;                                                    \
+      if (yc && Wo <= POOL2_CHUNK) {                                                                       \
+        /* codes of several rows gathered as T, then narrowed to bytes in one                              \
+           long loop (a row of 14 narrows mostly in the scalar remainder) */                               \
+        T cb[POOL2_CHUNK];                                                                                 \
+        int64_t rows = POOL2_CHUNK / Wo;                                                                   \
+        for (int64_t oh0 = 0; oh0 < Ho; oh0 += rows) {                                                     \
+          int64_t oh1 = oh0 + rows < Ho ? oh0 + rows : Ho;                                                 \
+          for (int64_t oh = oh0; oh < oh1; oh++)                                                           \
+            pool2_vals_##T##S(x + 2 * oh * Wi, x + (2 * oh + 1) * Wi, y + oh * Wo, cb + (oh - oh0) * Wo, Wo); \
+          uint8_t *dst = yc + oh0 * Wo;                                                                    \
+          for (int64_t i = 0; i < (oh1 - oh0) * Wo; i++) dst[i] = (uint8_t)cb[i];                          \
+        }                                                                                                  \
+        continue;                                                                                          \
+      }                                                                                                    \
       for (int64_t oh = 0; oh < Ho; oh++)                                                                  \
         pool2_row_##T##S(x + 2 * oh * Wi, x + (2 * oh + 1) * Wi, y + oh * Wo, yi ? yi + oh * Wo : NULL,     \
                          yc ? yc + oh * Wo : NULL, Wo, 2 * oh * Wi, Wi);                                   \
     }                                                                                                      \
   }                                                                                                        \
-  static ATTR void pool2_bwd_##T##S(int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const T *gout, const int64_t *idx, \
-                            const uint8_t *codes, T *gin, int64_t lo, int64_t hi) {                        \
-    uint8_t buf[POOL2_CHUNK];                                                                              \
+  static ATTR void pool2_bwd_##T##S(int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const T *gout,         \
+                                    const int64_t *idx, const uint8_t *codes, T *gin, int64_t lo, int64_t hi) { \
+    /* the codes as T (same-type selects), converted for several rows at once                              \
+       (one long loop rather than one per 14-window row) */                                                \
+    T cb[POOL2_CHUNK];                                                                                     \
+    int64_t rows = Wo <= POOL2_CHUNK ? POOL2_CHUNK / Wo : 1, part = Wo < POOL2_CHUNK ? Wo : POOL2_CHUNK;   \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
       const T *g = gout + p * Ho * Wo;                                                                     \
       T *x = gin + p * Hi * Wi;                                                                            \
-      for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
-        T *r0 = x + 2 * oh * Wi, *r1 = r0 + Wi;                                                            \
-        if (codes) pool2_bwd_row_##T##S(g + oh * Wo, codes + (p * Ho + oh) * Wo, r0, r1, Wo);                 \
-        else {                                                                                             \
-          /* flat indices back to tap codes (4: none of the window's taps) */                              \
-          const int64_t *k = idx + (p * Ho + oh) * Wo;                                                     \
-          int64_t base = 2 * oh * Wi + 1;   /* 1-based flat index of the window's first tap */            \
-          for (int64_t o0 = 0; o0 < Wo; o0 += POOL2_CHUNK) {                                               \
-            int64_t n = Wo - o0 < POOL2_CHUNK ? Wo - o0 : POOL2_CHUNK;                                     \
-            for (int64_t i = 0; i < n; i++) {                                                              \
-              int64_t rel = k[o0 + i] - base - 2 * (o0 + i);                                               \
-              buf[i] = rel == 0 ? 0 : rel == 1 ? 1 : rel == Wi ? 2 : rel == Wi + 1 ? 3 : 4;                \
+      for (int64_t oh0 = 0; oh0 < Ho; oh0 += rows) {                                                       \
+        int64_t oh1 = oh0 + rows < Ho ? oh0 + rows : Ho;                                                   \
+        for (int64_t o0 = 0; o0 < Wo; o0 += part) {   /* o0 > 0 only for rows wider than a chunk */        \
+          int64_t n = Wo - o0 < part ? Wo - o0 : part, m = (oh1 - oh0) * n;                                \
+          if (codes) {                                                                                     \
+            const uint8_t *yc = codes + (p * Ho + oh0) * Wo + o0;                                          \
+            for (int64_t i = 0; i < m; i++) cb[i] = (T)yc[i];   /* n == Wo when there are several rows */  \
+          } else                                                                                           \
+            for (int64_t oh = oh0; oh < oh1; oh++) {                                                       \
+              /* flat indices back to tap codes (4: none of the window's taps) */                          \
+              const int64_t *k = idx + (p * Ho + oh) * Wo + o0;                                            \
+              int64_t base = 2 * oh * Wi + 1 + 2 * o0;   /* 1-based flat index of the first tap */        \
+              T *c = cb + (oh - oh0) * n;                                                                  \
+              for (int64_t i = 0; i < n; i++) {   /* branch-free: the taps are random */                   \
+                int64_t rel = k[i] - base - 2 * i, h = rel >= Wi, l = rel - h * Wi;                        \
+                int64_t ok = (l == 0) | (l == 1);                                                          \
+                c[i] = (T)(4 - ok * (4 - 2 * h - l));                                                      \
+              }                                                                                            \
             }                                                                                              \
-            pool2_bwd_row_##T##S(g + oh * Wo + o0, buf, r0 + 2 * o0, r1 + 2 * o0, n);                         \
+          for (int64_t oh = oh0; oh < oh1; oh++) {                                                         \
+            T *r0 = x + 2 * oh * Wi + 2 * o0;                                                              \
+            pool2_bwd_row_##T##S(g + oh * Wo + o0, cb + (oh - oh0) * n, r0, r0 + Wi, n);                   \
           }                                                                                                \
         }                                                                                                  \
-        for (int64_t w = 2 * Wo; w < Wi; w++) r0[w] = r1[w] = 0;                                           \
+        for (int64_t oh = oh0; oh < oh1; oh++)                                                             \
+          for (int64_t w = 2 * Wo; w < Wi; w++) x[2 * oh * Wi + w] = x[(2 * oh + 1) * Wi + w] = 0;         \
       }                                                                                                    \
       if (2 * Ho < Hi) memset(x + 2 * Ho * Wi, 0, sizeof(T) * (size_t)((Hi - 2 * Ho) * Wi));               \
     }                                                                                                      \
@@ -437,14 +466,14 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
 /* compiled for the baseline ISA and for AVX2 (picked per call, as
    lt_k_loops.h does): the 2x2 selects run ~1.5-2x faster 8 lanes wide */
 #define POOL2_AVX2 __attribute__((target("avx2")))
-DEFINE_POOL2(float, _base, )
-DEFINE_POOL2(double, _base, )
-DEFINE_POOL2(float, _avx2, POOL2_AVX2)
-DEFINE_POOL2(double, _avx2, POOL2_AVX2)
+DEFINE_POOL2(float, uint32_t, _base, )
+DEFINE_POOL2(double, uint64_t, _base, )
+DEFINE_POOL2(float, uint32_t, _avx2, POOL2_AVX2)
+DEFINE_POOL2(double, uint64_t, _avx2, POOL2_AVX2)
 #define POOL2_PICK(fn, ...) (__builtin_cpu_supports("avx2") ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
 #else
-DEFINE_POOL2(float, _base, )
-DEFINE_POOL2(double, _base, )
+DEFINE_POOL2(float, uint32_t, _base, )
+DEFINE_POOL2(double, uint64_t, _base, )
 #define POOL2_PICK(fn, ...) fn##_base(__VA_ARGS__)
 #endif
 #undef DEFINE_POOL2

@@ -30,11 +30,15 @@ typedef struct lt_conv_geom {
   int64_t Cb, Hb, Wb;            /* big image: channels per group, height, width */
   int64_t Cs, Hs, Ws;            /* small grid: channels per group, height, width */
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t col_rows;              /* rows per im2col block; 0: lt_conv_rows' choice */
 } lt_conv_geom;
 
-/* Small-grid rows per block: each gemm works on one block of rows, small
-   enough for OpenBLAS to run it on the calling thread. */
+/* Small-grid rows per im2col block: a whole image while its columns fit in
+   1 MB (g->col_rows, when set, overrides).  The gemms inside a block work
+   on bands of lt_conv_band rows, small enough for OpenBLAS to run them on
+   the calling thread. */
 int64_t lt_conv_rows(const lt_conv_geom *g);
+int64_t lt_conv_band(const lt_conv_geom *g);
 /* Elements of im2col scratch one worker needs (0: none, the big image is
    read in place: 1x1 kernels with unit stride and no padding). */
 int64_t lt_conv_scratch(const lt_conv_geom *g);
