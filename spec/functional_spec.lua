@@ -405,3 +405,40 @@ describe("maximum and minimum gradients", function()
     end
   end)
 end)
+
+describe("cross_entropy's fused reduction", function()
+  -- one op and one autograd node: the reduced loss comes from T._xent
+  it("gives the mean over the counted weights and its gradient, as the per-row form", function()
+    T.manual_seed(7)
+    for _, dt in ipairs({ T.float32, T.float64 }) do
+      local x = T.randn({ 6, 5 }, { dtype = dt, requires_grad = true })
+      local y = T.tensor({ 1, 5, 3, 3, 2, 4 })
+      local w = T.tensor({ 0.5, 1, 2, 1, 0.25 }, { dtype = dt })
+      for _, opts in ipairs({ {}, { reduction = "sum" }, { weight = w }, { weight = w, ignore_index = 3 },
+                              { ignore_index = 3, reduction = "sum" } }) do
+        local loss = F.cross_entropy(x, y, opts)
+        assert.equal(0, loss:dim())
+        assert.equal("NllLossBackward0", loss.grad_fn.name)
+        local rows = F.cross_entropy(x, y, { weight = opts.weight, ignore_index = opts.ignore_index, reduction = "none" })
+        local want = rows:sum()
+        if opts.reduction ~= "sum" then
+          local cw = opts.weight and opts.weight[y] or T.ones(6, { dtype = dt })
+          if opts.ignore_index then cw = T.where(T.eq(y, opts.ignore_index), 0, cw) end
+          want = want / cw:sum()
+        end
+        local tol = dt == T.float64 and 1e-12 or 1e-5
+        assert.is_true(math.abs(loss:item() - want:item()) <= tol * math.max(1, math.abs(want:item())))
+        local g1 = T.autograd.grad(loss, { x })[1]
+        local g2 = T.autograd.grad(want, { x })[1]
+        assert.is_true(T.allclose(g1, g2, { rtol = tol, atol = tol }))
+      end
+      -- every target ignored: the mean is 0/0
+      local all = F.cross_entropy(x, T.tensor({ 2, 2, 2, 2, 2, 2 }), { ignore_index = 2 })
+      assert.is_true(all:item() ~= all:item())
+      -- twice differentiable through the reduced node
+      local l = F.cross_entropy(x, y)
+      local g = T.autograd.grad(l, { x }, { create_graph = true })[1]
+      assert.is_true(T.autograd.grad((g * g):sum(), { x })[1]:abs():sum():item() > 0)
+    end
+  end)
+end)

@@ -179,7 +179,11 @@ static void check_target_range(lua_State *L, const char *fn, const lt_tensor *t,
   }
 }
 
-/* _xent(x (R, K), target (R), w (K) or nil, ignore or nil, with_lse) -> loss (R), lse (R), wsum () */
+/* _xent(x (R, K), target (R), w (K) or nil, ignore or nil, with_lse [, reduction])
+   -> loss, lse (R), wsum ().  reduction 0 (or none): loss per row (R);
+   1: their sum (); 2: their mean over the counted weights, sum / wsum ():
+   the reduced loss in the same call, so that cross_entropy is one op and
+   one autograd node.  The sum runs in double, in row order. */
 static int l_xent(lua_State *L) {
   const char *fn = "_xent";
   lt_tensor *x = check_ft(L, 1, fn, 0, (ltensor_dtype)-1);
@@ -191,6 +195,8 @@ static int l_xent(lua_State *L) {
   int has_ignore = !lua_isnoneornil(L, 4);
   int64_t ignore = has_ignore ? ltl_checkinteger(L, 4) : 0;
   int with_lse = lua_toboolean(L, 5);
+  lua_Integer red = luaL_optinteger(L, 6, 0);
+  if (red < 0 || red > 2) ltl_error(L, fn, "reduction must be 0, 1 or 2");
   check_target_range(L, fn, tg, R, K, has_ignore, ignore);
   lt_tensor *loss = ltl_push_new(L, x->dtype, 1, &R);
   lt_tensor *lse = ltl_push_new(L, x->dtype, 1, &R);
@@ -200,6 +206,15 @@ static int l_xent(lua_State *L) {
               lt_data(loss), lt_data(lse), &wsum, pool_of(L));
   if (x->dtype == LTENSOR_FLOAT64) *(double *)lt_data(ws) = wsum;
   else *(float *)lt_data(ws) = (float)wsum;
+  if (red == 0) return 3;
+  double total = 0;
+  for (int64_t r = 0; r < R; r++)
+    total += x->dtype == LTENSOR_FLOAT64 ? ((const double *)lt_data(loss))[r] : (double)((const float *)lt_data(loss))[r];
+  if (red == 2) total = total / wsum;   /* 0/0 = NaN when nothing is counted, as PyTorch's mean */
+  lt_tensor *out = ltl_push_new(L, x->dtype, 0, NULL);
+  if (x->dtype == LTENSOR_FLOAT64) *(double *)lt_data(out) = total;
+  else *(float *)lt_data(out) = (float)total;
+  lua_replace(L, -4);   /* the reduced loss in loss's slot: out, lse, wsum */
   return 3;
 }
 

@@ -1906,10 +1906,16 @@ rules._norm_chan = function(raw, x, w, b, eps)
     backward = chan_bw }, y, mean, rstd, var
 end
 
--- cross entropy / nll over rows: loss, lse, wsum = _xent(x, target, w, ignore, with_lse)
+-- cross entropy / nll over rows: loss, lse, wsum = _xent(x, target, w,
+-- ignore, with_lse, red): red 0 gives each row's loss, 1 their sum, 2 their
+-- mean over the counted weights (sum / wsum), in the one call and node
 local function xent_bw(n, g)
   local s = n.saved
   local x, target, w, lse = s[1], s[2], s[3], s[4]
+  if n.red ~= 0 then   -- the reduced loss: each row's share of g
+    if n.red == 2 then g = g / s[5] end
+    g = g:expand({ x:size(1) })
+  end
   if T.is_grad_enabled() then
     local K = x:size(2)
     local hot = T.eq(target:unsqueeze(2), T.arange(1, K + 1):reshape({ 1, K }))
@@ -1922,10 +1928,10 @@ local function xent_bw(n, g)
   end
   return T._xent_backward(g:contiguous(), x, target, w, lse, n.ignore, n.with_lse)
 end
-rules._xent = function(raw, x, target, w, ignore, with_lse)
-  local loss, lse, wsum = raw(x, target, w, ignore, with_lse)
-  return { name = with_lse and "NllLossBackward0" or "NllLossBackward0", inputs = { x }, ninputs = 1,
-    saved = { x, target, w, lse, n = 4 }, ignore = ignore, with_lse = with_lse,
+rules._xent = function(raw, x, target, w, ignore, with_lse, red)
+  local loss, lse, wsum = raw(x, target, w, ignore, with_lse, red)
+  return { name = "NllLossBackward0", inputs = { x }, ninputs = 1,
+    saved = { x, target, w, lse, wsum, n = 5 }, ignore = ignore, with_lse = with_lse, red = red or 0,
     nondiff = { [2] = true, [3] = true }, backward = xent_bw }, loss, lse, wsum
 end
 
@@ -2008,6 +2014,7 @@ function F._bn_eval_fused(x, rm, rv, w, b, eps)
   return y
 end
 
+local XENT_RED = { none = 0, sum = 1, mean = 2 }
 function F._nll_fused(input, target, weight, ignore, r, with_lse)
   if not FUSED[input.dtype.name] then return nil end
   local nd = input:dim()
@@ -2016,11 +2023,12 @@ function F._nll_fused(input, target, weight, ignore, r, with_lse)
   if nd == 1 then x2 = input:reshape({ 1, C })
   elseif nd == 2 then x2 = input
   else x2 = input:movedim(2, -1):reshape({ -1, C }) end
-  local loss, _, wsum = T._xent(x2:contiguous(), target:reshape({ -1 }):contiguous(), cdt(weight, input.dtype), ignore,
-    with_lse)
-  if r == "none" then return loss:reshape(target.shape) end
-  if r == "sum" then return T.sum(loss) end
-  return T.sum(loss) / wsum
+  local t1 = target
+  if t1:dim() ~= 1 then t1 = t1:reshape({ -1 }) end
+  local red = XENT_RED[r]
+  local loss = T._xent(x2:contiguous(), t1:contiguous(), cdt(weight, input.dtype), ignore, with_lse, red)
+  if red == 0 then return loss:reshape(target.shape) end
+  return loss
 end
 
 return F
