@@ -232,6 +232,28 @@ describe("bmm", function()
     assert.are.same({{{0}}}, T.bmm(T.zeros(1, 1, 0), T.zeros(1, 0, 1)):totable())
   end)
 
+  it("keeps products on the calling thread under set_num_threads(1), with the same results", function()
+    -- past OpenBLAS's threading size (M*N*K > 2^23): with one thread the
+    -- built-in gemm computes them (src/lt_blas.c, lt_mm_1t); results agree
+    local nt = T.get_num_threads()
+    local ok, err = pcall(function()
+      for _, dt in ipairs({ T.float32, T.float64, T.complex64 }) do
+        T.manual_seed(9)
+        local a, b = T.randn({ 300, 256 }, { dtype = dt }), T.randn({ 256, 200 }, { dtype = dt })
+        local w, bias = T.randn({ 200, 256 }, { dtype = dt }), T.randn({ 200 }, { dtype = dt })
+        T.set_num_threads(2)
+        local c2, l2 = a:matmul(b), dt ~= T.complex64 and T.nn.functional.linear(a, w, bias) or nil
+        T.set_num_threads(1)
+        local c1, l1 = a:matmul(b), dt ~= T.complex64 and T.nn.functional.linear(a, w, bias) or nil
+        local tol = dt == T.float64 and { rtol = 1e-10, atol = 1e-10 } or { rtol = 1e-4, atol = 1e-4 }
+        assert.is_true(T.allclose(c1, c2, tol))
+        if l1 then assert.is_true(T.allclose(l1, l2, tol)) end
+      end
+    end)
+    T.set_num_threads(nt)
+    assert(ok, err)
+  end)
+
   it("gives each entry's own product when the batch is spread over threads", function()
     -- 33 entries of 48x40x56: enough arithmetic for the pool (src/l_linalg.c,
     -- batched), an odd count (unequal parts), transposed and broadcast operands;

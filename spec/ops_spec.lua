@@ -357,6 +357,18 @@ describe("isclose / allclose", function()
     assert.is_true(T.allclose(tt({ 1.0, 2.0 }), tt({ 1.0, 2.0 + 1e-6 })))
     assert.is_false(T.allclose(tt({ 1.0 }), tt({ 1.1 })))
   end)
+  it("compare complex tensors on |a - b| and |b|, NaN in either part", function()
+    local function c(re, im) return T.complex(T.tensor(re), T.tensor(im)) end
+    for _, dt in ipairs({ T.complex64, T.complex128 }) do
+      local a = c({ 1, 2, 0 / 0, 1, 1 / 0 }, { 1, 0, 0, 0 / 0, 0 }):to(dt)
+      local b = c({ 1, 2, 0 / 0, 1, 1 / 0 }, { 1 + 1e-7, 1e-3, 0, 0 / 0, 1 }):to(dt)
+      same({ true, false, false, false, false }, T.isclose(a, b):totable())
+      same({ true, false, true, true, false }, T.isclose(a, b, { equal_nan = true }):totable())
+      same({ true, true, false, false, true }, T.isclose(a, a):totable())
+      assert.is_true(T.allclose(a:narrow(1, 1, 2), a:narrow(1, 1, 2)))
+      assert.is_false(T.allclose(a:narrow(1, 1, 2), b:narrow(1, 1, 2)))
+    end
+  end)
 end)
 
 describe("broadcasting and layouts", function()

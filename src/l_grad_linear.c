@@ -45,9 +45,11 @@ int ltl_linear_fn(lua_State *L) {
     for (int64_t j = 0; j < O; j++) memcpy(py + j * (int64_t)sz, pb + j * bs * (int64_t)sz, sz);
     for (int64_t i = 1; i < N; i++) memcpy(py + i * O * (int64_t)sz, py, (size_t)O * sz);
     /* y += x @ w^T: B = w^T is (K x O) with strides (w.stride[1], w.stride[0]) */
-    lt_mm_acc(dt, N, O, K, lt_data(x), x->stride[0], x->stride[1], lt_data(w), w->stride[1], w->stride[0], py, O);
+    (ltl_one_thread(L) ? lt_mm_acc_1t : lt_mm_acc)(dt, N, O, K, lt_data(x), x->stride[0], x->stride[1], lt_data(w),
+                                                    w->stride[1], w->stride[0], py, O);
   } else {
-    lt_mm(dt, N, O, K, lt_data(x), x->stride[0], x->stride[1], lt_data(w), w->stride[1], w->stride[0], py, O, 1);
+    (ltl_one_thread(L) ? lt_mm_1t : lt_mm)(dt, N, O, K, lt_data(x), x->stride[0], x->stride[1], lt_data(w),
+                                            w->stride[1], w->stride[0], py, O, 1);
   }
   return 1;
 }

@@ -66,9 +66,10 @@ static void row_strides(const lt_tensor *t, int64_t *rs, int64_t *cs) {
   else { *rs = t->stride[t->ndim - 2]; *cs = t->stride[t->ndim - 1]; }
 }
 
-static void mm_into(lt_tensor *out, const lt_tensor *a, int64_t M, int64_t K, int64_t ars, int64_t acs,
+static void mm_into(lua_State *L, lt_tensor *out, const lt_tensor *a, int64_t M, int64_t K, int64_t ars, int64_t acs,
                     const lt_tensor *b, int64_t N, int64_t brs, int64_t bcs) {
-  lt_mm(out->dtype, M, N, K, lt_data(a), ars, acs, lt_data(b), brs, bcs, lt_data(out), N, 1);
+  (ltl_one_thread(L) ? lt_mm_1t : lt_mm)(out->dtype, M, N, K, lt_data(a), ars, acs, lt_data(b), brs, bcs,
+                                         lt_data(out), N, 1);
 }
 
 /* ---- mm / mv / dot / outer ---------------------------------------------- */
@@ -88,7 +89,7 @@ static int do_mm(lua_State *L, const char *fname) {
   b = prepare(L, 2, dt, 0);
   int64_t shape[2] = { a->shape[0], b->shape[1] };
   lt_tensor *out = ltl_push_new(L, dt, 2, shape);
-  mm_into(out, a, a->shape[0], a->shape[1], a->stride[0], a->stride[1], b, b->shape[1], b->stride[0], b->stride[1]);
+  mm_into(L, out, a, a->shape[0], a->shape[1], a->stride[0], a->stride[1], b, b->shape[1], b->stride[0], b->stride[1]);
   return 1;
 }
 static int l_mm(lua_State *L) { ltl_check_nargs(L, 2); return do_mm(L, "mm"); }
@@ -105,7 +106,7 @@ static int l_mv(lua_State *L) {
   a = prepare(L, 1, dt, 0);
   v = prepare(L, 2, dt, 0);
   lt_tensor *out = ltl_push_new(L, dt, 1, a->shape);
-  mm_into(out, a, a->shape[0], a->shape[1], a->stride[0], a->stride[1], v, 1, v->stride[0], 1);
+  mm_into(L, out, a, a->shape[0], a->shape[1], a->stride[0], a->stride[1], v, 1, v->stride[0], 1);
   return 1;
 }
 
@@ -127,7 +128,7 @@ static int do_dot(lua_State *L, const char *fname) {
   a = prepare(L, 1, dt, 0);
   b = prepare(L, 2, dt, 0);
   lt_tensor *out = ltl_push_new(L, dt, 0, NULL);
-  mm_into(out, a, 1, a->shape[0], 0, a->stride[0], b, 1, b->stride[0], 1);
+  mm_into(L, out, a, 1, a->shape[0], 0, a->stride[0], b, 1, b->stride[0], 1);
   return 1;
 }
 static int l_dot(lua_State *L) { return do_dot(L, "dot"); }
@@ -143,7 +144,7 @@ static int l_outer(lua_State *L) {
   int64_t shape[2] = { a->shape[0], b->shape[0] };
   lt_tensor *out = ltl_push_new(L, dt, 2, shape);
   /* (M x 1) @ (1 x N): one product per element, exact as PyTorch's mul */
-  mm_into(out, a, a->shape[0], 1, a->stride[0], 1, b, b->shape[0], 1, b->stride[0]);
+  mm_into(L, out, a, a->shape[0], 1, a->stride[0], 1, b, b->shape[0], 1, b->stride[0]);
   return 1;
 }
 
@@ -153,7 +154,7 @@ static int l_outer(lua_State *L) {
    broadcast); out is contiguous (batch..., M, N) in row-major order. */
 typedef struct {
   ltensor_dtype dt;
-  int nbd;
+  int nbd, one_thread;   /* one_thread: every product on its caller's thread (lt_mm_1t) */
   const int64_t *bshape, *abst, *bbst;
   int64_t M, N, K, ars, acs, brs, bcs, sz;
   const char *A, *B;
@@ -169,8 +170,8 @@ static void batch_range(void *ctx, int64_t k0, int64_t k1, int part) {
   for (int64_t k = k0; k < k1; k++) {
     int64_t ao = 0, bo = 0;
     for (int i = 0; i < j->nbd; i++) { ao += idx[i] * j->abst[i]; bo += idx[i] * j->bbst[i]; }
-    lt_mm(j->dt, j->M, j->N, j->K, j->A + ao * j->sz, j->ars, j->acs, j->B + bo * j->sz, j->brs, j->bcs,
-          j->C + k * j->M * j->N * j->sz, j->N, 1);
+    (j->one_thread ? lt_mm_1t : lt_mm)(j->dt, j->M, j->N, j->K, j->A + ao * j->sz, j->ars, j->acs,
+                                       j->B + bo * j->sz, j->brs, j->bcs, j->C + k * j->M * j->N * j->sz, j->N, 1);
     for (int i = j->nbd - 1; i >= 0; i--) {
       if (++idx[i] < j->bshape[i]) break;
       idx[i] = 0;
@@ -190,7 +191,7 @@ static void batched(lua_State *L, lt_tensor *out, int nbd, const int64_t *bshape
   int64_t nb = 1;
   for (int i = 0; i < nbd; i++) nb *= bshape[i];
   if (nb == 0 || M == 0 || N == 0) return;
-  batch_job j = { out->dtype, nbd, bshape, abst, bbst, M, N, K, ars, acs, brs, bcs,
+  batch_job j = { out->dtype, nbd, ltl_one_thread(L), bshape, abst, bbst, M, N, K, ars, acs, brs, bcs,
                   (int64_t)lt_itemsize(out->dtype), lt_data(a), lt_data(b), lt_data(out) };
   double mnk = (double)M * (double)N * (double)K;
   int parts = 1;
@@ -200,7 +201,11 @@ static void batched(lua_State *L, lt_tensor *out, int nbd, const int64_t *bshape
     parts = lt_pool_threads(pool);
     if ((double)parts > work / BATCH_PAR_MIN_FLOPS) parts = (int)(work / BATCH_PAR_MIN_FLOPS);
     if (parts > nb) parts = (int)nb;
-    if (parts > 1) { lt_parallel_run(pool, parts, nb, batch_range, &j); return; }
+    if (parts > 1) {
+      j.one_thread = 1;   /* the pool's threads are the parallelism */
+      lt_parallel_run(pool, parts, nb, batch_range, &j);
+      return;
+    }
   }
   batch_range(&j, 0, nb, 0);
 }
@@ -264,7 +269,7 @@ static int l_matmul(lua_State *L) {
     int64_t brs, bcs;
     if (db == 1) { brs = b->stride[0]; bcs = 1; }
     else { brs = b->stride[0]; bcs = b->stride[1]; }
-    mm_into(out, a, rows, K, K, 1, b, N, brs, bcs);
+    mm_into(L, out, a, rows, K, K, 1, b, N, brs, bcs);
     return 1;
   }
   /* general case: broadcast the batch dims */

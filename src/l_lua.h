@@ -58,6 +58,10 @@ static inline ltl_settings *ltl_settings_of(lua_State *L) {
   if (s && s->magic == LT_SETTINGS_MAGIC) return s;
   return ltl_settings_slow(L);
 }
+/* 1 when this state runs on one thread (T.set_num_threads(1)): its matrix
+   products then stay on the calling thread too (lt_mm_1t), since
+   OpenBLAS's own thread count is the whole process's */
+static inline int ltl_one_thread(lua_State *L) { return ltl_settings_of(L)->num_threads <= 1; }
 
 /* ---- registration ------------------------------------------------------- */
 enum {

@@ -1,5 +1,6 @@
 /* l_ops.c -- the elementwise ops and the operator metamethods: each is a
    descriptor (name, kernel table, dtype rule) run by the driver in l_ew.c. */
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 #include "l_ew.h"
@@ -553,6 +554,12 @@ static int l_equal(lua_State *L) {
 LT_LOOP2(k_isclose_f64, double, uint8_t,
          (uint8_t)(a == b || ((a != a && b != b) ? ctx->mode :
                    (isfinite(a) && isfinite(b) && fabs(a - b) <= ctx->f2 + ctx->f1 * fabs(b)))))
+/* complex: PyTorch's isclose on |a - b| (finite) and |b|, NaN meaning a NaN
+   real or imaginary part */
+static inline int cnan(lt_cdouble z) { return isnan(creal(z)) || isnan(cimag(z)); }
+LT_LOOP2(k_isclose_c128, lt_cdouble, uint8_t,
+         (uint8_t)(a == b || ((cnan(a) && cnan(b)) ? ctx->mode :
+                   (isfinite(cabs(a - b)) && cabs(a - b) <= ctx->f2 + ctx->f1 * cabs(b)))))
 static lt_tensor *isclose_run(lua_State *L, const char *fname) {
   operand ops[2];
   ltl_check(L, 1);
@@ -579,7 +586,8 @@ static lt_tensor *isclose_run(lua_State *L, const char *fname) {
   }
   if (ops[0].t->dtype != ops[1].t->dtype)
     ltl_error(L, fname, "%s, %s", lt_torch_name(ops[0].t->dtype), lt_torch_name(ops[1].t->dtype));
-  if (lt_is_complex(ops[0].t->dtype)) ew_not_implemented(L, fname, ops[0].t->dtype);
+  if (lt_is_complex(ops[0].t->dtype))
+    return ew_run(L, fname, k_isclose_c128, ops, 2, LTENSOR_COMPLEX128, LTENSOR_BOOL, LTENSOR_BOOL, 0, &ctx);
   return ew_run(L, fname, k_isclose_f64, ops, 2, LTENSOR_FLOAT64, LTENSOR_BOOL, LTENSOR_BOOL, 0, &ctx);
 }
 static int l_isclose(lua_State *L) { isclose_run(L, "isclose"); return 1; }

@@ -234,6 +234,7 @@ typedef struct {
   ltensor_dtype dt;
   int64_t Tn, B, G, H, wsz;   /* steps, batch, gates, hidden size, ws row length */
   const rnn_rows *K;
+  int one_thread;             /* products on the band's own thread (lt_mm_1t) */
 } rnn_seq;
 
 typedef struct {
@@ -255,7 +256,7 @@ static void rnn_fw_band(void *ctx, int64_t b0, int64_t b1, int part) {
     int64_t t = q->reverse ? Tn - 1 - s : s;
     int64_t tp = q->reverse ? t + 1 : t - 1;
     /* g = h_prev (nb x H) @ W_hh^T (H x GH): W_hh read transposed in place */
-    lt_mm(q->dt, nb, GH, H, hprev, H, 1, j->pw, 1, H, pg, GH, 1);
+    (q->one_thread ? lt_mm_1t : lt_mm)(q->dt, nb, GH, H, hprev, H, 1, j->pw, 1, H, pg, GH, 1);
     char *ht = j->py + (size_t)(t * B * H) * es;
     int64_t slot = j->keep ? t : s % 2, pslot = j->keep ? tp : (s + 1) % 2;   /* ws rows of t and t-1 */
     char *wst = j->pws + (size_t)(slot * B * wsz) * es;
@@ -315,21 +316,26 @@ static void rnn_bw_band(void *ctx, int64_t b0, int64_t b1, int part) {
     }
     /* dh_{t-1} = direct part (already in dh) + (dgates or dhh) @ W_hh */
     const char *src = q->mode == RNN_GRU ? dhht : dgt;
-    lt_mm(q->dt, nb, H, GH, src + (size_t)(b0 * GH) * es, GH, 1, j->pw, H, 1, tmp0, H, 1);
+    (q->one_thread ? lt_mm_1t : lt_mm)(q->dt, nb, H, GH, src + (size_t)(b0 * GH) * es, GH, 1, j->pw, H, 1, tmp0, H, 1);
     q->K->vadd(nb * H, dh0, tmp0);
   }
 }
 
 /* fn over the B batch rows, in one band per pool thread when the sequence's
    recurrent products (2 Tn B GH H flops) repay the hand-off */
-static void run_bands(lua_State *L, void *job, int64_t B, int64_t Tn, int64_t G, int64_t H, lt_range_fn fn) {
+static void run_bands(lua_State *L, rnn_seq *q, void *job, lt_range_fn fn) {
   lt_pool *pool = ltl_settings_of(L)->pool;
-  double work = 2.0 * (double)Tn * (double)B * (double)(G * H) * (double)H;
+  int64_t B = q->B, H = q->H;
+  double work = 2.0 * (double)q->Tn * (double)B * (double)(q->G * H) * (double)H;
   int nt = lt_pool_threads(pool);
   if ((double)nt > work / RNN_PAR_MIN_WORK) nt = (int)(work / RNN_PAR_MIN_WORK);
   if (nt > B) nt = (int)B;
-  if (nt > 1) lt_parallel_run(pool, nt, B, fn, job);
-  else fn(job, 0, B, 0);
+  if (nt > 1) {
+    q->one_thread = 1;   /* the pool's threads are the parallelism */
+    lt_parallel_run(pool, nt, B, fn, job);
+  } else {
+    fn(job, 0, B, 0);
+  }
 }
 
 /* T._rnn_forward(mode, reverse, xp, w_hh, b_hh, h0, c0 [, keep_ws]) */
@@ -373,9 +379,9 @@ static int l_rnn_forward(lua_State *L) {
     zero_n(lt_data(zb), (size_t)(G * H) * lt_dtypes[dt].itemsize);
     pb = lt_data(zb);
   }
-  rnn_fw_job j = { { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt) }, keep, pxp, pw, pb,
+  rnn_fw_job j = { { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt), ltl_one_thread(L) }, keep, pxp, pw, pb,
                    lt_data(h0), c0 ? lt_data(c0) : NULL, py, pws, pg };
-  if (B * H > 0) run_bands(L, &j, B, Tn, G, H, rnn_fw_band);
+  if (B * H > 0) run_bands(L, &j.q, &j, rnn_fw_band);
   /* h_n: the last step's h (h0 when there are no steps) */
   const char *hprev = B * H > 0 && Tn > 0 ? py + (size_t)((reverse ? 0 : Tn - 1) * B * H) * es : lt_data(h0);
   int64_t ws_row = wsz, steps = B * H > 0 ? Tn : 0;
@@ -433,10 +439,10 @@ static int l_rnn_backward(lua_State *L) {
     if (dcn) copy_n(lt_data(dc), lt_data(dcn), (size_t)(B * H) * es);
     else zero_n(lt_data(dc), (size_t)(B * H) * es);
   }
-  rnn_bw_job j = { { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt) }, lt_data(y), lt_data(ws), lt_data(dy),
+  rnn_bw_job j = { { mode, reverse, dt, Tn, B, G, H, wsz, rows_for(dt), ltl_one_thread(L) }, lt_data(y), lt_data(ws), lt_data(dy),
                    lt_data(whh), lt_data(h0), c0 ? lt_data(c0) : NULL, lt_data(dxp), lt_data(dh),
                    dc ? lt_data(dc) : NULL, dhh ? lt_data(dhh) : NULL, lt_data(tmp) };
-  if (B * H > 0 && Tn > 0) run_bands(L, &j, B, Tn, G, H, rnn_bw_band);
+  if (B * H > 0 && Tn > 0) run_bands(L, &j.q, &j, rnn_bw_band);
   lua_pushvalue(L, 13);
   lua_pushvalue(L, 14);
   lua_pushvalue(L, 15);

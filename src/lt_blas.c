@@ -181,12 +181,29 @@ static inline int mid_size(ltensor_dtype dt, int64_t M, int64_t N, int64_t K) {
   return mnk > (double)LT_BLAS_ST_MAX && mnk < (double)LT_BLAS_MT_MIN;
 }
 
-int lt_mm_acc(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars, int64_t acs,
-              const char *B, int64_t brs, int64_t bcs, char *C, int64_t ldc) {
+/* 1 when a product asked to stay on the calling thread would be split by
+   OpenBLAS over its threads: past OpenBLAS's one-thread size, with OpenBLAS
+   running more than one thread (another CBLAS may thread: assumed to).
+   Such products go to the built-in gemm (one thread) instead. */
+#ifndef LT_BLAS_NONE
+static int blas_would_thread(ltensor_dtype dt, int64_t M, int64_t N, int64_t K) {
+  if (!lt_blas_dtype(dt)) return 0;
+  if ((double)M * (double)N * (double)K <= (double)LT_BLAS_ST_MAX) return 0;
+#if defined(OPENBLAS_CONST)
+  return openblas_get_num_threads() > 1;
+#else
+  return 1;
+#endif
+}
+#endif
+
+static int mm_acc(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
+                  int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t ldc) {
+  (void)serial;   /* (BLAS=none: every product is the built-in's, on this thread) */
   if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return -1;
   if (M <= 0 || N <= 0 || K <= 0) return 0;
 #ifndef LT_BLAS_NONE
-  if (!mid_size(dt, M, N, K) && M <= BLAS_MAX && N <= BLAS_MAX && K <= BLAS_MAX && ldc <= BLAS_MAX) {
+  if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K)) && M <= BLAS_MAX && N <= BLAS_MAX && K <= BLAS_MAX && ldc <= BLAS_MAX) {
     int64_t lda = 0, ldb = 0;
     int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
     if (la && lb) {
@@ -225,12 +242,21 @@ int lt_mm_acc(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, 
   return 0;
 }
 
+int lt_mm_acc(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars, int64_t acs,
+              const char *B, int64_t brs, int64_t bcs, char *C, int64_t ldc) {
+  return mm_acc(dt, 0, M, N, K, A, ars, acs, B, brs, bcs, C, ldc);
+}
+int lt_mm_acc_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars, int64_t acs,
+                 const char *B, int64_t brs, int64_t bcs, char *C, int64_t ldc) {
+  return mm_acc(dt, 1, M, N, K, A, ars, acs, B, brs, bcs, C, ldc);
+}
+
 typedef void (*naive_fn)(int64_t, int64_t, int64_t, const char *, int64_t, int64_t, const char *,
                          int64_t, int64_t, char *, int64_t, int64_t);
 
-void lt_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
-           int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t crs,
-           int64_t ccs) {
+static void mm(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
+               int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t crs, int64_t ccs) {
+  (void)serial;
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {   /* empty sum: zeros (all-zero bytes is 0 in every dtype) */
     size_t sz = lt_itemsize(dt);
@@ -241,7 +267,9 @@ void lt_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int
 #ifdef LT_BLAS_NONE
   if (lt_blas_dtype(dt) && lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
 #else
-  if (mid_size(dt, M, N, K) && lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
+  if ((mid_size(dt, M, N, K) || (serial && blas_would_thread(dt, M, N, K))) &&
+      lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0)
+    return;
   if (lt_blas_dtype(dt) && try_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs)) return;
 #endif
   naive_fn fn = NULL;
@@ -252,4 +280,15 @@ void lt_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int
   default: return;
   }
   fn(M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs);
+}
+
+void lt_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
+           int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t crs,
+           int64_t ccs) {
+  mm(dt, 0, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs);
+}
+void lt_mm_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
+              int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t crs,
+              int64_t ccs) {
+  mm(dt, 1, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs);
 }

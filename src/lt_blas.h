@@ -38,6 +38,19 @@ int lt_mm_acc(ltensor_dtype dt, int64_t M, int64_t N, int64_t K,
               const char *B, int64_t brs, int64_t bcs,
               char *C, int64_t ldc);
 
+/* lt_mm and lt_mm_acc on the calling thread only: a product OpenBLAS would
+   split over its threads runs in the built-in gemm instead.  For the parts
+   of a loop already spread over the state's pool, and for a state whose
+   T.set_num_threads is 1 (OpenBLAS's own thread count is process-wide). */
+void lt_mm_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K,
+              const char *A, int64_t ars, int64_t acs,
+              const char *B, int64_t brs, int64_t bcs,
+              char *C, int64_t crs, int64_t ccs);
+int lt_mm_acc_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K,
+                 const char *A, int64_t ars, int64_t acs,
+                 const char *B, int64_t brs, int64_t bcs,
+                 char *C, int64_t ldc);
+
 /* Products with M*N*K at or above this go to OpenBLAS's threads; smaller
    ones that OpenBLAS would still split over its threads (it does from
    65536*4) run single-threaded in the built-in blocked gemm (lt_gemm.c):
