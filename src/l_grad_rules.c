@@ -166,15 +166,15 @@ static void bw_mul(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
 static void bw_div(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
   if (need(n, 0)) { lua_pushvalue(L, g); push_operand(L, n, node, 1); fcall(L, B, AGF_DIV, 2); }
   else lua_pushnil(L);
-  if (need(n, 1)) {   /* -g * x / (y * y) */
+  if (need(n, 1)) {   /* -g * ((x / y) / y), PyTorch's order (y * y underflows first) */
     lua_pushvalue(L, g);
     fcall(L, B, AGF_NEG, 1);
     push_operand(L, n, node, 0);
-    fcall(L, B, AGF_MUL, 2);
     push_operand(L, n, node, 1);
-    push_operand(L, n, node, 1);
-    fcall(L, B, AGF_MUL, 2);
     fcall(L, B, AGF_DIV, 2);
+    push_operand(L, n, node, 1);
+    fcall(L, B, AGF_DIV, 2);
+    fcall(L, B, AGF_MUL, 2);
   } else {
     lua_pushnil(L);
   }

@@ -273,7 +273,8 @@ local function div_bw(n, g)
   local x, y = n.saved[1], n.saved[2]
   local ga, gb
   if need(n, 1) then ga = g / y end
-  if need(n, 2) then gb = -g * x / (y * y) end
+  -- -g * ((x / y) / y), in PyTorch's order: y * y underflows first
+  if need(n, 2) then gb = -g * ((x / y) / y) end
   return ga, gb
 end
 rules.div = function(raw, a, b, opts)
@@ -595,8 +596,16 @@ rules.norm = function(raw, x, ...)
         local cnt = n.dims and T.sum(mask, n.dims, true) or T.sum(mask)
         return keep_where(mask, g * T.sign(v) / cnt)
       end
+      -- PyTorch's norm_backward, written with |v| / y (at most 1) so that
+      -- tiny entries do not underflow into 0/0: p >= 2: v |v|^(p-2) / y^(p-1)
+      -- = (v/y) (|v|/y)^(p-2); p < 2: sgn(v) (|v|/y)^(p-1), 0 at v = 0 when p < 1
       local r
-      if pp == 2 then r = v / y else r = v * T.pow(T.abs(v), pp - 2) / T.pow(y, pp - 1) end
+      if pp == 2 then r = v / y
+      elseif pp > 2 then r = (v / y) * T.pow(T.abs(v) / y, pp - 2)
+      else
+        r = T.sign(v) * T.pow(T.abs(v) / y, pp - 1)
+        if pp < 1 then r = zero_where(T.eq(v, 0), r) end
+      end
       return zero_where(T.eq(y, 0), g * r)
     end }, out
 end

@@ -703,6 +703,20 @@ function F.huber_loss(input, target, ...)
   local ad = T.abs(d)
   return reduce(T.where(T.lt(ad, delta), d * d * 0.5, (ad - 0.5 * delta) * delta), r)
 end
+-- smooth_l1 with beta = 0 is |x - y|, its gradient PyTorch's kernel's:
+-- -g where x - y <= 0 (an exact tie included), g where it is >= 0, and
+-- (x - y) g / 0 otherwise (NaN); the target's the same with the roles swapped
+local function l1_beta0_grad(d, g)
+  return T.where(T.le(d, 0), -g, T.where(T.ge(d, 0), g, d * g / 0))
+end
+local SmoothL1Beta0 = custom("SmoothL1LossBackward0", function(ctx, a, b)
+  local d = a - b
+  ctx:save_for_backward(d)
+  return T.abs(d)
+end, function(ctx, g)
+  local d = ctx.saved_tensors[1]
+  return l1_beta0_grad(d, g), l1_beta0_grad(-d, g)
+end)
 function F.smooth_l1_loss(input, target, ...)
   loss_pair("smooth_l1_loss", input, target)
   local o = parse("smooth_l1_loss", 3, { "size_average", "reduce", "reduction", "beta" }, loss_opts(...))
@@ -710,15 +724,28 @@ function F.smooth_l1_loss(input, target, ...)
   local beta = o.beta or 1.0
   check_num("smooth_l1_loss", 3, "beta", beta)
   if beta < 0 then fail("smooth_l1_loss", "smooth_l1_loss does not support negative values for beta.") end
+  if beta == 0 then return reduce(SmoothL1Beta0(input, target), r) end
   local d = input - target
   local ad = T.abs(d)
-  if beta == 0 then return reduce(ad, r) end
   return reduce(T.where(T.lt(ad, beta), d * d * (0.5 / beta), ad - 0.5 * beta), r)
 end
 
 -- kl_div(input, target): input holds log-probabilities; the target
 -- probabilities (log_target: log-probabilities).  reduction "batchmean"
 -- divides the sum by the batch size.
+-- xlogy(x, y) = x log y, 0 where x = 0 (unless y is NaN), as PyTorch's;
+-- its gradients too: g xlogy(x != 0, y) for x (0 where x = 0) and g x / y
+-- for y (NaN at x = y = 0, as there)
+local function xlogy(x, y)
+  return T.where(T.logical_and(T.eq(x, 0), T.logical_not(T.isnan(y))), 0, x * T.log(y))
+end
+local Xlogy = custom("XlogyBackward0", function(ctx, x, y)
+  ctx:save_for_backward(x, y)
+  return xlogy(x, y)
+end, function(ctx, g)
+  local x, y = ctx.saved_tensors[1], ctx.saved_tensors[2]
+  return g * xlogy(T.ne(x, 0):to(x.dtype), y), g * x / y
+end)
 function F.kl_div(input, target, ...)
   loss_pair("kl_div", input, target)
   local o = parse("kl_div", 3, { "size_average", "reduce", "reduction", "log_target" }, loss_opts(...))
@@ -728,9 +755,7 @@ function F.kl_div(input, target, ...)
   if o.log_target then
     l = T.exp(target) * (target - input)
   else
-    -- xlogy(t, t): 0 where t = 0 (the log sees 1 there, so no 0 * -inf)
-    local pos = T.gt(target, 0)
-    l = T.where(pos, target * T.log(T.where(pos, target, 1)), 0) - target * input
+    l = Xlogy(target, target) - target * input
   end
   if r == "batchmean" then
     if input:dim() == 0 then return T.sum(l) end
@@ -1106,11 +1131,19 @@ function F.cosine_similarity(x1, x2, ...)
   local o = parse("cosine_similarity", 3, { "dim", "eps" }, ...)
   local dim, eps = o.dim or 2, o.eps or 1e-8
   if math.type(dim) ~= "integer" then fail("cosine_similarity", "dim must be an integer, got " .. typename(dim)) end
-  -- PyTorch 1.13: sum(x1 x2) / sqrt(clamp_min(|x1|^2 |x2|^2, eps^2))
-  local w12 = T.sum(x1 * x2, dim)
-  local w1 = T.sum(x1 * x1, dim)
-  local w2 = T.sum(x2 * x2, dim)
-  return w12 / T.sqrt(T.clamp_min(w1 * w2, eps * eps))
+  -- PyTorch 1.13.1: each input divided by its own norm, clamped at eps,
+  -- then the dot product: sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))).
+  -- Tiny vectors keep their true cosine (norms above eps are untouched)
+  -- and the result stays within [-1, 1].  As there, the clamp changes the
+  -- norm's value but not its gradient (a clone clamped in place without
+  -- grad): below eps the norm is n - n + eps, the second n detached.
+  x1, x2 = T.broadcast_tensors(x1, x2)
+  local function unit(x)
+    local n = T.linalg.vector_norm(x, 2, dim, true)
+    local nd = n:detach()
+    return x / T.where(T.lt(nd, eps), n - nd + eps, n)
+  end
+  return T.sum(unit(x1) * unit(x2), dim)
 end
 
 function F.triplet_margin_loss(a, p, n, ...)

@@ -1416,8 +1416,10 @@ def("cdist", function(x1, x2, p, opts)
     if p == 0 then return T.sum(T.ne(d, 0):to(d.dtype), -1) end
     if p == math.huge then return T.amax(T.abs(d), -1) end
     if p == 1 then return T.sum(T.abs(d), -1) end
-    if p == 2 then return T.sqrt(T.sum(d * d, -1)) end
-    return T.pow(T.sum(T.pow(T.abs(d), p), -1), 1 / p)
+    -- the p-norm reduction: its gradient is 0 where a distance is 0 (the
+    -- points coincide), as PyTorch's cdist backward; sqrt(sum(d * d))
+    -- would give 0 * inf = NaN there
+    return T.norm(d, p, -1)
   end
   -- the (.., rows, R, M) differences are built for blocks of rows of x1 so
   -- that the temporary stays bounded (about 2^22 elements per batch entry)
