@@ -74,7 +74,7 @@ add("T.clamp_max", "T.clamp_max(t, max)", "min(t, max).", "T.clamp_max(x, 1)")
 add("T.round", "T.round(t [, {decimals=}])", "Round half to even, optionally to a number of decimals.", "T.round(T.tensor({0.5, 1.5, 2.25}), {decimals = 1})")
 add("T.gelu", "T.gelu(t [, {approximate=\"none\"|\"tanh\"}])", "The Gaussian error linear unit.", "T.gelu(x)")
 add("T.equal", "T.equal(a, b)", "true if a and b have the same shape and values (a Lua boolean); `a == b` on tensors.", "T.equal(T.ones(2), T.ones(2))  -- true")
-add("T.allclose", "T.allclose(a, b [, {rtol=1e-5, atol=1e-8, equal_nan=false}])", "true if every |a - b| <= atol + rtol * |b|.", "T.allclose(x, y)")
+add("T.allclose", "T.allclose(a, b [, {rtol=1e-5, atol=1e-8, equal_nan=false}])", "true if every |a - b| <= atol + rtol * |b| (complex too: the modulus; NaN in either part is NaN).", "T.allclose(x, y)")
 add("T.isclose", "T.isclose(a, b [, {rtol=, atol=, equal_nan=}])", "Elementwise closeness (bool result).", "T.isclose(x, y)")
 add("T.masked_fill", "T.masked_fill(t, mask, value)", "A copy of t with value where the bool mask is true; in place as masked_fill_.", "x:masked_fill(x:lt(0), 0)")
 return E
