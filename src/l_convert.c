@@ -17,17 +17,24 @@ static int l_contiguous(lua_State *L) {
   ltl_push_clone(L, t);
   return 1;
 }
+/* copy_/fill_/zero_ of a Lua value: dst (at 1) gets the value at 2 as a
+   0-dim tensor of its dtype, broadcast; returns dst */
+static int fill_value(lua_State *L, const char *fname, lt_tensor *dst) {
+  lt_tensor *s = ltl_push_scalar(L, dst->dtype, 2);
+  ltl_copy(L, fname, dst, s);
+  lua_settop(L, 1);
+  return 1;
+}
 static int l_copy_(lua_State *L) {
   lt_tensor *dst = ltl_check(L, 1);
   lt_tensor *src = ltl_test(L, 2);
   if (src && !src->storage) ltl_argerror(L, 2, "tensor was freed");
-  if (src) ltl_copy(L, "copy_", dst, src);
-  else {
+  if (!src) {
     if (lua_type(L, 2) != LUA_TNUMBER && lua_type(L, 2) != LUA_TBOOLEAN)
       return ltl_typeerror(L, 2, "tensor, number or boolean");
-    lt_tensor *s = ltl_push_scalar(L, dst->dtype, 2);
-    ltl_copy(L, "copy_", dst, s);
+    return fill_value(L, "copy_", dst);
   }
+  ltl_copy(L, "copy_", dst, src);
   lua_settop(L, 1);
   return 1;
 }
@@ -35,19 +42,13 @@ static int l_fill_(lua_State *L) {
   lt_tensor *dst = ltl_check(L, 1);
   if (lua_type(L, 2) != LUA_TNUMBER && lua_type(L, 2) != LUA_TBOOLEAN && !ltl_test(L, 2))
     return ltl_typeerror(L, 2, "number or boolean");
-  lt_tensor *s = ltl_push_scalar(L, dst->dtype, 2);
-  ltl_copy(L, "fill_", dst, s);
-  lua_settop(L, 1);
-  return 1;
+  return fill_value(L, "fill_", dst);
 }
 static int l_zero_(lua_State *L) {
   lt_tensor *dst = ltl_check(L, 1);
   lua_settop(L, 1);
   lua_pushinteger(L, 0);
-  lt_tensor *s = ltl_push_scalar(L, dst->dtype, 2);
-  ltl_copy(L, "zero_", dst, s);
-  lua_settop(L, 1);
-  return 1;
+  return fill_value(L, "zero_", dst);
 }
 
 static int convert_to(lua_State *L, ltensor_dtype dt, int copy) {

@@ -115,20 +115,26 @@ static int l_rsub(lua_State *L) {
 static int l_mul(lua_State *L) { return ew_binary(L, &E_mul, 0); }
 static int l_mul_(lua_State *L) { return ew_binary(L, &E_mul, 1); }
 
+/* An op's mode argument at idx (div's rounding_mode, gelu's approximate):
+   a string there, or the key field of an options table there (known: its
+   keys); NULL when neither. */
+static const char *mode_arg(lua_State *L, int idx, const char *fname, const char *key, const char *const *known) {
+  if (lua_type(L, idx) == LUA_TSTRING) return lua_tostring(L, idx);
+  if (lua_type(L, idx) != LUA_TTABLE) return NULL;
+  ltl_check_opts(L, idx, fname, known);
+  ltl_getopt(L, idx, key);
+  const char *m = lua_tostring(L, -1);   /* stays valid: the table holds it */
+  lua_pop(L, 1);
+  return m;
+}
+
 /* div(a, b [, rounding_mode | {rounding_mode=, out=}]) */
 static const ew *div_kind(lua_State *L, const char *fname) {
   if (lua_gettop(L) < 3) return &E_div;
-  const char *mode = NULL;
-  if (lua_type(L, 3) == LUA_TSTRING) mode = lua_tostring(L, 3);
-  else if (lua_type(L, 3) == LUA_TTABLE) {
-    static const char *const DIV_OPTS[] = {"rounding_mode", "out", NULL};
-    ltl_check_opts(L, 3, "div", DIV_OPTS);
-    ltl_getopt(L, 3, "rounding_mode");
-    mode = lua_tostring(L, -1);   /* stays valid: the table holds it */
-    lua_pop(L, 1);
-  } else if (!lua_isnil(L, 3)) {
-    ltl_typeerror(L, 3, "string or table (rounding_mode)");
-  }
+  int ty = lua_type(L, 3);
+  if (ty != LUA_TSTRING && ty != LUA_TTABLE && ty != LUA_TNIL) ltl_typeerror(L, 3, "string or table (rounding_mode)");
+  static const char *const DIV_OPTS[] = {"rounding_mode", "out", NULL};
+  const char *mode = mode_arg(L, 3, "div", "rounding_mode", DIV_OPTS);
   if (!mode) return &E_div;
   if (strcmp(mode, "trunc") == 0) return &E_div_trunc;
   if (strcmp(mode, "floor") == 0) return &E_div_floor;
@@ -332,15 +338,8 @@ static int l_sign2_(lua_State *L) { return sign_impl(L, 1); }
 static const ew E_gelu = {"gelu", lt_k_gelu, R_SAME, 1};
 static const ew E_gelu_tanh = {"gelu", lt_k_gelu_tanh, R_SAME, 1};
 static const ew *gelu_kind(lua_State *L) {
-  const char *a = NULL;
-  if (lua_type(L, 2) == LUA_TSTRING) a = lua_tostring(L, 2);
-  else if (lua_type(L, 2) == LUA_TTABLE) {
-    static const char *const GELU_OPTS[] = {"approximate", "out", NULL};
-    ltl_check_opts(L, 2, "gelu", GELU_OPTS);
-    ltl_getopt(L, 2, "approximate");
-    a = lua_tostring(L, -1);
-    lua_pop(L, 1);
-  }
+  static const char *const GELU_OPTS[] = {"approximate", "out", NULL};
+  const char *a = mode_arg(L, 2, "gelu", "approximate", GELU_OPTS);
   if (!a || strcmp(a, "none") == 0) return &E_gelu;
   if (strcmp(a, "tanh") == 0) return &E_gelu_tanh;
   ltl_error(L, "gelu", "approximate argument must be either none or tanh.");
