@@ -790,6 +790,9 @@ end
 -- index_add, so duplicates accumulate as they must.
 local function index_add_into(shape, dim, idx, src)
   argcheck(type(shape) == "table", "autograd.index_add_into", 1, "table", shape)
+  for i = 1, #shape do
+    argcheck(math.type(shape[i]) == "integer", "autograd.index_add_into", 1, "list of sizes", shape[i])
+  end
   argcheck(math.type(dim) == "integer" and shape[dim] ~= nil, "autograd.index_add_into", 2, "dim of shape", dim)
   check_t("autograd.index_add_into", 3, idx)
   check_t("autograd.index_add_into", 4, src)
