@@ -32,7 +32,7 @@ typedef struct lt_generator {
   uint64_t *s;            /* own, or the state's default (T.default_generator) */
 } lt_generator;
 
-uint64_t *lt_rng_default(lua_State *L) {
+uint64_t *ltl_rng_default(lua_State *L) {
   uint64_t *s = ltl_settings_of(L)->rng;
   if (!s[4]) lt_rng_seed(s, LT_RNG_DEFAULT_SEED);
   return s;
@@ -49,9 +49,9 @@ static lt_generator *check_gen(lua_State *L, int idx, const char *fname) {
   return g;
 }
 
-uint64_t *lt_rng_opt(lua_State *L, int opts, const char *fname) {
-  if (!opts || lua_type(L, opts) != LUA_TTABLE) return lt_rng_default(L);
-  if (ltl_getopt(L, opts, "generator") == LUA_TNIL) { lua_pop(L, 1); return lt_rng_default(L); }
+uint64_t *ltl_rng_opt(lua_State *L, int opts, const char *fname) {
+  if (!opts || lua_type(L, opts) != LUA_TTABLE) return ltl_rng_default(L);
+  if (ltl_getopt(L, opts, "generator") == LUA_TNIL) { lua_pop(L, 1); return ltl_rng_default(L); }
   lt_generator *g = test_gen(L, -1);
   if (!g) ltl_error(L, fname, "generator must be a ltensor.Generator, got %s", luaL_typename(L, -1));
   lua_pop(L, 1);   /* still referenced by the options table on the stack */
@@ -59,7 +59,7 @@ uint64_t *lt_rng_opt(lua_State *L, int opts, const char *fname) {
   return g->s;
 }
 
-int lt_is_rng_opts(lua_State *L, int idx) {
+int ltl_is_rng_opts(lua_State *L, int idx) {
   if (lua_type(L, idx) != LUA_TTABLE || ltl_test(L, idx)) return 0;
   if (lua_rawlen(L, idx) > 0) return 0;
   static const char *const keys[] = { "dtype", "requires_grad", "generator", "replacement", NULL };
@@ -80,7 +80,7 @@ static int split_opts(lua_State *L, int first, int *last) {
   int top = lua_gettop(L);
   int opts = 0;
   if (top >= first && lua_type(L, top) == LUA_TTABLE && !ltl_test(L, top) &&
-      (top > first || lt_is_rng_opts(L, top)))
+      (top > first || ltl_is_rng_opts(L, top)))
     opts = top;
   *last = opts ? top - 1 : top;
   return opts;
@@ -119,7 +119,7 @@ static int l_seed(lua_State *L) {
 }
 
 static int l_initial_seed(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)lt_rng_default(L)[5]);
+  lua_pushinteger(L, (lua_Integer)ltl_rng_default(L)[5]);
   return 1;
 }
 
@@ -164,7 +164,7 @@ static void load_state(lua_State *L, int idx, uint64_t *s, const char *fname) {
   memcpy(s, tmp, 6 * sizeof(uint64_t));
 }
 
-static int l_get_rng_state(lua_State *L) { ltl_check_nargs(L, 0); return push_state(L, lt_rng_default(L)); }
+static int l_get_rng_state(lua_State *L) { ltl_check_nargs(L, 0); return push_state(L, ltl_rng_default(L)); }
 static int l_set_rng_state(lua_State *L) {
   load_state(L, 1, ltl_settings_of(L)->rng, "set_rng_state");
   return 0;
@@ -277,7 +277,7 @@ static int l_generator(lua_State *L) {
    generator (T.default_generator is set from it in Lua). */
 static int l_default_generator(lua_State *L) {
   lt_generator *g = new_gen(L);
-  g->s = lt_rng_default(L);   /* lives in the settings userdata, as long as the state */
+  g->s = ltl_rng_default(L);   /* lives in the settings userdata, as long as the state */
   return 1;
 }
 
@@ -292,9 +292,9 @@ static int rand_sized(lua_State *L, const char *fname, int normal) {
   int nd = ltl_checksize(L, 1, last, shape, fname);
   ltensor_dtype dt = ltl_opt_dtype(L, opts, S->default_dtype);
   ltl_check_float_dtype(L, fname, dt);
-  uint64_t *s = lt_rng_opt(L, opts, fname);
+  uint64_t *s = ltl_rng_opt(L, opts, fname);
   lt_tensor *t = ltl_push_new(L, dt, nd, shape);
-  lt_sample_fill(L, t, normal ? LT_SAMPLE_NORMAL : LT_SAMPLE_UNIFORM, 0.0, 1.0, s);
+  ltl_sample_fill(L, t, normal ? LT_SAMPLE_NORMAL : LT_SAMPLE_UNIFORM, 0.0, 1.0, s);
   ltl_new_requires_grad(L, fname, t, ltl_opt_bool(L, opts, "requires_grad", 0));
   return 1;
 }
@@ -310,9 +310,9 @@ static int rand_like(lua_State *L, const char *fname, int normal) {
   ltl_check_opts(L, opts, fname, RAND_OPTS);
   ltensor_dtype dt = ltl_opt_dtype(L, opts, src->dtype);
   ltl_check_float_dtype(L, fname, dt);
-  uint64_t *s = lt_rng_opt(L, opts, fname);
+  uint64_t *s = ltl_rng_opt(L, opts, fname);
   lt_tensor *t = ltl_push_new_like(L, src, dt);
-  lt_sample_fill(L, t, normal ? LT_SAMPLE_NORMAL : LT_SAMPLE_UNIFORM, 0.0, 1.0, s);
+  ltl_sample_fill(L, t, normal ? LT_SAMPLE_NORMAL : LT_SAMPLE_UNIFORM, 0.0, 1.0, s);
   ltl_new_requires_grad(L, fname, t, ltl_opt_bool(L, opts, "requires_grad", 0));
   return 1;
 }
@@ -336,9 +336,9 @@ static int l_randint(lua_State *L) {
     return ltl_error(L, "randint", "random_ expects 'from' to be less than 'to', but got from=%I >= to=%I",
                     low, high);
   ltensor_dtype dt = ltl_opt_dtype(L, opts, LTENSOR_INT64);
-  uint64_t *s = lt_rng_opt(L, opts, "randint");
+  uint64_t *s = ltl_rng_opt(L, opts, "randint");
   lt_tensor *t = ltl_push_new(L, dt, nd, shape);
-  lt_sample_fill_int(L, t, (int64_t)low, (uint64_t)high - (uint64_t)low, s);
+  ltl_sample_fill_int(L, t, (int64_t)low, (uint64_t)high - (uint64_t)low, s);
   ltl_new_requires_grad(L, "randint", t, ltl_opt_bool(L, opts, "requires_grad", 0));
   return 1;
 }
@@ -353,7 +353,7 @@ static int l_randperm(lua_State *L) {
   ltensor_dtype dt = ltl_opt_dtype(L, opts, LTENSOR_INT64);
   if (dt == LTENSOR_BOOL || lt_is_complex(dt))
     return ltl_error(L, "randperm", "not implemented for %s", lt_dtypes[dt].name);
-  uint64_t *s = lt_rng_opt(L, opts, "randperm");
+  uint64_t *s = ltl_rng_opt(L, opts, "randperm");
   int64_t len = n;
   lt_tensor *t = ltl_push_new(L, LTENSOR_INT64, 1, &len);
   int64_t *v = (int64_t *)(void *)lt_data(t);

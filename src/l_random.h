@@ -11,16 +11,16 @@
 #define LT_GENERATOR_MT "ltensor.Generator"
 
 /* The state's default generator (ltl_settings.rng, seeded lazily). */
-uint64_t *lt_rng_default(lua_State *L);
+uint64_t *ltl_rng_default(lua_State *L);
 /* The generator of a call: opts[generator] if opts (a stack slot, 0 for
    none) is a table holding one, else the default.  Raises
    "ltensor.<fname>: generator must be a ltensor.Generator, got ..." for any
    other value.  The generator object stays reachable from the stack
    through the options table for the duration of the call. */
-uint64_t *lt_rng_opt(lua_State *L, int opts, const char *fname);
+uint64_t *ltl_rng_opt(lua_State *L, int opts, const char *fname);
 /* 1 if the value at idx is an options table (not a tensor, no array part,
    one of the keys dtype / requires_grad / generator / replacement set) */
-int lt_is_rng_opts(lua_State *L, int idx);
+int ltl_is_rng_opts(lua_State *L, int idx);
 
 /* Raises unless dt is a floating point or complex dtype (what the
    continuous samplers and rand/randn produce). */
@@ -41,8 +41,8 @@ enum {
   LT_SAMPLE_CAUCHY,       /* a + b * tan(pi (u - 1/2)) */
   LT_SAMPLE_BERNOULLI     /* u < a */
 };
-void lt_sample_fill(lua_State *L, lt_tensor *t, int kind, double a, double b, uint64_t *s);
+void ltl_sample_fill(lua_State *L, lt_tensor *t, int kind, double a, double b, uint64_t *s);
 /* Integers uniform in [lo, lo + range) (range 0 means all 2^64 words) */
-void lt_sample_fill_int(lua_State *L, lt_tensor *t, int64_t lo, uint64_t range, uint64_t *s);
+void ltl_sample_fill_int(lua_State *L, lt_tensor *t, int64_t lo, uint64_t range, uint64_t *s);
 
 #endif

@@ -111,7 +111,7 @@ static void dest_done(lua_State *L, lt_tensor *t, lt_tensor *d, int tmp) {
   lua_pop(L, 1);
 }
 
-void lt_sample_fill(lua_State *L, lt_tensor *t, int kind, double a, double b, uint64_t *s) {
+void ltl_sample_fill(lua_State *L, lt_tensor *t, int kind, double a, double b, uint64_t *s) {
   int tmp;
   lt_tensor *d = dest_of(L, t, &tmp);
   ltensor_dtype dt = t->dtype;
@@ -155,7 +155,7 @@ void lt_sample_fill(lua_State *L, lt_tensor *t, int kind, double a, double b, ui
   dest_done(L, t, d, tmp);
 }
 
-void lt_sample_fill_int(lua_State *L, lt_tensor *t, int64_t lo, uint64_t range, uint64_t *s) {
+void ltl_sample_fill_int(lua_State *L, lt_tensor *t, int64_t lo, uint64_t range, uint64_t *s) {
   int tmp;
   lt_tensor *d = dest_of(L, t, &tmp);
   ltensor_dtype dt = t->dtype;
@@ -221,8 +221,8 @@ static lt_tensor *sampler_begin(lua_State *L, const char *fname, int *opts) {
 }
 static int sampler_fill(lua_State *L, const char *fname, lt_tensor *t, int opts, int kind, double a, double b) {
   check_writable(L, fname, t);
-  uint64_t *s = lt_rng_opt(L, opts, fname);
-  lt_sample_fill(L, t, kind, a, b, s);
+  uint64_t *s = ltl_rng_opt(L, opts, fname);
+  ltl_sample_fill(L, t, kind, a, b, s);
   return done_inplace(L, t);
 }
 
@@ -371,8 +371,8 @@ static int l_random_(lua_State *L) {
     range = (uint64_t)top - (uint64_t)from + 1;   /* 0 = all 2^64 words (from = INT64_MIN, int64) */
   }
   check_writable(L, "random_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "random_");
-  lt_sample_fill_int(L, t, from, range, s);
+  uint64_t *s = ltl_rng_opt(L, opts, "random_");
+  ltl_sample_fill_int(L, t, from, range, s);
   return done_inplace(L, t);
 }
 
@@ -413,7 +413,7 @@ static int l_bernoulli_(lua_State *L) {
     return ltl_error(L, "bernoulli_", "cannot expand the probabilities of shape {%s", lua_tostring(L, -1));
   }
   check_writable(L, "bernoulli_", t);
-  uint64_t *s = lt_rng_opt(L, opts, "bernoulli_");
+  uint64_t *s = ltl_rng_opt(L, opts, "bernoulli_");
   const double *p = as_f64(L, pt, t->ndim, t->shape);
   int64_t n = lt_numel(t);
   for (int64_t i = 0; i < n; i++)
@@ -439,7 +439,7 @@ static int l_bernoulli(lua_State *L) {
   double p = has_p ? ltl_checknumber(L, 2) : 0.0;
   if (has_p && !(p >= 0.0 && p <= 1.0))
     return ltl_error(L, "bernoulli", "bernoulli_ expects p to be in [0, 1], but got p=%s", NUM(p));
-  uint64_t *s = lt_rng_opt(L, opts, "bernoulli");
+  uint64_t *s = ltl_rng_opt(L, opts, "bernoulli");
   int64_t n = lt_numel(src);
   const double *pr = has_p ? NULL : as_f64(L, src, src->ndim, src->shape);
   if (pr)
@@ -448,7 +448,7 @@ static int l_bernoulli(lua_State *L) {
         return ltl_error(L, "bernoulli", "expected all elements of probs to be in [0, 1], but got %s", NUM(pr[i]));
   lt_tensor *out = ltl_push_new_like(L, src, src->dtype);
   if (has_p) {
-    lt_sample_fill(L, out, LT_SAMPLE_BERNOULLI, p, 0.0, s);
+    ltl_sample_fill(L, out, LT_SAMPLE_BERNOULLI, p, 0.0, s);
     return 1;
   }
   size_t sz = lt_itemsize(out->dtype);
@@ -467,7 +467,7 @@ static int l_normal(lua_State *L) {
   if (mt) mt = ltl_check(L, 1);   /* refuses a freed tensor */
   if (st) st = ltl_check(L, 2);
   int opts = trailing_opts(L, 3);
-  if (opts == 3 && !lt_is_rng_opts(L, 3)) opts = 0;   /* a table of sizes */
+  if (opts == 3 && !ltl_is_rng_opts(L, 3)) opts = 0;   /* a table of sizes */
   if (opts) ltl_check_opts(L, opts, "normal", NORMAL_OPTS);
   if (!mt) ltl_checknumber(L, 1);
   if (!st) ltl_checknumber(L, 2);
@@ -480,9 +480,9 @@ static int l_normal(lua_State *L) {
     int nd = ltl_checksize(L, 3, 3, shape, "normal");
     ltensor_dtype dt = opts ? ltl_opt_dtype(L, opts, ltl_settings_of(L)->default_dtype) : ltl_settings_of(L)->default_dtype;
     ltl_check_float_dtype(L, "normal", dt);
-    uint64_t *s = lt_rng_opt(L, opts, "normal");
+    uint64_t *s = ltl_rng_opt(L, opts, "normal");
     lt_tensor *t = ltl_push_new(L, dt, nd, shape);
-    lt_sample_fill(L, t, LT_SAMPLE_NORMAL, mean, sd, s);
+    ltl_sample_fill(L, t, LT_SAMPLE_NORMAL, mean, sd, s);
     if (opts && ltl_opt_bool(L, opts, "requires_grad", 0)) ltl_set_requires_grad(L, t, true);
     return 1;
   }
@@ -503,7 +503,7 @@ static int l_normal(lua_State *L) {
                               : (mt ? mt : st)->dtype;
   double mean = mt ? 0.0 : lua_tonumber(L, 1), sd = st ? 1.0 : lua_tonumber(L, 2);
   if (!st && !(sd >= 0.0)) return ltl_error(L, "normal", "normal expects std >= 0.0, but found std %s", NUM(sd));
-  uint64_t *s = lt_rng_opt(L, opts, "normal");
+  uint64_t *s = ltl_rng_opt(L, opts, "normal");
   const double *mv = mt ? as_f64(L, mt, nd, shape) : NULL;
   const double *sv = st ? as_f64(L, st, nd, shape) : NULL;
   lt_tensor probe = { 0 };
@@ -532,7 +532,7 @@ static int param_draws(lua_State *L, const char *fname, int gamma) {
   int opts;
   lt_tensor *a = sampler_begin(L, fname, &opts);
   check_real_float(L, fname, a->dtype);
-  uint64_t *s = lt_rng_opt(L, opts, fname);
+  uint64_t *s = ltl_rng_opt(L, opts, fname);
   const double *av = as_f64(L, a, a->ndim, a->shape);
   int64_t n = lt_numel(a);
   for (int64_t i = 0; i < n; i++) {
@@ -617,7 +617,7 @@ static int l_multinomial(lua_State *L) {
     return ltl_error(L, "multinomial", "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   if (n == 0) return ltl_error(L, "multinomial", "number of categories cannot be zero");
   if (n > (INT64_C(1) << 24)) return ltl_error(L, "multinomial", "number of categories cannot exceed 2^24");
-  uint64_t *s = lt_rng_opt(L, opts, "multinomial");
+  uint64_t *s = ltl_rng_opt(L, opts, "multinomial");
   int64_t pshape[2] = { rows, n };
   const double *pv = as_f64(L, p, p->ndim, p->ndim == 2 ? pshape : &pshape[1]);
   int64_t oshape[2] = { rows, ns };
