@@ -59,13 +59,22 @@ static int l_norm_rows(lua_State *L) {
   return 3;
 }
 
+/* the first five arguments of both norm backwards: g, then x, mean and
+   rstd of g's dtype, then the optional weight */
+static void norm_bw_args(lua_State *L, const char *fn, lt_tensor **g, lt_tensor **x, lt_tensor **mean,
+                         lt_tensor **rstd, lt_tensor **w) {
+  *g = check_ft(L, 1, fn, 0, (ltensor_dtype)-1);
+  *x = check_ft(L, 2, fn, 0, (*g)->dtype);
+  *mean = check_ft(L, 3, fn, 0, (*g)->dtype);
+  *rstd = check_ft(L, 4, fn, 0, (*g)->dtype);
+  *w = check_ft(L, 5, fn, 1, (*g)->dtype);
+}
+
 /* _norm_rows_backward(g, x, mean, rstd, w, R, D, G, Cg, S, need_dx, need_dw, need_db) -> dx, dw, db */
 static int l_norm_rows_backward(lua_State *L) {
   const char *fn = "_norm_rows_backward";
-  lt_tensor *g = check_ft(L, 1, fn, 0, (ltensor_dtype)-1);
-  lt_tensor *x = check_ft(L, 2, fn, 0, g->dtype);
-  lt_tensor *mean = check_ft(L, 3, fn, 0, g->dtype), *rstd = check_ft(L, 4, fn, 0, g->dtype);
-  lt_tensor *w = check_ft(L, 5, fn, 1, g->dtype);
+  lt_tensor *g, *x, *mean, *rstd, *w;
+  norm_bw_args(L, fn, &g, &x, &mean, &rstd, &w);
   int64_t R = ltl_checkinteger(L, 6), D = ltl_checkinteger(L, 7);
   int64_t G = ltl_checkinteger(L, 8), Cg = ltl_checkinteger(L, 9), S = ltl_checkinteger(L, 10);
   int need_dx = lua_toboolean(L, 11), need_dw = lua_toboolean(L, 12), need_db = lua_toboolean(L, 13);
@@ -116,10 +125,8 @@ static int l_norm_chan(lua_State *L) {
 /* _norm_chan_backward(g, x, mean, rstd, w, need_dx, need_dw, need_db) -> dx, dw, db */
 static int l_norm_chan_backward(lua_State *L) {
   const char *fn = "_norm_chan_backward";
-  lt_tensor *g = check_ft(L, 1, fn, 0, (ltensor_dtype)-1);
-  lt_tensor *x = check_ft(L, 2, fn, 0, g->dtype);
-  lt_tensor *mean = check_ft(L, 3, fn, 0, g->dtype), *rstd = check_ft(L, 4, fn, 0, g->dtype);
-  lt_tensor *w = check_ft(L, 5, fn, 1, g->dtype);
+  lt_tensor *g, *x, *mean, *rstd, *w;
+  norm_bw_args(L, fn, &g, &x, &mean, &rstd, &w);
   int need_dx = lua_toboolean(L, 6), need_dw = lua_toboolean(L, 7), need_db = lua_toboolean(L, 8);
   int64_t N, C, S;
   chan_sizes(L, fn, x, &N, &C, &S);
@@ -271,22 +278,17 @@ static void thr_loop_##SFX(char **data, const int64_t *strides, int64_t n, void 
 
 /* the contiguous loops: branch-free through a bit mask (a branch on the
    sign of random data is mispredicted half the time, 5x slower) */
-static void thr_f32(const float *g, const float *y, float *o, int64_t n, float t) {
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t b, m = (uint32_t)0 - (uint32_t)!(y[i] <= t);
-    memcpy(&b, &g[i], sizeof b);
-    b &= m;
-    memcpy(&o[i], &b, sizeof b);
-  }
+#define THR_CONTIG(T, U, SFX)                                                           \
+static void thr_##SFX(const T *g, const T *y, T *o, int64_t n, T t) {                    \
+  for (int64_t i = 0; i < n; i++) {                                                     \
+    U b, m = (U)0 - (U)!(y[i] <= t);                                                    \
+    memcpy(&b, &g[i], sizeof b);                                                        \
+    b &= m;                                                                             \
+    memcpy(&o[i], &b, sizeof b);                                                        \
+  }                                                                                     \
 }
-static void thr_f64(const double *g, const double *y, double *o, int64_t n, double t) {
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t b, m = (uint64_t)0 - (uint64_t)!(y[i] <= t);
-    memcpy(&b, &g[i], sizeof b);
-    b &= m;
-    memcpy(&o[i], &b, sizeof b);
-  }
-}
+THR_CONTIG(float, uint32_t, f32)
+THR_CONTIG(double, uint64_t, f64)
 
 THR_LOOP(float, uint32_t, f32)
 THR_LOOP(double, uint64_t, f64)

@@ -31,16 +31,7 @@ typedef double v4df __attribute__((vector_size(32)));
 #define KC 256
 #define NC 3072
 #define SFX f32
-#include "lt_gemm_kernel.h"
-#undef T
-#undef V
-#undef VL
-#undef MR
-#undef NR
-#undef MC
-#undef KC
-#undef NC
-#undef SFX
+#include "lt_gemm_kernel.h"   /* (undefines its parameters) */
 
 #define T double
 #define V v4df
@@ -51,16 +42,7 @@ typedef double v4df __attribute__((vector_size(32)));
 #define KC 256
 #define NC 2048
 #define SFX f64
-#include "lt_gemm_kernel.h"
-#undef T
-#undef V
-#undef VL
-#undef MR
-#undef NR
-#undef MC
-#undef KC
-#undef NC
-#undef SFX
+#include "lt_gemm_kernel.h"   /* (undefines its parameters) */
 
 /* Complex C = A B on the real and imaginary planes (each a strided real
    matrix with doubled strides): Cr = Ar Br - Ai Bi, Ci = Ar Bi + Ai Br. */

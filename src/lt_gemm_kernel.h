@@ -193,3 +193,14 @@ int FN(lt_gemm)(int64_t M, int64_t N, int64_t K, T alpha, const T *A, int64_t ar
 #undef FN
 #undef CAT
 #undef CAT2
+
+/* the parameters of this instance: the next one defines its own */
+#undef T
+#undef V
+#undef VL
+#undef MR
+#undef NR
+#undef MC
+#undef KC
+#undef NC
+#undef SFX
