@@ -1449,7 +1449,10 @@ function autograd.Function(def)
     end
     local out_dtypes, out_shapes = {}, {}
     for i = 1, outs.n do if is_t(outs[i]) then out_dtypes[i], out_shapes[i] = outs[i].dtype, outs[i].shape end end
-    local spec = { name = F.name .. "Backward", inputs = inputs, ninputs = nin, saved = rawget(ctx, "_saved"),
+    -- the node's name: "<name>Backward", or the name itself when it already
+    -- is one (the library's own Functions take PyTorch's "EluBackward0")
+    local gname = F.name:match("Backward%d*$") and F.name or F.name .. "Backward"
+    local spec = { name = gname, inputs = inputs, ninputs = nin, saved = rawget(ctx, "_saved"),
       ctx = ctx, user_backward = def.backward, out_dtypes = out_dtypes, fn_nout = outs.n, fn_out_shapes = out_shapes, nondiff = rawget(ctx, "_nondiff") and {} or nil,
       backward = function_backward }
     local nd = rawget(ctx, "_nondiff")

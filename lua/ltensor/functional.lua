@@ -388,7 +388,7 @@ end
 
 -- softplus: log(1 + exp(beta x)) / beta, x itself where beta x > threshold;
 -- its own backward (sigmoid(beta x)) so that the gradient at 0 is 1/2.
-local Softplus = custom("Softplus", function(ctx, x, beta, threshold)
+local Softplus = custom("SoftplusBackward0", function(ctx, x, beta, threshold)
   local bx = x * beta
   local over = T.gt(bx, threshold)
   local y = T.where(over, x, T.log1p(T.exp(-T.abs(bx))) / beta + T.clamp_min(x, 0))
@@ -411,7 +411,7 @@ function F.softplus(x, ...)
 end
 
 -- logsigmoid(x) = -softplus(-x), gradient 1 - sigmoid(x)
-local LogSigmoid = custom("LogSigmoid", function(ctx, x)
+local LogSigmoid = custom("LogSigmoidBackward0", function(ctx, x)
   ctx:save_for_backward(x)
   return T.clamp_max(x, 0) - T.log1p(T.exp(-T.abs(x)))
 end, function(ctx, g)
@@ -953,7 +953,7 @@ end
 
 -- binary_cross_entropy: logs clamped at -100 as PyTorch's; its own backward
 -- (x - t) / max(x (1 - x), 1e-12) so that 0 and 1 give finite gradients
-local BCE = custom("BinaryCrossEntropy", function(ctx, x, t)
+local BCE = custom("BinaryCrossEntropyBackward0", function(ctx, x, t)
   local lx = T.clamp_min(T.log(x), -100)
   local l1x = T.clamp_min(T.log(-x + 1), -100)
   ctx:save_for_backward(x, t)
@@ -989,7 +989,7 @@ end
 
 -- with logits: (1 - t) x + lw (log1p(exp(-|x|)) + max(-x, 0)), lw = 1 + (pw - 1) t;
 -- its own backward, exact at x = 0 where abs and max have kinks
-local BCEL = custom("BinaryCrossEntropyWithLogits", function(ctx, x, t, pw)
+local BCEL = custom("BinaryCrossEntropyWithLogitsBackward0", function(ctx, x, t, pw)
   local sp = T.log1p(T.exp(-T.abs(x))) + T.clamp_min(-x, 0)   -- softplus(-x)
   local l
   if pw ~= nil then
@@ -1320,7 +1320,7 @@ local function shift_left(x, k, fill)    -- x[..., s + k]
   return T.cat({ x:narrow(-1, k + 1, L - k), pad }, -1)
 end
 
-local CTC = custom("CtcLoss", function(ctx, lp, lab, allow2, valid, ilen, slen, zero_inf)
+local CTC = custom("CtcLossBackward0", function(ctx, lp, lab, allow2, valid, ilen, slen, zero_inf)
   -- lp (T, N, C); lab (N, L') extended labels; allow2 (N, L') the s-2 skip;
   -- valid (N, L') positions inside 2 S_n + 1; ilen, slen (N) int64
   local Tn, N = lp:size(1), lp:size(2)

@@ -356,6 +356,66 @@ def("trace", function(t)
   return T.sum(T.diagonal(t))
 end)
 
+-- dist(a, b [, p=2]): the p-norm of a - b (broadcast), as torch.dist
+def("dist", function(a, b, p)
+  check_t("dist", 1, a)
+  check_t("dist", 2, b)
+  if p == nil then p = 2 end
+  check_num("dist", "p", p)
+  if not (a:is_floating_point() or a:is_complex()) or not (b:is_floating_point() or b:is_complex()) then
+    fail("dist", ("norm(): input dtype should be either floating point or complex. Got %s instead."):format(
+      torch_dtype_name((a:is_floating_point() or a:is_complex()) and b.dtype or a.dtype)))
+  end
+  return T.norm(a - b, p)
+end)
+
+-- aminmax(t [, {dim=, keepdim=false}]) -> min, max (amin and amax in one
+-- call, as torch.aminmax's (min, max) pair)
+def("aminmax", function(t, ...)
+  check_t("aminmax", 1, t)
+  local o = ck("aminmax", opts_at("aminmax", 2, ...), { "dim", "keepdim" })
+  local keepdim = o.keepdim and true or false
+  local dims = o.dim
+  if dims == nil then
+    if t:numel() == 0 then
+      fail("aminmax", "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    end
+    if not keepdim then return T.amin(t), T.amax(t) end
+    dims = {}
+    for i = 1, t:dim() do dims[i] = i end
+  end
+  return T.amin(t, dims, keepdim), T.amax(t, dims, keepdim)
+end)
+
+-- fmax/fmin: maximum/minimum that ignore NaN (NaN only where both are);
+-- the gradient goes to the side returned (a on ties), as PyTorch's
+local function fminmax(name, keep)
+  local F = autograd.Function {
+    name = name == "fmax" and "FmaxBackward0" or "FminBackward0",
+    forward = function(ctx, a, b)
+      local took_a = T.logical_or(keep(a, b), T.isnan(b))
+      ctx:save_for_backward(took_a)
+      return T.where(took_a, a, b)
+    end,
+    backward = function(ctx, g)
+      local took_a = ctx.saved_tensors[1]
+      local z = T.zeros_like(g)
+      return T.where(took_a, g, z), T.where(took_a, z, g)
+    end,
+  }
+  return function(a, b)
+    if not T.is_tensor(a) and not T.is_tensor(b) then fail(name, "bad argument #1 (tensor expected, got " .. type(a) .. ")") end
+    if not T.is_tensor(a) then a = T.full({}, a, { dtype = b.dtype }) end
+    if not T.is_tensor(b) then b = T.full({}, b, { dtype = a.dtype }) end
+    if a:is_complex() or b:is_complex() then fail(name, name .. " not implemented for complex tensors") end
+    local ab = common(name, { a, b })
+    if ab[1].dtype == T.bool then fail(name, ('"%s_cpu" not implemented for \'Bool\''):format(name == "fmax" and "fmax" or "fmin")) end
+    return F(ab[1], ab[2])
+  end
+end
+def("fmax", fminmax("fmax", T.ge))
+def("fmin", fminmax("fmin", T.le))
+
 def("fliplr", function(t)
   check_t("fliplr", 1, t)
   if t:dim() < 2 then fail("fliplr", "Input must be >= 2-d.") end
