@@ -42,7 +42,7 @@ return {
   { "T.dist", "T.dist(a, b [, p=2])", "The p-norm of a - b (broadcast together), as torch.dist: T.norm(a - b, p). Floating point or complex inputs.",
     "T.dist(T.tensor({1, 2.5}), T.zeros(2))   -- 2.6926" },
   { "T.aminmax", "T.aminmax(t [, {dim=, keepdim=false}])", "The minimum and the maximum (two return values), over every element or along dim: T.amin and T.amax in one call.",
-    "local lo, hi = T.aminmax(T.tensor({3, -1, 4}))   -- -1, 4\nlocal lo, hi = T.aminmax(x, {dim = 2})" },
+    "local lo, hi = T.aminmax(T.tensor({3, -1, 4}))   -- -1, 4\nlocal rlo, rhi = T.aminmax(T.randn(3, 4), {dim = 2})   -- per row" },
   { "T.fmax", "T.fmax(a, b)", "The elementwise maximum that ignores NaN: the other value where one side is NaN (NaN only where both are). The gradient goes to the value returned (to a on ties).",
     "T.fmax(T.tensor({1, 0/0}), T.tensor({2, 3}))   -- 2, 3" },
   { "T.fmin", "T.fmin(a, b)", "The elementwise minimum that ignores NaN, as T.fmax.",
