@@ -35,7 +35,7 @@
    state's shared pool (lt_parallel.h), only for work large enough to pay
    for a hand-off. */
 typedef lt_range_fn range_fn;
-#define PAR_MIN_WORK 500000.0   /* flops per extra part: ~5 us of gemm, above a hand-off */
+#define PAR_MIN_WORK 2000000.0  /* flops per extra part: ~20 us of gemm (below, the hand-off ate the gain) */
 /* The weight gradient sums per-part partial results, so its part count
    changes the rounding: it keeps the threshold it always had, and a given
    thread count gives the same bits as before. */
