@@ -165,6 +165,18 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
+  /* destination columns [x0, x1) where some of the three taps fall outside                               \
+     the source row: the taps that are inside, in order */                                                 \
+  static inline void col2im3_edge_##T(T *d, const T *s0, const T *s1, const T *s2, int64_t o0, int64_t o1, \
+                                      int64_t o2, int64_t Ws, int64_t x0, int64_t x1) {                    \
+    for (int64_t x = x0; x < x1; x++) {                                                                    \
+      T t = d[x];                                                                                          \
+      if (x - o0 >= 0 && x - o0 < Ws) t += s0[x - o0];                                                     \
+      if (x - o1 >= 0 && x - o1 < Ws) t += s1[x - o1];                                                     \
+      if (x - o2 >= 0 && x - o2 < Ws) t += s2[x - o2];                                                     \
+      d[x] = t;                                                                                            \
+    }                                                                                                      \
+  }                                                                                                        \
   /* col2im for unit strides and 3 taps across: by destination row, each row                              \
      read and written once per tap row i with its three taps j added in                                    \
      registers, ((d + t0) + t1) + t2: the same terms in the same order per                                 \
@@ -185,23 +197,11 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         for (int64_t i = 0; i < g->kh; i++) {                                                              \
           int64_t oh = y - (i * g->dh - g->ph);                                                            \
           if (oh < oh_lo || oh >= oh_hi) continue;                                                         \
-          const T *s0 = col + ((c * g->kh + i) * 3) * L + (oh - r0) * Ws, *s1 = s0 + L, *s2 = s1 + L;      \
-          for (int64_t x = 0; x < xa && x < Wb; x++) {                                                     \
-            T t = d[x];                                                                                    \
-            if (x - o0 >= 0 && x - o0 < Ws) t += s0[x - o0];                                               \
-            if (x - o1 >= 0 && x - o1 < Ws) t += s1[x - o1];                                               \
-            if (x - o2 >= 0 && x - o2 < Ws) t += s2[x - o2];                                               \
-            d[x] = t;                                                                                      \
-          }                                                                                                \
-          const T *restrict a0 = s0 - o0, *restrict a1 = s1 - o1, *restrict a2 = s2 - o2;                  \
-          for (int64_t x = xa; x < xb; x++) d[x] = ((d[x] + a0[x]) + a1[x]) + a2[x];                       \
-          for (int64_t x = xb > xa ? xb : xa; x < Wb; x++) {                                               \
-            T t = d[x];                                                                                    \
-            if (x - o0 >= 0 && x - o0 < Ws) t += s0[x - o0];                                               \
-            if (x - o1 >= 0 && x - o1 < Ws) t += s1[x - o1];                                               \
-            if (x - o2 >= 0 && x - o2 < Ws) t += s2[x - o2];                                               \
-            d[x] = t;                                                                                      \
-          }                                                                                                \
+          const T *restrict s0 = col + ((c * g->kh + i) * 3) * L + (oh - r0) * Ws;                         \
+          const T *restrict s1 = s0 + L, *restrict s2 = s1 + L;                                            \
+          col2im3_edge_##T(d, s0, s1, s2, o0, o1, o2, Ws, 0, xa < Wb ? xa : Wb);                           \
+          for (int64_t x = xa; x < xb; x++) d[x] = ((d[x] + s0[x - o0]) + s1[x - o1]) + s2[x - o2];        \
+          col2im3_edge_##T(d, s0, s1, s2, o0, o1, o2, Ws, xb > xa ? xb : xa, Wb);                          \
         }                                                                                                  \
       }                                                                                                    \
     }                                                                                                      \
