@@ -35,7 +35,7 @@
    state's shared pool (lt_parallel.h), only for work large enough to pay
    for a hand-off. */
 typedef lt_range_fn range_fn;
-#define PAR_MIN_WORK 500000.0   /* flops per extra part: ~5 us of gemm, above a hand-off */
+#define PAR_MIN_WORK 2000000.0  /* flops per extra part: ~20 us of gemm (below, the hand-off ate the gain) */
 /* The weight gradient sums per-part partial results, so its part count
    changes the rounding: it keeps the threshold it always had, and a given
    thread count gives the same bits as before. */
@@ -53,6 +53,20 @@ static int par_threads(lua_State *L, int64_t n, double work) { return par_thread
    (pooling, its backward): the library's grain policy (lt_parallel.h) */
 static int par_threads_mem(lua_State *L, int64_t n, double elements) {
   return lt_parallel_parts(ltl_settings_of(L)->pool, (int64_t)elements, LT_GRAIN, n);
+}
+
+/* Parts for work that nt threads share when the parts are independent (no
+   per-part partial sums): a few per thread, so that a worker which wakes
+   late (it sleeps after 100 us without work, and a wake-up on this VM can
+   take longer than a part) still finds parts left instead of the caller
+   doing all of them. */
+#define PARTS_SCRATCH_MAX ((int64_t)1 << 26)   /* the extra parts' scratch stays under 64 MB */
+static int parts_of(int nt, int64_t items, int64_t scratch_bytes) {
+  if (nt <= 1) return 1;
+  int64_t c = 4 * (int64_t)nt;
+  if (scratch_bytes > 0 && c * scratch_bytes > PARTS_SCRATCH_MAX) c = PARTS_SCRATCH_MAX / scratch_bytes;
+  if (c < nt) c = nt;
+  return (int)(c < items ? c : items);
 }
 
 /* fn over [0, n) in nt parts (part t: [n*t/nt, n*(t+1)/nt)) */
@@ -192,6 +206,7 @@ static int l_conv_small(lua_State *L) {
     items = lt_conv_small_items(&g);
     nt = par_threads(L, items, work);
   }
+  nt = parts_of(nt, items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));   /* (each part its own scratch) */
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   par_run(L, nt, items, small_range, &j);
@@ -207,7 +222,7 @@ static int l_conv_big(lua_State *L) {
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);   /* the kernel writes every element */
   if (lt_numel(out) == 0) return 1;
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
-  int nt = par_threads(L, g.N * g.G, work);
+  int nt = parts_of(par_threads(L, g.N * g.G, work), g.N * g.G, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   if (g.Cs > 0 && g.Hs * g.Ws > 0) par_run(L, nt, g.N * g.G, big_range, &j);
@@ -306,7 +321,7 @@ static void pool_range(void *ctx, int64_t lo, int64_t hi, int tid) {
 }
 static void pool_run(lua_State *L, pool_job *j, double per_plane_work) {
   int nt = par_threads_mem(L, j->g->planes, per_plane_work * (double)j->g->planes);
-  par_run(L, nt, j->g->planes, pool_range, j);
+  par_run(L, parts_of(nt, j->g->planes, 0), j->g->planes, pool_range, j);
 }
 
 static void pool_planes(lt_pool_geom *g, const lt_tensor *x) {
@@ -397,7 +412,7 @@ static int l_max_pool_bwd(lua_State *L) {
                 codes ? NULL : (const int64_t *)(const void *)lt_data(idx), lt_data(gin), tiled,
                 codes ? (const uint8_t *)lt_data(idx) : NULL };
   int64_t planes = go->shape[0] * go->shape[1];
-  par_run(L, par_threads_mem(L, planes, (double)(planes * Hi * Wi)), planes, mpb_range, &j);
+  par_run(L, parts_of(par_threads_mem(L, planes, (double)(planes * Hi * Wi)), planes, 0), planes, mpb_range, &j);
   return 1;
 }
 

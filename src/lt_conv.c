@@ -165,10 +165,52 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
+  /* destination columns [x0, x1) where some of the three taps fall outside                               \
+     the source row: the taps that are inside, in order */                                                 \
+  static inline void col2im3_edge_##T(T *d, const T *s0, const T *s1, const T *s2, int64_t o0, int64_t o1, \
+                                      int64_t o2, int64_t Ws, int64_t x0, int64_t x1) {                    \
+    for (int64_t x = x0; x < x1; x++) {                                                                    \
+      T t = d[x];                                                                                          \
+      if (x - o0 >= 0 && x - o0 < Ws) t += s0[x - o0];                                                     \
+      if (x - o1 >= 0 && x - o1 < Ws) t += s1[x - o1];                                                     \
+      if (x - o2 >= 0 && x - o2 < Ws) t += s2[x - o2];                                                     \
+      d[x] = t;                                                                                            \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* col2im for unit strides and 3 taps across: by destination row, each row                              \
+     read and written once per tap row i with its three taps j added in                                    \
+     registers, ((d + t0) + t1) + t2: the same terms in the same order per                                 \
+     pixel as the tap-by-tap passes (which stall on store forwarding, each                                 \
+     pass re-reading what the one before stored one element over) */                                       \
+  static void col2im3_##T(const lt_conv_geom *g, const T *col, int64_t L, T *big, int64_t r0, int64_t r1) { \
+    int64_t Ws = g->Ws, Wb = g->Wb, oh_lo = r0 > 0 ? r0 : 0, oh_hi = r1 < g->Hs ? r1 : g->Hs;           \
+    int64_t o0 = -g->pw, o1 = g->dw - g->pw, o2 = 2 * g->dw - g->pw;   /* x = ow + o_j */                 \
+    int64_t xa = o2 > 0 ? o2 : 0, xb = Ws + o0 < Wb ? Ws + o0 : Wb;   /* all three taps inside */        \
+    if (xb < xa) xb = xa;                                                                                  \
+    int64_t ylo = oh_lo - g->ph, yhi = oh_hi - 1 + (g->kh - 1) * g->dh - g->ph + 1;                        \
+    if (ylo < 0) ylo = 0;                                                                                  \
+    if (yhi > g->Hb) yhi = g->Hb;                                                                          \
+    for (int64_t c = 0; c < g->Cb; c++) {                                                                  \
+      T *plane = big + c * g->Hb * Wb;                                                                     \
+      for (int64_t y = ylo; y < yhi; y++) {                                                                \
+        T *restrict d = plane + y * Wb;                                                                    \
+        for (int64_t i = 0; i < g->kh; i++) {                                                              \
+          int64_t oh = y - (i * g->dh - g->ph);                                                            \
+          if (oh < oh_lo || oh >= oh_hi) continue;                                                         \
+          const T *restrict s0 = col + ((c * g->kh + i) * 3) * L + (oh - r0) * Ws;                         \
+          const T *restrict s1 = s0 + L, *restrict s2 = s1 + L;                                            \
+          col2im3_edge_##T(d, s0, s1, s2, o0, o1, o2, Ws, 0, xa < Wb ? xa : Wb);                           \
+          for (int64_t x = xa; x < xb; x++) d[x] = ((d[x] + s0[x - o0]) + s1[x - o1]) + s2[x - o2];        \
+          col2im3_edge_##T(d, s0, s1, s2, o0, o1, o2, Ws, xb > xa ? xb : xa, Wb);                          \
+        }                                                                                                  \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
   /* big += col2im(col) for one group, col holding small rows [r0, r1); col                              \
      is scratch and may be changed */                                                                      \
   static void col2im_##T(const lt_conv_geom *g, T *col, int64_t L, T *big, int64_t r0, int64_t r1) {      \
     int64_t Ws = g->Ws;                                                                                    \
+    if (g->sh == 1 && g->sw == 1 && g->kw == 3) { col2im3_##T(g, col, L, big, r0, r1); return; }         \
     int span = g->sh == 1 && g->sw == 1 && Ws == g->Wb;                                                    \
     for (int64_t c = 0; c < g->Cb; c++) {                                                                  \
       T *plane = big + c * g->Hb * g->Wb;                                                                  \

@@ -13,11 +13,12 @@
  *   conv input grad / conv_transpose forward:  big  = col2im(W_g^T @ small)
  *   weight grad (both):                        W_g = sum_n small @ im2col(big)^T
  * (conv: big = input, small = output; conv_transpose the other way round).
- * The im2col matrix has K = Cb*kh*kw rows and Hs*Ws columns; callers pass a
- * scratch buffer of lt_conv_scratch() elements for each worker.
+ * The im2col matrix has K = Cb*kh*kw rows and Hs*Ws columns, built a block
+ * of rows at a time (lt_conv_rows: a whole image up to 1 MB); callers pass a
+ * scratch buffer of lt_conv_scratch() elements for each part of the work.
  *
  * Work is split into ranges [lo, hi) of samples or planes so that the binding
- * can run pieces on several threads; `tid` selects the worker's scratch.
+ * can run pieces on several threads; the part number selects the scratch.
  */
 #ifndef LT_CONV_H
 #define LT_CONV_H
@@ -39,7 +40,7 @@ typedef struct lt_conv_geom {
    the calling thread. */
 int64_t lt_conv_rows(const lt_conv_geom *g);
 int64_t lt_conv_band(const lt_conv_geom *g);
-/* Elements of im2col scratch one worker needs (0: none, the big image is
+/* Elements of im2col scratch one part needs (0: none, the big image is
    read in place: 1x1 kernels with unit stride and no padding). */
 int64_t lt_conv_scratch(const lt_conv_geom *g);
 /* Work items of lt_conv_small: N * G * blocks of lt_conv_rows rows. */
