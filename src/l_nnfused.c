@@ -11,6 +11,7 @@
  */
 #include <string.h>
 #include "l_lua.h"
+#include "lt_parallel.h"
 #include "lt_iter.h"
 #include "lt_norm.h"
 
@@ -293,6 +294,23 @@ THR_CONTIG(double, uint64_t, f64)
 THR_LOOP(float, uint32_t, f32)
 THR_LOOP(double, uint64_t, f64)
 
+typedef struct {
+  ltensor_dtype dt;
+  const char *g, *y;
+  char *o;
+  double thr;
+} thr_job;
+static void thr_range(void *ctx, int64_t b, int64_t e, int part) {
+  (void)part;
+  const thr_job *j = (const thr_job *)ctx;
+  if (j->dt == LTENSOR_FLOAT32)
+    thr_f32((const float *)(const void *)j->g + b, (const float *)(const void *)j->y + b,
+            (float *)(void *)j->o + b, e - b, (float)j->thr);
+  else
+    thr_f64((const double *)(const void *)j->g + b, (const double *)(const void *)j->y + b,
+            (double *)(void *)j->o + b, e - b, j->thr);
+}
+
 /* _threshold_backward(g, y, thr): 0 where y <= thr, else g (so a NaN in y
    passes g, as PyTorch's threshold_backward does); g broadcasts to
    y's shape (an expanded gradient is read in place, never copied) */
@@ -310,14 +328,12 @@ static int l_threshold_backward(lua_State *L) {
   for (int d = 0; d < ndim; d++)
     if (shape[d] != y->shape[d]) ltl_error(L, fn, "gradient does not match the output's shape");
   lt_tensor *out = ltl_push_new(L, y->dtype, ndim, shape);
-  /* the common case, contiguous float operands of one dtype: a plain loop */
+  /* the common case, contiguous float operands of one dtype: a plain loop,
+     cut over the state's pool when large (the library's grain) */
   if (g->dtype == y->dtype && lt_is_contiguous(g) && lt_is_contiguous(y) &&
       (y->dtype == LTENSOR_FLOAT32 || y->dtype == LTENSOR_FLOAT64)) {
-    int64_t n = lt_numel(y);
-    if (y->dtype == LTENSOR_FLOAT32)
-      thr_f32((const float *)lt_data(g), (const float *)lt_data(y), (float *)lt_data(out), n, (float)thr);
-    else
-      thr_f64((const double *)lt_data(g), (const double *)lt_data(y), (double *)lt_data(out), n, thr);
+    thr_job j = { y->dtype, lt_data(g), lt_data(y), lt_data(out), thr };
+    lt_parallel_for(pool_of(L), lt_numel(y), LT_GRAIN, thr_range, &j);
     return 1;
   }
   /* half types compute in float32 (the iterator casts chunk by chunk) */

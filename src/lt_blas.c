@@ -204,8 +204,21 @@ static int mm_acc(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K,
   if (M <= 0 || N <= 0 || K <= 0) return 0;
 #ifndef LT_BLAS_NONE
   if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K)) && M <= BLAS_MAX && N <= BLAS_MAX && K <= BLAS_MAX && ldc <= BLAS_MAX) {
-    int64_t lda = 0, ldb = 0;
+    int64_t lda = 0, ldb = 0, incx;
     int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
+    /* one row (a linear layer at batch 1): c += B^T a through gemv, which
+       reads B once; gemm would pack all of B for a single row */
+    if (M == 1 && lb && vec_inc(K, acs, &incx)) {
+      enum CBLAS_TRANSPOSE tb = lb == 1 ? CblasTrans : CblasNoTrans;
+      blasint rows = (blasint)(lb == 1 ? K : N), cols = (blasint)(lb == 1 ? N : K);
+      if (dt == LTENSOR_FLOAT32)
+        cblas_sgemv(CblasRowMajor, tb, rows, cols, 1.0f, (const float *)(const void *)B, (blasint)ldb,
+                    (const float *)(const void *)A, (blasint)incx, 1.0f, (float *)(void *)C, 1);
+      else
+        cblas_dgemv(CblasRowMajor, tb, rows, cols, 1.0, (const double *)(const void *)B, (blasint)ldb,
+                    (const double *)(const void *)A, (blasint)incx, 1.0, (double *)(void *)C, 1);
+      return 0;
+    }
     if (la && lb) {
       enum CBLAS_TRANSPOSE ta = la == 2 ? CblasTrans : CblasNoTrans;
       enum CBLAS_TRANSPOSE tb = lb == 2 ? CblasTrans : CblasNoTrans;
