@@ -57,7 +57,7 @@ static int par_threads_mem(lua_State *L, int64_t n, double elements) {
 
 /* Parts for work that nt threads share when the parts are independent (no
    per-part partial sums): a few per thread, so that a worker which wakes
-   late (it sleeps after 100 us without work, and a wake-up on this VM can
+   late (it sleeps after 1 ms without work, and a wake-up on this VM can
    take longer than a part) still finds parts left instead of the caller
    doing all of them. */
 #define PARTS_SCRATCH_MAX ((int64_t)1 << 26)   /* the extra parts' scratch stays under 64 MB */

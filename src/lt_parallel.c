@@ -46,7 +46,12 @@ static void do_chunks(work_t *w) {
    bounded in time, so an idle state costs nothing once it has passed, and
    yields the core between rounds: with more runnable threads than cores
    the poller may share one with the thread doing the work. */
-#define SPIN_NS 100000
+/* 1 ms: a worker that went to sleep is woken on the caller's CPU (the
+   kernel places a wakee beside its waker) and takes no part until the
+   scheduler moves it, so on 2 cores a loop of 20-50 us ops with a 100 us
+   poll ran on one thread about half the time (bench/README, "threads");
+   PyTorch's OpenMP workers poll for a similar time. */
+#define SPIN_NS 1000000
 static inline void cpu_relax(void) {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
   __builtin_ia32_pause();
