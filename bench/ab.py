@@ -3,12 +3,13 @@
 by case in one run (issue 7: "old build against new, no case slower by more
 than 10%").  OLD_REV is built into /tmp/ltensor-ab-<rev> (git worktree, `make
 libs`); each case of this checkout's bench/cases.lua then runs in both
-builds in turn, three rounds, the best time of each kept, so that load
-drifts reach both alike.  A case the old build cannot run (a newer API)
+builds in turn, three rounds (the first side alternating, a 0.3 s pause
+before each timing), the best time of each kept, so that load drifts reach
+both alike.  A case the old build cannot run (a newer API)
 is listed as such.  Prints a markdown table: new / old below 1 is faster.
 
 Run from the checkout root after `make`.  BENCH_SCALE scales iterations."""
-import os, subprocess, sys
+import os, subprocess, sys, time
 
 if len(sys.argv) < 2:
     sys.exit(__doc__)
@@ -51,8 +52,13 @@ for name in names:
         continue
     sys.stderr.write(name + " ...\n")
     best = {"old": None, "new": None}
-    for _ in range(3):
-        for side, p in sides.items():
+    for rnd in range(3):
+        # the side that goes first alternates, and each side is timed after
+        # a pause: the other build's threads (its pool, OpenBLAS's server
+        # thread) keep polling for a while after its run
+        for side in (("old", "new") if rnd % 2 == 0 else ("new", "old")):
+            p = sides[side]
+            time.sleep(0.3)
             t = ask(p, name)
             if t is not None and (best[side] is None or t < best[side]):
                 best[side] = t
