@@ -322,8 +322,8 @@ rules.float_power = rules.pow
 
 -- PyTorch's formulas: half the gradient to each side of a tie, none to
 -- the side that lost; a NaN on either side is neither a tie nor a loss, so
--- both sides get the whole gradient (maximum, minimum).  fmax/fmin give it
--- to the side they returned: a, unless a lost or a is NaN while b is not.
+-- both sides get the whole gradient (maximum, minimum; T.fmax/T.fmin are
+-- autograd Functions of their own, lua/ltensor/structural.lua)
 local function maxmin_elem(name, beats)
   return function(raw, a, b)
     local out = raw(a, b)
@@ -340,20 +340,6 @@ local function maxmin_elem(name, beats)
 end
 rules.maximum = maxmin_elem("MaximumBackward0", T.gt)
 rules.minimum = maxmin_elem("MinimumBackward0", T.lt)
-local function fmaxmin_elem(name, keeps)
-  return function(raw, a, b)
-    local out = raw(a, b)
-    return { name = name, inputs = { a, b }, saved = { a, b, n = 2 },
-      backward = function(n, g)
-        local x, y = n.saved[1], n.saved[2]
-        local took_a = T.logical_or(keeps(x, y), T.isnan(y))
-        local z = T.zeros_like(g)
-        return need(n, 1) and T.where(took_a, g, z) or nil, need(n, 2) and T.where(took_a, z, g) or nil
-      end }, out
-  end
-end
-rules.fmax = fmaxmin_elem("FmaxBackward0", T.ge)
-rules.fmin = fmaxmin_elem("FminBackward0", T.le)
 
 rules.atan2 = function(raw, a, b)
   local out = raw(a, b)
