@@ -322,7 +322,13 @@ static inline void run_cols(colrun *r, lt_pool *pool, int64_t grain) {
   int64_t outer = p->nout / r->width, vec = (r->width + 15) / 16;
   int parts = lt_parallel_parts(pool, p->nout * p->nred, grain, outer * vec);
   int64_t nblk = (r->width + CW - 1) / CW;
-  if (outer * nblk < parts) nblk = (parts + outer - 1) / outer;
+  /* a few blocks per thread (each at least 64 columns): the threads claim
+     them as they go, so a thread the scheduler runs late (or on the
+     caller's core) leaves its blocks to the others instead of making them
+     wait */
+  int64_t want = 4 * (int64_t)parts, maxblk = (r->width + 63) / 64;
+  if (want > maxblk) want = maxblk;
+  if (parts > 1 && outer * nblk < want) nblk = (want + outer - 1) / outer;
   r->bw = ((r->width + nblk - 1) / nblk + 15) / 16 * 16;
   r->nblk = (r->width + r->bw - 1) / r->bw;
   int64_t units = outer * r->nblk;
