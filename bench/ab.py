@@ -8,7 +8,9 @@ before each timing), the best time of each kept, so that load drifts reach
 both alike.  A case the old build cannot run (a newer API)
 is listed as such.  Prints a markdown table: new / old below 1 is faster.
 
-Run from the checkout root after `make`.  BENCH_SCALE scales iterations."""
+Run from the checkout root after `make`.  BENCH_SCALE scales iterations;
+BENCH_THREADS=1 runs both builds on one thread (and OpenBLAS on one), which
+compares the code without the thread placement noise of a 2-core machine."""
 import os, subprocess, sys, time
 
 if len(sys.argv) < 2:
@@ -26,6 +28,8 @@ here = os.getcwd()
 def worker(root):
     # the worker and the cases are this checkout's; the library is root's
     env = dict(os.environ, BENCH_ROOT=root, BENCH_HERE=here)
+    if os.environ.get("BENCH_THREADS") == "1":
+        env["OPENBLAS_NUM_THREADS"] = "1"
     return subprocess.Popen(["lua5.4", os.path.join(here, "bench/ab_worker.lua")], cwd=root,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 

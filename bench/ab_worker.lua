@@ -5,6 +5,10 @@
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = "build/?.so;" .. package.cpath
 local T = require "ltensor"
+-- BENCH_THREADS=1: both builds on one thread (ab.py also sets
+-- OPENBLAS_NUM_THREADS): the code paths compared without the 2-core
+-- machine's thread placement, which moves 2-thread rows by +-40% per process
+if os.getenv("BENCH_THREADS") then T.set_num_threads(tonumber(os.getenv("BENCH_THREADS"))) end
 local cases = dofile(os.getenv("BENCH_HERE") .. "/bench/cases.lua")
 local scale = tonumber(os.getenv("BENCH_SCALE") or "1")
 local by_name = {}
