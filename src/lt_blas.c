@@ -68,21 +68,22 @@ static void gemm(ltensor_dtype dt, int la, int lb, int64_t M, int64_t N, int64_t
 }
 
 /* y = op(A) x with A stored row-major as rows x cols (leading dim lda). */
+/* y = op(A) x (+ y when acc: the fused linear layer's bias rows) */
 static void gemv(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
-                 const void *x, int64_t incx, void *y, int64_t incy) {
+                 const void *x, int64_t incx, void *y, int64_t incy, int acc) {
   enum CBLAS_TRANSPOSE t = trans ? CblasTrans : CblasNoTrans;
   blasint r = (blasint)rows, c = (blasint)cols, a = (blasint)lda, ix = (blasint)incx, iy = (blasint)incy;
   switch (dt) {
-  case LTENSOR_FLOAT32: cblas_sgemv(CblasRowMajor, t, r, c, 1.0f, A, a, x, ix, 0.0f, y, iy); break;
-  case LTENSOR_FLOAT64: cblas_dgemv(CblasRowMajor, t, r, c, 1.0, A, a, x, ix, 0.0, y, iy); break;
+  case LTENSOR_FLOAT32: cblas_sgemv(CblasRowMajor, t, r, c, 1.0f, A, a, x, ix, acc ? 1.0f : 0.0f, y, iy); break;
+  case LTENSOR_FLOAT64: cblas_dgemv(CblasRowMajor, t, r, c, 1.0, A, a, x, ix, acc ? 1.0 : 0.0, y, iy); break;
   case LTENSOR_COMPLEX64: {
-    const lt_cfloat one = 1.0f, zero = 0.0f;
-    cblas_cgemv(CblasRowMajor, t, r, c, &one, A, a, x, ix, &zero, y, iy);
+    const lt_cfloat one = 1.0f, beta = acc ? 1.0f : 0.0f;
+    cblas_cgemv(CblasRowMajor, t, r, c, &one, A, a, x, ix, &beta, y, iy);
     break;
   }
   default: {
-    const lt_cdouble one = 1.0, zero = 0.0;
-    cblas_zgemv(CblasRowMajor, t, r, c, &one, A, a, x, ix, &zero, y, iy);
+    const lt_cdouble one = 1.0, beta = acc ? 1.0 : 0.0;
+    cblas_zgemv(CblasRowMajor, t, r, c, &one, A, a, x, ix, &beta, y, iy);
   }
   }
 }
@@ -103,14 +104,14 @@ static int try_blas(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const cha
   int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
   /* matrix @ vector (mv, dot): gemv on A */
   if (N == 1 && la && vec_inc(K, brs, &incx) && vec_inc(M, crs, &incy)) {
-    if (la == 1) gemv(dt, 0, M, K, A, lda, B, incx, C, incy);
-    else gemv(dt, 1, K, M, A, lda, B, incx, C, incy);
+    if (la == 1) gemv(dt, 0, M, K, A, lda, B, incx, C, incy, 0);
+    else gemv(dt, 1, K, M, A, lda, B, incx, C, incy, 0);
     return 1;
   }
   /* vector @ matrix: y = B^T x */
   if (M == 1 && lb && vec_inc(K, acs, &incx) && vec_inc(N, ccs, &incy)) {
-    if (lb == 1) gemv(dt, 1, K, N, B, ldb, A, incx, C, incy);
-    else gemv(dt, 0, N, K, B, ldb, A, incx, C, incy);
+    if (lb == 1) gemv(dt, 1, K, N, B, ldb, A, incx, C, incy, 0);
+    else gemv(dt, 0, N, K, B, ldb, A, incx, C, incy, 0);
     return 1;
   }
   if (!la || !lb) return 0;
@@ -209,14 +210,8 @@ static int mm_acc(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K,
     /* one row (a linear layer at batch 1): c += B^T a through gemv, which
        reads B once; gemm would pack all of B for a single row */
     if (M == 1 && lb && vec_inc(K, acs, &incx)) {
-      enum CBLAS_TRANSPOSE tb = lb == 1 ? CblasTrans : CblasNoTrans;
-      blasint rows = (blasint)(lb == 1 ? K : N), cols = (blasint)(lb == 1 ? N : K);
-      if (dt == LTENSOR_FLOAT32)
-        cblas_sgemv(CblasRowMajor, tb, rows, cols, 1.0f, (const float *)(const void *)B, (blasint)ldb,
-                    (const float *)(const void *)A, (blasint)incx, 1.0f, (float *)(void *)C, 1);
-      else
-        cblas_dgemv(CblasRowMajor, tb, rows, cols, 1.0, (const double *)(const void *)B, (blasint)ldb,
-                    (const double *)(const void *)A, (blasint)incx, 1.0, (double *)(void *)C, 1);
+      if (lb == 1) gemv(dt, 1, K, N, B, ldb, A, incx, C, 1, 1);
+      else gemv(dt, 0, N, K, B, ldb, A, incx, C, 1, 1);
       return 0;
     }
     if (la && lb) {

@@ -35,6 +35,12 @@ end
 local function check_t(fname, n, x)
   if not is_t(x) then fail(fname, ("bad argument #%d (tensor expected, got %s)"):format(n, type(x))) end
 end
+-- A non-nil argument where the function takes none is a slip that PyTorch
+-- refuses ("takes N positional arguments"), never dropped (issue 11):
+-- "ltensor.<fname>: bad argument #argno (unexpected extra argument (got T))"
+local function extra_arg(fname, argno, v)
+  fail(fname, ("bad argument #%d (unexpected extra argument (got %s))"):format(argno, is_t(v) and "ltensor.Tensor" or type(v)))
+end
 -- f(t, ..., opts): PyTorch's keyword arguments as a table at argument #pos,
 -- or at #pos + 1 after a nil; any other non-nil argument from #pos on is a
 -- slip (issue 11).  Returns the options ({} when none).
@@ -45,9 +51,10 @@ local function opts_at(fname, pos, ...)
     if v ~= nil then
       if opts == nil and i <= 2 and type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 then
         opts = v
+      elseif opts == nil and i <= 2 and type(v) == "table" and not is_t(v) then
+        fail(fname, ("bad argument #%d (an options table expected, got a list)"):format(pos + i - 1))
       else
-        fail(fname, ("bad argument #%d (%s)"):format(pos + i - 1, opts == nil and i <= 2 and type(v) == "table" and not is_t(v)
-          and "an options table expected, got a list" or ("unexpected extra argument (got %s)"):format(is_t(v) and "ltensor.Tensor" or type(v))))
+        extra_arg(fname, pos + i - 1, v)
       end
     end
   end
@@ -112,9 +119,7 @@ local function sizes_of(fname, ...)
     list = first
     for i = 2, select("#", ...) do
       local v = select(i, ...)
-      if v ~= nil then
-        fail(fname, ("bad argument #%d (unexpected extra argument (got %s))"):format(i + 1, is_t(v) and "ltensor.Tensor" or type(v)))
-      end
+      if v ~= nil then extra_arg(fname, i + 1, v) end
     end
   else
     list = { ... }
@@ -139,18 +144,13 @@ local function renamed(fname, ok, ...)
   end
   error(e, 0)
 end
--- A non-nil argument past f's parameters is a slip that PyTorch refuses
--- ("takes N positional arguments"), never dropped (issue 11).  The count
--- comes from debug.getinfo's nparams (Lua 5.2+; 5.1/LuaJIT skip the check);
--- vararg functions check their own.
+-- Arguments past f's parameters (extra_arg).  The count comes from
+-- debug.getinfo's nparams (Lua 5.2+; 5.1/LuaJIT skip the check); vararg
+-- functions check their own.
 local function check_extra(fname, np, ...)
   for i = np + 1, select("#", ...) do
     local v = select(i, ...)
-    if v ~= nil then
-      local mt = getmetatable(v)
-      local tn = mt == T._metatable and "ltensor.Tensor" or type(v)
-      error(("ltensor.%s: bad argument #%d (unexpected extra argument (got %s))"):format(fname, i, tn), 0)
-    end
+    if v ~= nil then extra_arg(fname, i, v) end
   end
 end
 local function named(fname, f)
