@@ -81,4 +81,35 @@ describe("the vectorised reduction paths", function()
     assert.is_true(bn[2]:item() ~= bn[2]:item())
     assert.equal(199999, bn[1]:item())
   end)
+  it("column sums cut into row bands on several threads match float64 and one thread", function()
+    local n = T.get_num_threads()
+    -- rows not a multiple of the 64-row flush, widths below and above one
+    -- 1024-column block, float32 and float64, sum and mean, a transposed
+    -- input whose kept dim is still unit-stride, inf and nan in a column
+    for _, shape in ipairs({ { 1000, 1000 }, { 777, 2500 }, { 300, 9 } }) do
+      for _, dt in ipairs({ T.float32, T.float64 }) do
+        local a = T.randn(shape[1], shape[2], { dtype = dt })
+        a[{ 5, 3 }] = inf
+        a[{ 9, 4 }] = nan
+        T.set_num_threads(1)
+        local s1, m1 = a:sum(1), a:mean(1)
+        T.set_num_threads(2)
+        local s2, m2 = a:sum(1), a:mean(1)
+        local st = a:t():contiguous():t():sum(1)
+        T.set_num_threads(n)
+        local tol = dt == T.float32 and 1e-5 or 1e-12
+        assert.is_true(close(s2, a:double():sum(1), tol))
+        assert.is_true(close(m2, a:double():mean(1), tol))
+        assert.is_true(close(s2, s1, tol) and close(m2, m1, tol) and close(st, s2, tol))
+        assert.equal(inf, s2[3]:item())
+        assert.is_true(s2[4]:item() ~= s2[4]:item())
+        assert.equal(dt, s2.dtype)
+      end
+    end
+    -- a 3-d input (more kept dims) and a reduction over two dims keep the
+    -- column blocks
+    local b = T.randn(4, 300, 50)
+    assert.is_true(close(b:sum(2), b:double():sum(2), 1e-5))
+    assert.is_true(close(b:sum({ 1, 2 }), b:double():sum({ 1, 2 }), 1e-5))
+  end)
 end)
