@@ -118,9 +118,11 @@ void lt_alloc_age(lt_alloc *A);
    and the binding tells Lua's own collector about them (a GC step per
    256 KB), whose pacing frees them sooner. */
 static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >= A->collect_at; }
-/* Before a miss costs fresh memory (one page fault per 4 KB, ~10 us each
-   on a VM, and pages cold in the CPU caches), is one basic GC step worth
-   trying?  In generational mode (lua5.4's interpreter) a step is a young
+/* Before a miss of a block of 64 KB or more costs fresh memory (one page
+   fault per 4 KB, ~10 us each on a VM, and pages cold in the CPU caches),
+   is one basic GC step worth trying?  (Smaller blocks skip it: the binding
+   paces the collector for them per 256 KB, and a step every other op of a
+   40 KB loop cost 15%.)  In generational mode (lua5.4's interpreter) a step is a young
    collection: a few microseconds, and it frees the temporaries of the last
    few ops -- the loop then reuses one or two warm blocks, as a refcounted
    PyTorch does.  In incremental mode a step advances the cycle by a bounded
