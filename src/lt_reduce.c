@@ -492,13 +492,6 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
     double div = f->op == FV_MEAN ? (double)n : 1.0;                          \
     for (int64_t i = 0; i < w; i++) y[i] = (T)((ad[i] + (double)af[i]) / div); \
   }
-FV_COLS(f32, float, b, )
-FV_COLS(f64, double, b, )
-#ifdef LT_VEC_AVX2
-FV_COLS(f32, float, x, __attribute__((target("avx2,fma"))))
-FV_COLS(f64, double, x, __attribute__((target("avx2,fma"))))
-#endif
-
 /* ---- column sums cut by rows ------------------------------------------------
    A sum or mean over the rows of one matrix (kept dim unit-stride, one
    reduced dim) on several threads: column blocks gave each thread short
@@ -530,11 +523,13 @@ FV_COLS(f64, double, x, __attribute__((target("avx2,fma"))))
       for (int64_t i = 0; i < w; i++) dst[j + i] = ad[i] + (double)af[i];      \
     }                                                                          \
   }
-FV_BAND(f32, float, b, )
-FV_BAND(f64, double, b, )
+/* the column kernels of each dtype: blocks (FV_COLS) and bands (FV_BAND) */
+#define FV_COL_KERNELS(S, T, V, ATTR) FV_COLS(S, T, V, ATTR) FV_BAND(S, T, V, ATTR)
+FV_COL_KERNELS(f32, float, b, )
+FV_COL_KERNELS(f64, double, b, )
 #ifdef LT_VEC_AVX2
-FV_BAND(f32, float, x, __attribute__((target("avx2,fma"))))
-FV_BAND(f64, double, x, __attribute__((target("avx2,fma"))))
+FV_COL_KERNELS(f32, float, x, __attribute__((target("avx2,fma"))))
+FV_COL_KERNELS(f64, double, x, __attribute__((target("avx2,fma"))))
 #endif
 
 typedef struct bandrun {
