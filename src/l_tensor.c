@@ -183,23 +183,20 @@ static int push_new_fail(lua_State *L, const char *fmt, ...) {
 /* A block for s: the cache, then (after a collection, when one is due) new
    memory; under pressure (no memory, or the limit): trim the cache, collect
    once and retry.  Raises "not enough memory". */
-#define SMALL_BLOCK ((size_t)64 << 10)
 static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nbytes) {
   lt_alloc *A = &S->alloc;
   A->stepping = 0;   /* a finalizer that raised inside a step below (Lua 5.1 propagates them) left it set */
   if (!S->sentinel_armed) arm_sentinel(L, S);
   int rc = lt_storage_alloc(s, A, nbytes, 1);
-  /* blocks under 64 KB pace the collector themselves (the hint below) and
-     are cheap to allocate: a miss takes new memory without a step first */
-  int small = lt_alloc_block_size(A, nbytes) < SMALL_BLOCK;
+  size_t bsize = lt_alloc_block_size(A, nbytes);
   if (rc == LT_ALLOC_NOMEM) {   /* a miss */
-    if ((!small && lt_alloc_should_step(A)) || lt_alloc_should_collect(A)) {
+    if (lt_alloc_should_step(A, bsize) || lt_alloc_should_collect(A)) {
 #ifdef LUA_GCISRUNNING
       int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
 #else
       int running = 1;
 #endif
-      if (running && !small && lt_alloc_should_step(A)) {   /* lt_alloc.h: a young collection, cheaper than new pages */
+      if (running && lt_alloc_should_step(A, bsize)) {   /* lt_alloc.h: a young collection, cheaper than new pages */
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         A->stepping = 1;
@@ -223,7 +220,7 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
       rc = lt_storage_alloc(s, A, nbytes, 0);
     }
   }
-  if (rc == LT_ALLOC_OK && s->block_size < SMALL_BLOCK) {
+  if (rc == LT_ALLOC_OK && s->block_size < LT_ALLOC_PACED) {
     /* small blocks (cached from 8 KB, but many and cheap): Lua's collector
        is told, batched per 256 KB (a step in generational mode is a cheap
        minor collection that frees them young), as it was before they were

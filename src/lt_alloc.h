@@ -52,6 +52,7 @@ typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* 
 #define LT_ALLOC_RETAIN ((size_t)256 << 20)      /* cache bound when less is live */
 #define LT_ALLOC_HUGE ((size_t)2 << 20)          /* mmap'd, 2 MB-aligned from this size */
 #define LT_ALLOC_COLLECT_MIN ((size_t)64 << 20)  /* see lt_alloc_should_collect */
+#define LT_ALLOC_PACED ((size_t)64 << 10)        /* smaller blocks: the binding hints the collector per 256 KB */
 
 typedef struct lt_alloc_slot {
   void *block;
@@ -118,11 +119,9 @@ void lt_alloc_age(lt_alloc *A);
    and the binding tells Lua's own collector about them (a GC step per
    256 KB), whose pacing frees them sooner. */
 static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >= A->collect_at; }
-/* Before a miss of a block of 64 KB or more costs fresh memory (one page
-   fault per 4 KB, ~10 us each on a VM, and pages cold in the CPU caches),
-   is one basic GC step worth trying?  (Smaller blocks skip it: the binding
-   paces the collector for them per 256 KB, and a step every other op of a
-   40 KB loop cost 15%.)  In generational mode (lua5.4's interpreter) a step is a young
+/* Before a miss of a block of LT_ALLOC_PACED or more costs fresh memory
+   (one page fault per 4 KB, ~10 us each on a VM, and pages cold in the CPU
+   caches), is one basic GC step worth trying?  In generational mode (lua5.4's interpreter) a step is a young
    collection: a few microseconds, and it frees the temporaries of the last
    few ops -- the loop then reuses one or two warm blocks, as a refcounted
    PyTorch does.  In incremental mode a step advances the cycle by a bounded
@@ -136,7 +135,13 @@ static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >
    back off to one per full-collection distance. */
 #define LT_ALLOC_STEP_MIN ((size_t)64 << 10)
 #define LT_ALLOC_STEP_CHEAP_NS 20000
-static inline int lt_alloc_should_step(const lt_alloc *A) { return A->since_step >= A->step_at; }
+/* bsize: the block size asked (lt_alloc_block_size).  Blocks under
+   LT_ALLOC_PACED never step first: the binding already paces the collector
+   for them (per 256 KB), and a step before every other 40 KB miss cost a
+   loop of such ops 15%. */
+static inline int lt_alloc_should_step(const lt_alloc *A, size_t bsize) {
+  return bsize >= LT_ALLOC_PACED && A->since_step >= A->step_at;
+}
 /* The binding ran that step; hit: it gave back a block of the class asked;
    ns: how long it took. */
 void lt_alloc_stepped(lt_alloc *A, int hit, int64_t ns);
