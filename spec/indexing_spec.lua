@@ -204,6 +204,17 @@ describe("t[...] = v", function()
     local b = T.tensor({ 1, 2, 3 })
     b[idx({ 3, 2, 1 })] = b
     assert.same({ 3, 2, 1 }, b:totable())
+    -- a value from a disjoint slice of the same buffer, and from an overlapping one
+    local c = T.tensor({ 1, 2, 3, 4, 5, 6 })
+    local head, tail = c:narrow(1, 1, 3), c:narrow(1, 4, 3)
+    head[idx({ 3, 1, 2 })] = tail
+    assert.same({ 5, 6, 4, 4, 5, 6 }, c:totable())
+    local d = T.tensor({ 1, 2, 3, 4 })
+    d:narrow(1, 2, 3)[idx({ 1, 2, 3 })] = d:narrow(1, 1, 3)
+    assert.same({ 1, 1, 2, 3 }, d:totable())
+    local e = T.tensor({ 1, 2, 3, 4, 5, 6 })
+    e:narrow(1, 1, 3):scatter_(1, T.tensor({ 3, 1, 2 }), e:narrow(1, 4, 3))
+    assert.same({ 5, 6, 4, 4, 5, 6 }, e:totable())
   end)
 
   it("writes by mask", function()

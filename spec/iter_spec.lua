@@ -191,6 +191,27 @@ describe("the elementwise build (lt_iter_ew)", function()
     assert.are.same(want:totable(), x:totable())
   end)
 
+  it("reads disjoint slices of the written buffer directly and overlapping ones through a copy", function()
+    -- slices of one storage: disjoint byte ranges need no copy, a range
+    -- that overlaps the output (shifted by one) must read the old values
+    local buf = T.arange(1, 13, { dtype = T.float32 })
+    local a, b, out = buf:narrow(1, 1, 4), buf:narrow(1, 5, 4), buf:narrow(1, 9, 4)
+    T.add(a, b, { out = out })
+    assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8, 6, 8, 10, 12 }, buf:totable())
+    local c = T.arange(1, 7, { dtype = T.float64 })
+    local want = c:narrow(1, 1, 5) + c:narrow(1, 2, 5) * 10
+    T.add(c:narrow(1, 1, 5), c:narrow(1, 2, 5) * 10, { out = c:narrow(1, 2, 5) })
+    assert.are.same(want:totable(), c:narrow(1, 2, 5):totable())
+    local d = T.arange(1, 7, { dtype = T.float64 })
+    d:narrow(1, 2, 5):copy_(d:narrow(1, 1, 5))   -- overlapping source and destination
+    assert.are.same({ 1, 1, 2, 3, 4, 5 }, d:totable())
+    -- interleaved (strided) views of one buffer: every other element
+    local e = T.arange(1, 9, { dtype = T.float32 })
+    local ev, od = e:view(4, 2):select(2, 1), e:view(4, 2):select(2, 2)
+    T.mul(ev, od, { out = od })
+    assert.are.same({ 1, 2, 3, 12, 5, 30, 7, 56 }, e:totable())
+  end)
+
   it("reports build errors as ltensor.<function>: messages", function()
     assert.has_error(function() return T.ones(2, 3) + T.ones(4) end,
       "ltensor.add: the size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 2")

@@ -332,7 +332,7 @@ static void ip_assign(lua_State *L, const char *fname, lt_tensor *t, const iplan
   for (int i = 0; i < a.nd; i++) n *= a.shape[i];   /* fits: adv_prepare bounds the shape */
   ltl_check_overlap(L, fname, t, n);
   if (n == 0) { lua_pop(L, 1); lt_bump_version(t); return; }
-  if (val->storage == t->storage) val = ltl_push_clone(L, val);   /* it may alias what we overwrite */
+  if (lt_may_overlap(val, t)) val = ltl_push_clone(L, val);   /* it may alias what we overwrite */
   lt_cast_fn cast = lt_cast_kernel(val->dtype, t->dtype);
   size_t dsz = lt_itemsize(t->dtype), ssz = lt_itemsize(val->dtype);
   char *dst = p->v.storage->data;

@@ -80,7 +80,7 @@ static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d,
   }
   check_gs_index(L, fname, dst, d, idx, src);
   ltl_check_overlap(L, fname, dst, lt_numel(dst));
-  if (src && src->storage == dst->storage) src = ltl_push_clone(L, src);
+  if (src && lt_may_overlap(src, dst)) src = ltl_push_clone(L, src);
   int64_t n = lt_numel(idx);
   if (n > 0) {
     size_t isz = lt_itemsize(dst->dtype);
@@ -176,7 +176,7 @@ static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, 
     if (ssz != nidx)
       ltl_error(L, fname, "Number of indices (%I) should be equal to source.size(dim) (%I)", (lua_Integer)nidx,
                (lua_Integer)ssz);
-    if (src->storage == dst->storage) src = ltl_push_clone(L, src);
+    if (lt_may_overlap(src, dst)) src = ltl_push_clone(L, src);
   }
   ltl_check_overlap(L, fname, dst, lt_numel(dst));
   double af = 1.0;

@@ -39,7 +39,7 @@ int lt_iter_check_out(const lt_tensor *out, int ndim, const int64_t *shape) {
 }
 
 bool lt_iter_input_aliases(const lt_tensor *in, const lt_tensor *out) {
-  if (in->storage != out->storage) return false;
+  if (!lt_may_overlap(in, out)) return false;
   if (in->offset != out->offset || in->ndim != out->ndim || in->dtype != out->dtype) return true;
   for (int i = 0; i < in->ndim; i++)
     if (in->shape[i] != out->shape[i] || (in->shape[i] > 1 && in->stride[i] != out->stride[i])) return true;

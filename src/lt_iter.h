@@ -64,9 +64,10 @@ enum { LT_OUT_OK = 0, LT_OUT_SHAPE = 1, LT_OUT_OVERLAP = 2 };
 /* out must have the broadcast shape (LT_OUT_SHAPE) and must not reach one
    element through two indices (LT_OUT_OVERLAP: an expanded view). */
 int lt_iter_check_out(const lt_tensor *out, int ndim, const int64_t *shape);
-/* true if input in shares out's storage without being the very same view:
-   it must then be read through a temporary copy (the same view is safe:
-   each element is read before it is written). */
+/* true if input in may share bytes with out (lt_may_overlap) without being
+   the very same view: it must then be read through a temporary copy (the
+   same view is safe: each element is read before it is written; disjoint
+   slices of one buffer need no copy). */
 bool lt_iter_input_aliases(const lt_tensor *in, const lt_tensor *out);
 
 /* Element strides for a new output of the given shape whose dim order

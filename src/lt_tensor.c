@@ -126,6 +126,26 @@ bool lt_has_internal_overlap(const lt_tensor *t) {
   return false;
 }
 
+/* the bytes from t's lowest to its highest element, [*lo, *hi) */
+static void byte_range(const lt_tensor *t, int64_t *lo, int64_t *hi) {
+  int64_t a = t->offset, b = t->offset;
+  for (int i = 0; i < t->ndim; i++) {
+    int64_t d = t->stride[i] * (t->shape[i] - 1);
+    if (d < 0) a += d; else b += d;
+  }
+  int64_t isz = (int64_t)lt_itemsize(t->dtype);
+  *lo = a * isz;
+  *hi = (b + 1) * isz;
+}
+
+bool lt_may_overlap(const lt_tensor *a, const lt_tensor *b) {
+  if (a->storage != b->storage || lt_numel(a) == 0 || lt_numel(b) == 0) return false;
+  int64_t alo, ahi, blo, bhi;
+  byte_range(a, &alo, &ahi);
+  byte_range(b, &blo, &bhi);
+  return alo < bhi && blo < ahi;
+}
+
 bool lt_is_dense(const lt_tensor *t) {
   int nd = t->ndim, perm[LT_MAX_DIMS];
   for (int i = 0; i < nd; i++) perm[i] = i;

@@ -102,6 +102,11 @@ bool lt_is_dense(const lt_tensor *t);
 /* true if some element is reachable through two different indices (a
    stride-0 or overlapping view); writing through it is refused. */
 bool lt_has_internal_overlap(const lt_tensor *t);
+/* false when a and b cannot share a byte: different storages, an empty
+   one, or disjoint byte ranges of one storage (two slices of a buffer).
+   True may still mean interleaved views that touch no common element;
+   callers treat it as "may overlap" and read through a copy. */
+bool lt_may_overlap(const lt_tensor *a, const lt_tensor *b);
 
 /* Record an in-place write (the autograd version counter). */
 static inline void lt_bump_version(lt_tensor *t) { atomic_fetch_add(&t->storage->version, 1); }
