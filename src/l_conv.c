@@ -83,10 +83,8 @@ static lt_tensor *float_arg(lua_State *L, int idx, const char *fname, int ndim) 
     ltl_error(L, fname, "expected a float32 or float64 tensor, got %s", lt_dtypes[t->dtype].name);
   if (ndim && t->ndim != ndim) ltl_error(L, fname, "expected a %d-D tensor, got %d-D", ndim, t->ndim);
   if (!lt_is_contiguous(t)) {
-    lt_tensor *c = ltl_push_new_like(L, t, t->dtype);
-    lt_copy_into(c, t);
+    t = ltl_push_clone(L, t);   /* contiguous */
     lua_replace(L, idx);
-    t = c;
   }
   return t;
 }
