@@ -275,6 +275,8 @@ static void num_args(lua_State *L, const char *fname, const char *const *keys, i
     lua_remove(L, 2);
     i++;
   }
+  if (i == n && !lua_isnoneornil(L, 2) && (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)))
+    ltl_error(L, fname, "bad argument #%d (options table expected, got %s)", n + 2, luaL_typename(L, 2));
   if (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)) return;
   for (i = 0; i < n; i++) {
     ltl_getopt(L, 2, keys[i]);
@@ -310,11 +312,11 @@ static int l_logit_(lua_State *L) { return logit_impl(L, 1); }
 
 /* nan_to_num(x [, nan [, posinf [, neginf]]] [, {nan=, posinf=, neginf=,
    out=}]): NaN -> nan (0), +inf -> posinf, -inf -> neginf (the largest /
-   lowest finite value of x's dtype, or of its parts' for complex, by
-   default); integral and bool input is copied unchanged */
+   lowest finite value of x's dtype by default); integral and bool input is
+   copied unchanged; complex is refused, as PyTorch 1.13 */
 static const ew E_nan_to_num = {"nan_to_num", lt_k_nan_to_num, R_SAME, 0};
 static double dtype_max(ltensor_dtype dt) {
-  switch (lt_is_complex(dt) ? lt_to_real(dt) : dt) {
+  switch (dt) {
   case LTENSOR_FLOAT16: return 65504.0;
   case LTENSOR_BFLOAT16: return 3.38953138925153547590470800371487866880e38;
   case LTENSOR_FLOAT32: return FLT_MAX;
@@ -323,6 +325,8 @@ static double dtype_max(ltensor_dtype dt) {
 }
 static int nan_to_num_impl(lua_State *L, int inplace) {
   lt_tensor *t = ltl_check(L, 1);
+  if (lt_is_complex(t->dtype))
+    ltl_error(L, "nan_to_num", "\"nan_to_num\" not implemented for '%s'", lt_torch_name(t->dtype));
   static const char *const KEYS[] = {"nan", "posinf", "neginf"};
   double max = dtype_max(t->dtype), v[3] = {0.0, max, -max};
   int given[3] = {0, 0, 0};

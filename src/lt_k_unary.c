@@ -354,19 +354,13 @@ lt_ktable lt_k_isposinf = { [LTENSOR_BOOL] = k_int_false_BOOL, LT_FOR_INTS(CLS_E
 lt_ktable lt_k_isneginf = { [LTENSOR_BOOL] = k_int_false_BOOL, LT_FOR_INTS(CLS_ENT, int_false) LT_TAB_F(isneginf) };
 
 /* ---- nan_to_num: ctx->f1 / f2 replace +inf / -inf, creal(ctx->c1) NaN ------ */
-/* (the binding stores the values already limited to the result dtype's
-   range; complex replaces in each part, as PyTorch) */
+/* (real dtypes: PyTorch 1.13 has no complex kernel; the binding passes the
+   dtype's limits as defaults and the kernel rounds the values to it) */
 #define NTN(T, x) ((x) != (x) ? (T)creal(ctx->c1) : (x) == (T)INFINITY ? (T)ctx->f1 : \
                    (x) == -(T)INFINITY ? (T)ctx->f2 : (x))
 #define K_NTN(op, E, T, S) LT_LOOP1(k_nan_to_num_##E, T, T, NTN(T, x))
-#define K_CNTN(op, E, T, S) LT_LOOP1(k_nan_to_num_##E, T, T, CNTN_##S(x))
-#define CNTN_f(x) CMPLXF(ntn_f(crealf(x), ctx), ntn_f(cimagf(x), ctx))
-#define CNTN_(x) CMPLX(ntn_d(creal(x), ctx), ntn_d(cimag(x), ctx))
-static inline float ntn_f(float x, const lt_kctx *ctx) { return NTN(float, x); }
-static inline double ntn_d(double x, const lt_kctx *ctx) { return NTN(double, x); }
-LT_FOR_FLOATS(K_NTN, x) LT_FOR_CPLX(K_CNTN, x)
-lt_ktable lt_k_nan_to_num = { [LTENSOR_BOOL] = k_copy_BOOL, LT_FOR_INTS(RND_ENT, x) LT_TAB_F(nan_to_num)
-                              LT_TAB_C(nan_to_num) };
+LT_FOR_FLOATS(K_NTN, x)
+lt_ktable lt_k_nan_to_num = { [LTENSOR_BOOL] = k_copy_BOOL, LT_FOR_INTS(RND_ENT, x) LT_TAB_F(nan_to_num) };
 
 /* ---- logit: log(z / (1 - z)), z clamped to [eps, 1 - eps] (eps = ctx->f1)
    when ctx->mode -------------------------------------------------------- */
