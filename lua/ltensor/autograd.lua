@@ -229,7 +229,12 @@ rules.frac = unary("FracBackward0", function(_, g) return g end)
 -- as PyTorch's formulas do (conj is the identity on real tensors)
 local PI = math.pi
 rules.asinh = unary("AsinhBackward0", function(_, g, x) return g * T.conj(T.rsqrt(x * x + 1)) end)
-rules.acosh = unary("AcoshBackward0", function(_, g, x) return g * T.conj(T.rsqrt(x * x - 1)) end)
+-- acosh: 1 / sqrt(x^2 - 1) for real x (finite below -1, as PyTorch); for
+-- complex z, 1 / (sqrt(z + 1) sqrt(z - 1)), the branch PyTorch takes
+rules.acosh = unary("AcoshBackward0", function(_, g, x)
+  if x.dtype.is_complex then return g * T.conj(T.rsqrt(x + 1) * T.rsqrt(x - 1)) end
+  return g * T.rsqrt(x * x - 1)
+end)
 rules.atanh = unary("AtanhBackward0", function(_, g, x) return g * T.conj(T.reciprocal(-(x * x) + 1)) end)
 rules.erfc = unary("ErfcBackward0", function(_, g, x) return g * T.exp(-(x * x)) * -TWO_OVER_SQRTPI end)
 rules.deg2rad = unary("Deg2RadBackward0", function(_, g) return g * (PI / 180) end)
@@ -247,14 +252,12 @@ rules.sgn = unary("SgnBackward0", function(_, g, x, y)
   local r = (g - y * T.real(T.conj(y) * g)) / a
   return T.where(T.eq(a, 0), T.zeros_like(r), r)
 end, true)
--- logit: g / (x (1 - x)); without eps NaN outside [0, 1] and g * inf at 0
--- and 1, with eps 0 outside [eps, 1 - eps] (PyTorch's logit_backward)
+-- logit: g / (x (1 - x)); without eps NaN outside [0, 1], with eps 0
+-- outside [eps, 1 - eps] (PyTorch's logit_backward)
 rules.logit = unary("LogitBackward0", function(n, g, x)
   local eps = n.args and n.args[1]
   if type(eps) == "table" then eps = eps.eps end
   local d = g / (x * (-x + 1))
-  local edge = T.logical_or(T.eq(x, 0), T.eq(x, 1))
-  d = T.where(edge, g * math.huge, d)
   if type(eps) == "number" and eps >= 0 then
     local out = T.logical_or(T.lt(x, eps), T.gt(x, 1 - eps))
     return T.where(out, T.zeros_like(d), d)
@@ -292,12 +295,13 @@ end)
 rules.logaddexp2 = binary_rule("Logaddexp2Backward0", function(n, g, a, b)
   return need(n, 1) and g / (T.exp2(b - a) + 1) or nil, need(n, 2) and g / (T.exp2(a - b) + 1) or nil
 end)
--- xlogy: g xlogy(x != 0, y) for x (0 where x = 0), g x / y for y
+-- xlogy (PyTorch 1.13's formulas): xlogy(g, y) for x, 0 where x = 0 and
+-- y <= 0; g x / y for y
 rules.xlogy = binary_rule("XlogyBackward0", function(n, g, x, y)
   local gx, gy
   if need(n, 1) and is_t(x) then
-    local nz = T.ne(x, 0):to(x.dtype)
-    gx = g * T.xlogy(nz, y)
+    gx = T.xlogy(g, y)
+    gx = T.where(T.logical_and(T.eq(x, 0), T.le(y, 0)), T.zeros_like(gx), gx)
   end
   if need(n, 2) and is_t(y) then gy = g * x / y end
   return gx, gy
