@@ -271,6 +271,9 @@ describe("the more elementwise functions", function()
       end
       local l = T.tensor({ 0.01, 0.5, 0.99 })
       H.same(T.logit(l, 0.1):totable(), l:clone():logit_(0.1):totable(), 0)
+      H.same(T.logit(l, 0.1):totable(), T.logit(l, { eps = 0.1 }):totable(), 0)
+      H.same(T.logit(l, 0.1):totable(), l:clone():logit_({ eps = 0.1 }):totable(), 0)
+      H.same(T.logit(l):totable(), T.logit(l, nil, { out = T.empty(3) }):totable(), 0)
       local n = T.tensor({ 0 / 0, 1 / 0, -1 / 0 })
       assert.same({ 1, 2, 3 }, n:clone():nan_to_num_(1, 2, 3):totable())
       assert.same({ 1, 2, 3 }, n:clone():nan_to_num_({ nan = 1, posinf = 2, neginf = 3 }):totable())
@@ -422,6 +425,12 @@ describe("the more elementwise functions", function()
       w:xlogy_(3)
       w:sum():backward()
       H.same({ math.log(3), math.log(3) }, x.grad:totable(), 1e-14)
+      -- eps given in an options table reaches the backward rule too
+      local p = T.tensor({ 0.05, 0.5 }, { dtype = T.float64, requires_grad = true })
+      T.logit(p, { eps = 0.1 }):sum():backward()
+      H.same({ 0, 4 }, p.grad:totable(), 1e-14)
+      -- in place on a leaf that requires grad: PyTorch's error
+      H.raises("a leaf Variable that requires grad", function() return x:asinh_() end)
       -- bool results carry no gradient
       assert.is_false(T.signbit(x).requires_grad)
       assert.is_false(T.isposinf(x).requires_grad)

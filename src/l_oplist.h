@@ -16,8 +16,8 @@
               checks every line against T._diff_ops() and the rules);
      inplace  1: also the method t:name_ (registered LT_METHOD, grad name
               name_).
-   From the list come: the descriptors and functions of the unary and
-   comparison/bitwise ops (src/l_ops.c), the registration entries of every
+   From the list come: the descriptors and functions of the plain unary,
+   plain binary and comparison/bitwise ops (src/l_ops.c), the registration entries of every
    line (l_ops.c, l_reduce.c), and T._op_list() (src/l_ops.c) for the spec.
    Ops outside the list (creation, views, linear algebra, nn) and the
    irregular forms (aliases, operators, max/min's two entries) are
