@@ -277,6 +277,8 @@ static const char *const OPTS_OUT[] = {"out", NULL};
 static const char *const OPTS_DIV[] = {"rounding_mode", "out", NULL};
 static const char *const OPTS_ROUND[] = {"decimals", "out", NULL};
 static const char *const OPTS_GELU[] = {"approximate", "out", NULL};
+static const char *const OPTS_LOGIT[] = {"eps", "out", NULL};
+static const char *const OPTS_NAN_TO_NUM[] = {"nan", "posinf", "neginf", "out", NULL};
 static void ew_check_args(lua_State *L, const ew *op, int inplace, int slot) {
   int ty = lua_type(L, slot);
   if (ty == LUA_TUSERDATA && slot == 2 && lua_gettop(L) == 2 && lua_rawequal(L, 1, 2) &&
@@ -287,11 +289,13 @@ static void ew_check_args(lua_State *L, const ew *op, int inplace, int slot) {
   if (strcmp(op->name, "div") == 0) known = OPTS_DIV, str_ok = 1;
   else if (strcmp(op->name, "round") == 0) known = OPTS_ROUND;
   else if (strcmp(op->name, "gelu") == 0) known = OPTS_GELU, str_ok = 1;
+  else if (strcmp(op->name, "logit") == 0) known = OPTS_LOGIT;
+  else if (strcmp(op->name, "nan_to_num") == 0) known = OPTS_NAN_TO_NUM;
   ltl_check_nargs(L, slot);
   if (ty == LUA_TTABLE && !ltl_test(L, slot)) {
     if (inplace) {
       /* no out= for in-place ops: check against the op's keys less "out" */
-      const char *own[3] = {NULL, NULL, NULL};
+      const char *own[5] = {NULL, NULL, NULL, NULL, NULL};
       int n = 0;
       for (const char *const *q = known; *q; q++)
         if (strcmp(*q, "out") != 0) own[n++] = *q;

@@ -16,8 +16,8 @@
               checks every line against T._diff_ops() and the rules);
      inplace  1: also the method t:name_ (registered LT_METHOD, grad name
               name_).
-   From the list come: the descriptors and functions of the unary and
-   comparison/bitwise ops (src/l_ops.c), the registration entries of every
+   From the list come: the descriptors and functions of the plain unary,
+   plain binary and comparison/bitwise ops (src/l_ops.c), the registration entries of every
    line (l_ops.c, l_reduce.c), and T._op_list() (src/l_ops.c) for the spec.
    Ops outside the list (creation, views, linear algebra, nn) and the
    irregular forms (aliases, operators, max/min's two entries) are
@@ -42,7 +42,10 @@ enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
   X(acos, 1, OPF_UNARY, R_FLOAT, 1, 1) X(atan, 1, OPF_UNARY, R_FLOAT, 1, 1)                \
   X(sinh, 1, OPF_UNARY, R_FLOAT, 1, 1) X(cosh, 1, OPF_UNARY, R_FLOAT, 1, 1)                \
   X(tanh, 1, OPF_UNARY, R_FLOAT, 1, 1) X(sigmoid, 1, OPF_UNARY, R_FLOAT, 1, 1)             \
-  X(erf, 1, OPF_UNARY, R_FLOAT, 1, 1) X(silu, 1, OPF_UNARY, R_SAME, 1, 1)
+  X(erf, 1, OPF_UNARY, R_FLOAT, 1, 1) X(silu, 1, OPF_UNARY, R_SAME, 1, 1)                 \
+  X(asinh, 1, OPF_UNARY, R_FLOAT, 1, 1) X(acosh, 1, OPF_UNARY, R_FLOAT, 1, 1)              \
+  X(atanh, 1, OPF_UNARY, R_FLOAT, 1, 1) X(erfc, 1, OPF_UNARY, R_FLOAT, 1, 1)               \
+  X(sinc, 1, OPF_UNARY, R_FLOAT, 1, 1) X(frac, 1, OPF_UNARY, R_SAME, 1, 1)
 
 /* Unary ops with their own argument handling (l_<name>[_] written by hand). */
 #define LT_OPS_UNARY_CUSTOM(X)                                                             \
@@ -54,7 +57,11 @@ enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
   X(clamp_min, 1, OPF_UNARY, R_SAME, 1, 1) X(clamp_max, 1, OPF_UNARY, R_SAME, 1, 1)        \
   X(logical_not, 1, OPF_UNARY, R_BOOL, 0, 0) X(isnan, 1, OPF_UNARY, R_BOOL, 0, 0)          \
   X(isinf, 1, OPF_UNARY, R_BOOL, 0, 0) X(isfinite, 1, OPF_UNARY, R_BOOL, 0, 0)             \
-  X(bitwise_not, 1, OPF_UNARY, R_SAME, 0, 1)
+  X(bitwise_not, 1, OPF_UNARY, R_SAME, 0, 1)                                               \
+  X(deg2rad, 1, OPF_UNARY, R_FLOAT, 1, 1) X(rad2deg, 1, OPF_UNARY, R_FLOAT, 1, 1)          \
+  X(sgn, 1, OPF_UNARY, R_SAME, 1, 1) X(logit, 1, OPF_UNARY, R_FLOAT, 1, 1)                 \
+  X(nan_to_num, 1, OPF_UNARY, R_SAME, 1, 1) X(signbit, 1, OPF_UNARY, R_BOOL, 0, 0)         \
+  X(isposinf, 1, OPF_UNARY, R_BOOL, 0, 0) X(isneginf, 1, OPF_UNARY, R_BOOL, 0, 0)
 
 /* Binary arithmetic (l_<name>[_] written by hand: alpha, scalar and
    rounding-mode forms). */
@@ -65,6 +72,14 @@ enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
   X(pow, 2, OPF_BINARY, R_SAME, 1, 1) X(atan2, 2, OPF_BINARY, R_FLOAT, 1, 1)               \
   X(maximum, 2, OPF_BINARY, R_SAME, 1, 0) X(minimum, 2, OPF_BINARY, R_SAME, 1, 0)          \
   X(lerp, 3, OPF_BINARY, R_SAME, 1, 1)
+
+/* Plain binary functions (floating kernels only): descriptor {name,
+   lt_k_<name>, rule, heavy=1}, l_<name>[_] and the entries come from here.
+   Lua numbers are weak scalars on either side, as for every binary op. */
+#define LT_OPS_BINARY_PLAIN(X)                                                             \
+  X(hypot, 2, OPF_BINARY, R_SAME, 1, 1) X(copysign, 2, OPF_BINARY, R_FLOAT, 1, 1)          \
+  X(logaddexp, 2, OPF_BINARY, R_SAME, 1, 0) X(logaddexp2, 2, OPF_BINARY, R_SAME, 1, 0)     \
+  X(xlogy, 2, OPF_BINARY, R_FLOAT, 1, 1)
 
 /* Comparisons and logical ops: descriptor {name, lt_k_<name>, R_BOOL},
    l_<name> and the entry come from here. */
@@ -99,7 +114,8 @@ enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
 
 /* Every line, for T._op_list(). */
 #define LT_OPS_ALL(X)                                                                      \
-  LT_OPS_UNARY(X) LT_OPS_UNARY_CUSTOM(X) LT_OPS_BINARY(X) LT_OPS_COMPARE(X)                \
+  LT_OPS_UNARY(X) LT_OPS_UNARY_CUSTOM(X) LT_OPS_BINARY(X) LT_OPS_BINARY_PLAIN(X)          \
+  LT_OPS_COMPARE(X)                                                                        \
   LT_OPS_BITWISE(X) LT_OPS_REDUCE(X)
 
 /* The registration entries of a line: T.name / t:name, and t:name_ when

@@ -1,6 +1,7 @@
 /* l_ops.c -- the elementwise ops and the operator metamethods: each is a
    descriptor (name, kernel table, dtype rule) run by the driver in l_ew.c. */
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "l_ew.h"
@@ -153,6 +154,16 @@ static int l_fmod_(lua_State *L) { return ew_binary(L, &E_fmod, 1); }
 static int l_atan2(lua_State *L) { return ew_binary(L, &E_atan2, 0); }
 static int l_atan2_(lua_State *L) { return ew_binary(L, &E_atan2, 1); }
 
+/* The plain binary functions of the op list (LT_OPS_BINARY_PLAIN):
+   libm-class, so heavy; t:name_ only where the line says so. */
+#define BINARY_DEFINE(nm, arity, fam, rule, diff, inpl)                         \
+  static const ew E_##nm = {#nm, lt_k_##nm, rule, 1};                           \
+  static int l_##nm(lua_State *L) { return ew_binary(L, &E_##nm, 0); }              \
+  BINARY_IP_##inpl(nm)
+#define BINARY_IP_0(nm)
+#define BINARY_IP_1(nm) static int l_##nm##_(lua_State *L) { return ew_binary(L, &E_##nm, 1); }
+LT_OPS_BINARY_PLAIN(BINARY_DEFINE)
+
 static int minmax(lua_State *L, const ew *op, int inplace) {
   for (int i = 1; i <= 2; i++) {
     lt_tensor *t = ltl_test(L, i);
@@ -229,8 +240,106 @@ ROUNDING_CHECK(floor) ROUNDING_CHECK(ceil) ROUNDING_CHECK(trunc)
   static const ew E_##nm = {#nm, lt_k_##nm, rule, 0};                              \
   static int l_##nm(lua_State *L) { nm##_check(L, ltl_check(L, 1)); return ew_unary(L, &E_##nm, 0); } \
   static int l_##nm##_(lua_State *L) { nm##_check(L, ltl_check(L, 1)); return ew_unary(L, &E_##nm, 1); }
+#define NOT_COMPLEX(nm, msg)                                                               \
+  static void nm##_check(lua_State *L, const lt_tensor *t) {                               \
+    if (lt_is_complex(t->dtype)) ltl_error(L, #nm, msg);                                   \
+  }
+NOT_COMPLEX(deg2rad, "deg2rad is not supported for complex tensors.")
+NOT_COMPLEX(rad2deg, "rad2deg is not supported for complex tensors.")
+NOT_COMPLEX(signbit, "signbit is not implemented for complex tensors.")
+NOT_COMPLEX(isposinf, "isposinf does not support complex inputs.")
+NOT_COMPLEX(isneginf, "isneginf does not support complex inputs.")
 UNARY_CHECKED(relu, R_SAME) UNARY_CHECKED(floor, R_SAME) UNARY_CHECKED(ceil, R_SAME)
-UNARY_CHECKED(trunc, R_SAME)
+UNARY_CHECKED(trunc, R_SAME) UNARY_CHECKED(deg2rad, R_FLOAT) UNARY_CHECKED(rad2deg, R_FLOAT)
+/* bool-valued tests without an in-place form */
+#define UNARY_B_CHECKED(nm)                                                     \
+  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL, 0};                            \
+  static int l_##nm(lua_State *L) { nm##_check(L, ltl_check(L, 1)); return ew_unary(L, &E_##nm, 0); }
+UNARY_B_CHECKED(signbit) UNARY_B_CHECKED(isposinf) UNARY_B_CHECKED(isneginf)
+
+/* sgn: sign for real dtypes (bool stays bool), z / |z| for complex */
+static const ew E_sgn = {"sgn", lt_k_sgn, R_SAME, 0};
+static int l_sgn(lua_State *L) { return ew_unary(L, &E_sgn, 0); }
+static int l_sgn_(lua_State *L) { return ew_unary(L, &E_sgn, 1); }
+
+/* The optional numbers of an op taken positionally from slot 2 on (nil
+   skips one) and from an options table after them (keys[i], which wins):
+   vals[i] / given[i] for each of the n keys.  The numbers are removed, so
+   the options table (if any) is left at slot 2 for the driver's checks. */
+static void num_args(lua_State *L, const char *fname, const char *const *keys, int n, double *vals, int *given) {
+  int i = 0;
+  while (i < n && lua_gettop(L) >= 2) {
+    int ty = lua_type(L, 2);
+    if (ty == LUA_TNUMBER) { vals[i] = lua_tonumber(L, 2); given[i] = 1; }
+    else if (ty != LUA_TNIL) break;
+    lua_remove(L, 2);
+    i++;
+  }
+  if (i == n && !lua_isnoneornil(L, 2) && (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)))
+    ltl_error(L, fname, "bad argument #%d (options table expected, got %s)", n + 2, luaL_typename(L, 2));
+  if (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)) return;
+  for (i = 0; i < n; i++) {
+    ltl_getopt(L, 2, keys[i]);
+    if (!lua_isnil(L, -1)) {
+      if (lua_type(L, -1) != LUA_TNUMBER)
+        ltl_error(L, fname, "option '%s' must be a number (got %s)", keys[i], luaL_typename(L, -1));
+      vals[i] = lua_tonumber(L, -1);
+      given[i] = 1;
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* logit(x [, eps] [, {eps=, out=}]): log(z / (1 - z)), z = x clamped to
+   [eps, 1 - eps] when eps is given and not negative (PyTorch: a negative
+   eps, like None, clamps nothing) */
+static const ew E_logit = {"logit", lt_k_logit, R_FLOAT, 1};
+static int logit_impl(lua_State *L, int inplace) {
+  lt_tensor *t = ltl_check(L, 1);
+  if (lt_is_complex(t->dtype)) ew_not_implemented(L, "logit", t->dtype);
+  static const char *const KEYS[] = {"eps"};
+  double eps = -1.0;
+  int given = 0;
+  num_args(L, inplace ? "logit_" : "logit", KEYS, 1, &eps, &given);
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.mode = given && eps >= 0;
+  ctx.f1 = eps;
+  return ew_unary_k(L, &E_logit, inplace, &ctx);
+}
+static int l_logit(lua_State *L) { return logit_impl(L, 0); }
+static int l_logit_(lua_State *L) { return logit_impl(L, 1); }
+
+/* nan_to_num(x [, nan [, posinf [, neginf]]] [, {nan=, posinf=, neginf=,
+   out=}]): NaN -> nan (0), +inf -> posinf, -inf -> neginf (the largest /
+   lowest finite value of x's dtype by default); integral and bool input is
+   copied unchanged; complex is refused, as PyTorch 1.13 */
+static const ew E_nan_to_num = {"nan_to_num", lt_k_nan_to_num, R_SAME, 0};
+static double dtype_max(ltensor_dtype dt) {
+  switch (dt) {
+  case LTENSOR_FLOAT16: return 65504.0;
+  case LTENSOR_BFLOAT16: return 3.38953138925153547590470800371487866880e38;
+  case LTENSOR_FLOAT32: return FLT_MAX;
+  default: return DBL_MAX;
+  }
+}
+static int nan_to_num_impl(lua_State *L, int inplace) {
+  lt_tensor *t = ltl_check(L, 1);
+  if (lt_is_complex(t->dtype))
+    ltl_error(L, "nan_to_num", "\"nan_to_num\" not implemented for '%s'", lt_torch_name(t->dtype));
+  static const char *const KEYS[] = {"nan", "posinf", "neginf"};
+  double max = dtype_max(t->dtype), v[3] = {0.0, max, -max};
+  int given[3] = {0, 0, 0};
+  num_args(L, inplace ? "nan_to_num_" : "nan_to_num", KEYS, 3, v, given);
+  lt_kctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.c1 = v[0];
+  ctx.f1 = v[1];
+  ctx.f2 = v[2];
+  return ew_unary_k(L, &E_nan_to_num, inplace, &ctx);
+}
+static int l_nan_to_num(lua_State *L) { return nan_to_num_impl(L, 0); }
+static int l_nan_to_num_(lua_State *L) { return nan_to_num_impl(L, 1); }
 
 /* round(x [, decimals | {decimals=, out=}]): PyTorch rounds x * 10^d (or
    x / 10^-d for negative d) half to even, in the op's compute type, and
@@ -633,6 +742,7 @@ const ltl_reg ltl_reg_ops[] = {
   LT_OPS_UNARY(LT_OP_REG_ALL)
   LT_OPS_UNARY_CUSTOM(LT_OP_REG_ALL)
   LT_OPS_BINARY(LT_OP_REG_ALL)
+  LT_OPS_BINARY_PLAIN(LT_OP_REG_ALL)
   LT_OPS_COMPARE(LT_OP_REG_ALL)
   LT_OPS_BITWISE(LT_OP_REG_ALL)
   {"_op_list", l_op_list, LT_MODULE, NULL},

@@ -232,7 +232,8 @@ typedef const lt_loop_fn lt_ktable[LTENSOR_NUM_DTYPES];
 /* binary, same dtype in and out */
 extern lt_ktable lt_k_add, lt_k_sub, lt_k_add_alpha, lt_k_mul, lt_k_div, lt_k_div_trunc,
   lt_k_div_floor, lt_k_remainder, lt_k_fmod, lt_k_pow, lt_k_atan2, lt_k_maximum, lt_k_minimum,
-  lt_k_bitwise_and, lt_k_bitwise_or, lt_k_bitwise_xor, lt_k_lshift, lt_k_rshift;
+  lt_k_bitwise_and, lt_k_bitwise_or, lt_k_bitwise_xor, lt_k_lshift, lt_k_rshift,
+  lt_k_hypot, lt_k_copysign, lt_k_logaddexp, lt_k_logaddexp2, lt_k_xlogy;
 /* binary, bool out */
 extern lt_ktable lt_k_eq, lt_k_ne, lt_k_lt, lt_k_le, lt_k_gt, lt_k_ge, lt_k_logical_and,
   lt_k_logical_or, lt_k_logical_xor;
@@ -244,9 +245,12 @@ extern lt_ktable lt_k_neg, lt_k_abs, lt_k_sign, lt_k_reciprocal, lt_k_square, lt
   lt_k_rsqrt, lt_k_exp, lt_k_exp2, lt_k_expm1, lt_k_log, lt_k_log2, lt_k_log10, lt_k_log1p,
   lt_k_sin, lt_k_cos, lt_k_tan, lt_k_asin, lt_k_acos, lt_k_atan, lt_k_sinh, lt_k_cosh,
   lt_k_tanh, lt_k_sigmoid, lt_k_relu, lt_k_gelu, lt_k_gelu_tanh, lt_k_silu, lt_k_erf,
-  lt_k_floor, lt_k_ceil, lt_k_round, lt_k_round_dec, lt_k_trunc, lt_k_bitwise_not, lt_k_clamp, lt_k_conj;
+  lt_k_floor, lt_k_ceil, lt_k_round, lt_k_round_dec, lt_k_trunc, lt_k_bitwise_not, lt_k_clamp, lt_k_conj,
+  lt_k_asinh, lt_k_acosh, lt_k_atanh, lt_k_erfc, lt_k_deg2rad, lt_k_rad2deg, lt_k_sinc, lt_k_frac,
+  lt_k_sgn, lt_k_nan_to_num, lt_k_logit;
 /* unary, bool out */
-extern lt_ktable lt_k_logical_not, lt_k_isnan, lt_k_isinf, lt_k_isfinite;
+extern lt_ktable lt_k_logical_not, lt_k_isnan, lt_k_isinf, lt_k_isfinite, lt_k_signbit, lt_k_isposinf,
+  lt_k_isneginf;
 /* unary complex -> real (indexed by the complex dtype) */
 extern lt_ktable lt_k_cabs, lt_k_angle;
 /* unary real -> real angle (0 or pi) */

@@ -102,6 +102,22 @@ LT_FOR_UINTS(UINT_HELPERS, x)
   static inline T min_##E(T a, T b) { return (a != a || a < b) ? a : b; }                   \
   static inline T lerp_##E(T a, T b, T w) {                                                 \
     return fabs##S(w) < (T)0.5 ? a + w * (b - a) : b - (b - a) * ((T)1 - w);                \
+  }                                                                                         \
+  /* logaddexp(2): equal infinities give themselves (inf - inf would be NaN);     \
+     else max + log1p(exp(-|a - b|)), NaN from either side propagating */      \
+  static inline T lae_##E(T a, T b) {                                                       \
+    if (isinf(a) && a == b) return a;                                                       \
+    return (a < b ? b : a) + log1p##S(exp##S(-fabs##S(a - b)));                              \
+  }                                                                                         \
+  static inline T lae2_##E(T a, T b) {                                                      \
+    if (isinf(a) && a == b) return a;                                                       \
+    return (a < b ? b : a) + log1p##S(exp2##S(-fabs##S(a - b))) * (T)1.4426950408889634074; \
+  }                                                                                         \
+  /* xlogy: NaN when y is NaN, else 0 when x is 0 (even for y = 0 or inf) */    \
+  static inline T xlogy_##E(T x, T y) {                                                     \
+    if (y != y) return (T)NAN;                                                              \
+    if (x == 0) return 0;                                                                   \
+    return x * log##S(y);                                                                   \
   }
 LT_FOR_FLOATS(FLT_HELPERS, x)
 
@@ -163,6 +179,13 @@ LT_FOR_INTS(K_IDIV, remainder) LT_FOR_FLOATS(K_FDIV, remainder)
 LT_FOR_INTS(K_IDIV, fmod) LT_FOR_FLOATS(K_FDIV, fmod)
 LT_FOR_INTS(K_IDIV, pow) LT_FOR_FLOATS(K_FDIV, pow)
 LT_FOR_FLOATS(K_FDIV, atan2)
+#define XOP_hypot(E, T, S, a, b) hypot##S(a, b)
+#define XOP_copysign(E, T, S, a, b) copysign##S(a, b)
+#define XOP_logaddexp(E, T, S, a, b) lae_##E(a, b)
+#define XOP_logaddexp2(E, T, S, a, b) lae2_##E(a, b)
+#define XOP_xlogy(E, T, S, a, b) xlogy_##E(a, b)
+LT_FOR_FLOATS(K_FDIV, hypot) LT_FOR_FLOATS(K_FDIV, copysign) LT_FOR_FLOATS(K_FDIV, logaddexp)
+LT_FOR_FLOATS(K_FDIV, logaddexp2) LT_FOR_FLOATS(K_FDIV, xlogy)
 #define K_CPOW(op, E, T, S) LT_LOOP2(k_pow_##E, T, T, cpow##S(a, b))
 LT_FOR_CPLX(K_CPOW, pow)
 
@@ -173,6 +196,11 @@ lt_ktable lt_k_remainder = { LT_TAB_I(remainder) LT_TAB_F(remainder) };
 lt_ktable lt_k_fmod = { LT_TAB_I(fmod) LT_TAB_F(fmod) };
 lt_ktable lt_k_pow = { LT_TAB_I(pow) LT_TAB_F(pow) LT_TAB_C(pow) };
 lt_ktable lt_k_atan2 = { LT_TAB_F(atan2) };
+lt_ktable lt_k_hypot = { LT_TAB_F(hypot) };
+lt_ktable lt_k_copysign = { LT_TAB_F(copysign) };
+lt_ktable lt_k_logaddexp = { LT_TAB_F(logaddexp) };
+lt_ktable lt_k_logaddexp2 = { LT_TAB_F(logaddexp2) };
+lt_ktable lt_k_xlogy = { LT_TAB_F(xlogy) };
 
 /* ---- maximum / minimum (NaN propagates) ---------------------------------- */
 #define K_IMAX(op, E, T, UT) LT_LOOP2(k_##op##_##E, T, T, MOP_##op(a, b))

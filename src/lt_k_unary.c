@@ -38,9 +38,13 @@ SIGN_OPS(neg) SIGN_OPS(abs) SIGN_OPS(sign) SIGN_OPS(relu) SIGN_OPS(square)
 LT_FOR_CPLX(K_UC, neg) LT_FOR_CPLX(K_UC, square)
 #define BOP_sign(x) (x)
 K_UB(sign)
+/* sgn of a complex number: z / |z| per part, 0 at 0 (a NaN part gives NaN) */
+#define COP_sgn(T, S, x) (cabs##S(x) == 0 ? (T)0 : (x) / cabs##S(x))
+LT_FOR_CPLX(K_UC, sgn)
 lt_ktable lt_k_neg = { LT_TAB_I(neg) LT_TAB_F(neg) LT_TAB_C(neg) };
 lt_ktable lt_k_abs = { LT_TAB_I(abs) LT_TAB_F(abs) };
 lt_ktable lt_k_sign = { LT_TAB_B(sign) LT_TAB_I(sign) LT_TAB_F(sign) };
+lt_ktable lt_k_sgn = { LT_TAB_B(sign) LT_TAB_I(sign) LT_TAB_F(sign) LT_TAB_C(sgn) };
 lt_ktable lt_k_relu = { LT_TAB_I(relu) LT_TAB_F(relu) };
 lt_ktable lt_k_square = { LT_TAB_I(square) LT_TAB_F(square) LT_TAB_C(square) };
 
@@ -136,6 +140,28 @@ FC_OPS(reciprocal) FC_OPS(exp2) FC_OPS(expm1)
 FC_OPS(log2) FC_OPS(log10) FC_OPS(log1p) FC_OPS(tan)
 FC_OPS(asin) FC_OPS(acos) FC_OPS(atan) FC_OPS(sinh) FC_OPS(cosh)
 LT_FOR_FLOATS(K_UF, erf)
+/* inverse hyperbolics: libm's (log1p forms near 0, no cancellation for
+   large |x|), as PyTorch's std:: calls; erfc from libm, accurate in the
+   tail where 1 - erf(x) would round to 0 */
+#define FOP_asinh(T, S, x) asinh##S(x)
+#define FOP_acosh(T, S, x) acosh##S(x)
+#define FOP_atanh(T, S, x) atanh##S(x)
+#define FOP_erfc(T, S, x) erfc##S(x)
+#define COP_asinh(T, S, x) casinh##S(x)
+#define COP_acosh(T, S, x) cacosh##S(x)
+#define COP_atanh(T, S, x) catanh##S(x)
+/* deg2rad / rad2deg: PyTorch multiplies by the double constant rounded to
+   the compute type (a wrapped scalar), so float32 uses (float)(pi / 180) */
+#define FOP_deg2rad(T, S, x) ((x) * (T)0.017453292519943295769236907684886)
+#define FOP_rad2deg(T, S, x) ((x) * (T)57.295779513082320876798154814105170)
+/* sinc: 1 at 0, else sin(pi x) / (pi x) with pi in the compute type, as
+   PyTorch's kernel; frac: x - trunc(x) (inf gives NaN, as there) */
+#define LT_PI 3.14159265358979323846264338327950288
+#define FOP_sinc(T, S, x) ((x) == 0 ? (T)1 : sin##S((T)LT_PI * (x)) / ((T)LT_PI * (x)))
+#define COP_sinc(T, S, x) ((x) == 0 ? (T)1 : csin##S((T)LT_PI * (x)) / ((T)LT_PI * (x)))
+#define FOP_frac(T, S, x) ((x) - trunc##S(x))
+FC_OPS(asinh) FC_OPS(acosh) FC_OPS(atanh) FC_OPS(sinc)
+LT_FOR_FLOATS(K_UF, erfc) LT_FOR_FLOATS(K_UF, deg2rad) LT_FOR_FLOATS(K_UF, rad2deg) LT_FOR_FLOATS(K_UF, frac)
 /* The compute-bound real kernels: lt_vmath.h's branch-free functions,
    built for the baseline ISA and AVX2+FMA (LT_LOOP1_V).  This file is
    compiled with -ffp-contract=fast (Makefile) for their fused
@@ -269,6 +295,8 @@ FC_TAB(log) FC_TAB(log2) FC_TAB(log10) FC_TAB(log1p) FC_TAB(sin) FC_TAB(cos) FC_
 FC_TAB(asin) FC_TAB(acos) FC_TAB(atan) FC_TAB(sinh) FC_TAB(cosh) FC_TAB(tanh) FC_TAB(sigmoid)
 #define F_TAB(op) lt_ktable lt_k_##op = { LT_TAB_F(op) };
 F_TAB(erf) F_TAB(gelu) F_TAB(gelu_tanh) FC_TAB(silu)
+FC_TAB(asinh) FC_TAB(acosh) FC_TAB(atanh) FC_TAB(sinc)
+F_TAB(erfc) F_TAB(deg2rad) F_TAB(rad2deg) F_TAB(frac)
 /* rounding: integers are unchanged; bool is not implemented, as PyTorch */
 #define RND_TAB(op) lt_ktable lt_k_##op = { LT_FOR_INTS(RND_ENT, x) LT_TAB_F(op) };
 #define RND_ENT(op, E, ...) [LTENSOR_##E] = k_copy_##E,
@@ -310,6 +338,40 @@ lt_ktable lt_k_logical_not = { LT_TAB_B(logical_not) LT_TAB_I(logical_not) LT_TA
 #define CLS_ENT(op, E, ...) [LTENSOR_##E] = k_##op##_##E,
 #define CLS_CENT(op, E, ...) [LTENSOR_##E] = k_c##op##_##E,
 CLS_TAB(isnan, int_false) CLS_TAB(isinf, int_false) CLS_TAB(isfinite, int_true)
+/* signbit (set for -0.0 and a negative NaN; signed integers below 0),
+   isposinf / isneginf: real dtypes only (the binding refuses complex) */
+#define BEXPR_signbit(x) (signbit(x) != 0)
+#define BEXPR_int_neg(x) ((x) < 0)
+#define BEXPR_isposinf(x) ((x) == INFINITY)
+#define BEXPR_isneginf(x) ((x) == -INFINITY)
+#define K_SINT_NEG(op, E, T, UT) K_TO_BOOL(int_neg, E, T)
+LT_FOR_SINTS(K_SINT_NEG, x)
+LT_FOR_FLOATS(K_TO_BOOL, signbit) LT_FOR_FLOATS(K_TO_BOOL, isposinf) LT_FOR_FLOATS(K_TO_BOOL, isneginf)
+#define UINT_FALSE_ENT(op, E, ...) [LTENSOR_##E] = k_int_false_##E,
+lt_ktable lt_k_signbit = { [LTENSOR_BOOL] = k_int_false_BOOL, LT_FOR_UINTS(UINT_FALSE_ENT, x)
+                           LT_FOR_SINTS(CLS_ENT, int_neg) LT_TAB_F(signbit) };
+lt_ktable lt_k_isposinf = { [LTENSOR_BOOL] = k_int_false_BOOL, LT_FOR_INTS(CLS_ENT, int_false) LT_TAB_F(isposinf) };
+lt_ktable lt_k_isneginf = { [LTENSOR_BOOL] = k_int_false_BOOL, LT_FOR_INTS(CLS_ENT, int_false) LT_TAB_F(isneginf) };
+
+/* ---- nan_to_num: ctx->f1 / f2 replace +inf / -inf, creal(ctx->c1) NaN ------ */
+/* (real dtypes: PyTorch 1.13 has no complex kernel; the binding passes the
+   dtype's limits as defaults and the kernel rounds the values to it) */
+#define NTN(T, x) ((x) != (x) ? (T)creal(ctx->c1) : (x) == (T)INFINITY ? (T)ctx->f1 : \
+                   (x) == -(T)INFINITY ? (T)ctx->f2 : (x))
+#define K_NTN(op, E, T, S) LT_LOOP1(k_nan_to_num_##E, T, T, NTN(T, x))
+LT_FOR_FLOATS(K_NTN, x)
+lt_ktable lt_k_nan_to_num = { [LTENSOR_BOOL] = k_copy_BOOL, LT_FOR_INTS(RND_ENT, x) LT_TAB_F(nan_to_num) };
+
+/* ---- logit: log(z / (1 - z)), z clamped to [eps, 1 - eps] (eps = ctx->f1)
+   when ctx->mode -------------------------------------------------------- */
+#define FOP_logit(T, S, x) LOGIT_(T, S, ctx->mode ? LOGIT_CLAMP(T, x) : (x))
+/* lo = eps and hi = 1 - eps in the compute type, as PyTorch's kernel */
+#define LOGIT_CLAMP(T, x) ((x) < (T)ctx->f1 ? (T)ctx->f1 : (x) > (T)1 - (T)ctx->f1 ? (T)1 - (T)ctx->f1 : (x))
+#define LOGIT_(T, S, z) logit_##S(z)
+static inline float logit_f(float z) { return logf(z / (1.0f - z)); }
+static inline double logit_(double z) { return log(z / (1.0 - z)); }
+LT_FOR_FLOATS(K_UF, logit)
+F_TAB(logit)
 
 /* ---- clamp: optional bounds in ctx (i1/i2 integral, f1/f2 floating) -------- */
 /* a NaN bound (ctx->mode) makes every element NaN: PyTorch's vectorised

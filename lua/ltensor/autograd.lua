@@ -224,6 +224,89 @@ for _, name in ipairs { "sign", "floor", "ceil", "round", "trunc", "frac_zero" }
 end
 rules.frac = unary("FracBackward0", function(_, g) return g end)
 
+-- the elementwise functions of the op list's later lines; complex inputs
+-- (asinh, acosh, atanh, sinc, sgn) take the conjugate of the derivative,
+-- as PyTorch's formulas do (conj is the identity on real tensors)
+local PI = math.pi
+rules.asinh = unary("AsinhBackward0", function(_, g, x) return g * T.conj(T.rsqrt(x * x + 1)) end)
+-- acosh: 1 / sqrt(x^2 - 1) for real x (finite below -1, as PyTorch); for
+-- complex z, 1 / (sqrt(z + 1) sqrt(z - 1)), the branch PyTorch takes
+rules.acosh = unary("AcoshBackward0", function(_, g, x)
+  if x.dtype.is_complex then return g * T.conj(T.rsqrt(x + 1) * T.rsqrt(x - 1)) end
+  return g * T.rsqrt(x * x - 1)
+end)
+rules.atanh = unary("AtanhBackward0", function(_, g, x) return g * T.conj(T.reciprocal(-(x * x) + 1)) end)
+rules.erfc = unary("ErfcBackward0", function(_, g, x) return g * T.exp(-(x * x)) * -TWO_OVER_SQRTPI end)
+rules.deg2rad = unary("Deg2RadBackward0", function(_, g) return g * (PI / 180) end)
+rules.rad2deg = unary("Rad2DegBackward0", function(_, g) return g * (180 / PI) end)
+-- sinc' = (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at x = 0
+rules.sinc = unary("SincBackward0", function(_, g, x)
+  local px = x * PI
+  local d = (px * T.cos(px) - T.sin(px)) / (px * x)
+  return g * T.conj(zero_where(T.eq(x, 0), d))
+end)
+-- sgn: 0 for real input; for complex, (g - s Re(conj(s) g)) / |z|, 0 at z = 0
+rules.sgn = unary("SgnBackward0", function(_, g, x, y)
+  if not x.dtype.is_complex then return T.zeros_like(g) end
+  local a = T.abs(x)
+  local r = (g - y * T.real(T.conj(y) * g)) / a
+  return T.where(T.eq(a, 0), T.zeros_like(r), r)
+end, true)
+-- logit: g / (x (1 - x)); without eps NaN outside [0, 1], with eps 0
+-- outside [eps, 1 - eps] (PyTorch's logit_backward)
+rules.logit = unary("LogitBackward0", function(n, g, x)
+  local eps = n.args and n.args[1]
+  if type(eps) == "table" then eps = eps.eps end
+  local d = g / (x * (-x + 1))
+  if type(eps) == "number" and eps >= 0 then
+    local out = T.logical_or(T.lt(x, eps), T.gt(x, 1 - eps))
+    return T.where(out, T.zeros_like(d), d)
+  end
+  return T.where(T.logical_or(T.lt(x, 0), T.gt(x, 1)), T.full_like(d, 0 / 0), d)
+end)
+rules.nan_to_num = unary("NanToNumBackward0", function(_, g, x) return g * T.isfinite(x) end)
+
+-- binary functions of the op list (a Lua number operand has no gradient)
+local function binary_rule(name, formula, save_out)
+  return function(raw, a, b, ...)
+    local out = raw(a, b, ...)
+    return { name = name, inputs = { a, b }, saved = { a, b, save_out and out or nil, n = 3 },
+      backward = function(n, g)
+        return formula(n, g, n.saved[1], n.saved[2], n.saved[3])
+      end }, out
+  end
+end
+rules.hypot = binary_rule("HypotBackward0", function(n, g, a, b, y)
+  return need(n, 1) and g * a / y or nil, need(n, 2) and g * b / y or nil
+end, true)
+-- copysign: d/da = copysign(1, b) * sign(a)... as PyTorch: result / a, 0
+-- where a = 0; none for b
+rules.copysign = binary_rule("CopysignBackward0", function(n, g, a, _, y)
+  local ga
+  if need(n, 1) then
+    local r = y / a
+    ga = g * T.where(T.eq(a, 0), T.zeros_like(r), r)
+  end
+  return ga, is_t(n.saved[2]) and need(n, 2) and T.zeros_like(g) or nil
+end, true)
+rules.logaddexp = binary_rule("LogaddexpBackward0", function(n, g, a, b)
+  return need(n, 1) and g / (T.exp(b - a) + 1) or nil, need(n, 2) and g / (T.exp(a - b) + 1) or nil
+end)
+rules.logaddexp2 = binary_rule("Logaddexp2Backward0", function(n, g, a, b)
+  return need(n, 1) and g / (T.exp2(b - a) + 1) or nil, need(n, 2) and g / (T.exp2(a - b) + 1) or nil
+end)
+-- xlogy (PyTorch 1.13's formulas): xlogy(g, y) for x, 0 where x = 0 and
+-- y <= 0; g x / y for y
+rules.xlogy = binary_rule("XlogyBackward0", function(n, g, x, y)
+  local gx, gy
+  if need(n, 1) and is_t(x) then
+    gx = T.xlogy(g, y)
+    gx = T.where(T.logical_and(T.eq(x, 0), T.le(y, 0)), T.zeros_like(gx), gx)
+  end
+  if need(n, 2) and is_t(y) then gy = g * x / y end
+  return gx, gy
+end)
+
 -- binary arithmetic ---------------------------------------------------------
 local function alpha_of(al)
   if type(al) == "table" then al = al.alpha end

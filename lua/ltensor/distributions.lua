@@ -198,11 +198,7 @@ local function opts_of(a, b, where)   -- sample(shape, opts) or sample(opts)
 end
 local function all_true(mask) return mask:numel() == 0 or mask:all():item() end
 -- x * log(y), 0 where x = 0 (so a concentration of 1 gives a finite density at 0)
-local function xlogy(x, y)
-  if T.xlogy then return T.xlogy(x, y) end
-  local p = x * y:log()
-  return T.where(x:eq(0), T.zeros_like(p), p)
-end
+local xlogy = T.xlogy
 
 local constraint_names = {
   positive = "GreaterThan(lower_bound=0.0)",

@@ -733,19 +733,6 @@ end
 -- kl_div(input, target): input holds log-probabilities; the target
 -- probabilities (log_target: log-probabilities).  reduction "batchmean"
 -- divides the sum by the batch size.
--- xlogy(x, y) = x log y, 0 where x = 0 (unless y is NaN), as PyTorch's;
--- its gradients too: g xlogy(x != 0, y) for x (0 where x = 0) and g x / y
--- for y (NaN at x = y = 0, as there)
-local function xlogy(x, y)
-  return T.where(T.logical_and(T.eq(x, 0), T.logical_not(T.isnan(y))), 0, x * T.log(y))
-end
-local Xlogy = custom("XlogyBackward0", function(ctx, x, y)
-  ctx:save_for_backward(x, y)
-  return xlogy(x, y)
-end, function(ctx, g)
-  local x, y = ctx.saved_tensors[1], ctx.saved_tensors[2]
-  return g * xlogy(T.ne(x, 0):to(x.dtype), y), g * x / y
-end)
 function F.kl_div(input, target, ...)
   loss_pair("kl_div", input, target)
   local o = parse("kl_div", 3, { "size_average", "reduce", "reduction", "log_target" }, loss_opts(...))
@@ -755,7 +742,7 @@ function F.kl_div(input, target, ...)
   if o.log_target then
     l = T.exp(target) * (target - input)
   else
-    l = Xlogy(target, target) - target * input
+    l = T.xlogy(target, target) - target * input
   end
   if r == "batchmean" then
     if input:dim() == 0 then return T.sum(l) end

@@ -18,6 +18,15 @@ local unary = {
   real = "The real part of a complex tensor (a view); t itself for real input.", imag = "The imaginary part of a complex tensor (a view).",
   conj = "Complex conjugate.", angle = "The argument of a complex number (0 or pi for real input).",
   logical_not = "true where t is zero/false (bool result).", bitwise_not = "Bitwise NOT of bool and integer tensors (also unary ~).",
+  asinh = "Inverse hyperbolic sine (complex too).", acosh = "Inverse hyperbolic cosine (NaN below 1 for real input; complex too).",
+  atanh = "Inverse hyperbolic tangent (+-inf at +-1; complex too).",
+  erfc = "The complementary error function 1 - erf(t), accurate where erf(t) is near 1.",
+  deg2rad = "Degrees to radians (not for complex).", rad2deg = "Radians to degrees (not for complex).",
+  sinc = "The normalised sinc: sin(pi t) / (pi t), 1 at 0 (complex too).",
+  frac = "t - trunc(t): the fractional part with t's sign (floating dtypes only).",
+  signbit = "true where the sign bit is set: negatives, -0.0 and negative NaN (bool result; no complex).",
+  isposinf = "true where t is +inf (bool result).", isneginf = "true where t is -inf (bool result).",
+  sgn = "sign for real input; z / |z| (0 at 0) for complex.",
 }
 local names = {}
 for k in pairs(unary) do names[#names + 1] = k end
@@ -41,6 +50,11 @@ local binary = {
   fmod = { "T.fmod(a, b)", "C's fmod: the sign of the dividend." },
   pow = { "T.pow(a, b)", "a^b; the ^ operator." },
   atan2 = { "T.atan2(a, b)", "The angle of the point (b, a)." },
+  hypot = { "T.hypot(a, b)", "sqrt(a^2 + b^2) without overflow (floating dtypes only)." },
+  copysign = { "T.copysign(a, b)", "|a| with the sign of b (-0.0 counts as negative); integral input gives the default float." },
+  logaddexp = { "T.logaddexp(a, b)", "log(e^a + e^b) without overflow; equal infinities give themselves (floating dtypes only, no in-place form)." },
+  logaddexp2 = { "T.logaddexp2(a, b)", "log2(2^a + 2^b) without overflow (floating dtypes only, no in-place form)." },
+  xlogy = { "T.xlogy(a, b)", "a * log(b), 0 where a is 0 (unless b is NaN); either side may be a Lua number." },
   maximum = { "T.maximum(a, b)", "Elementwise larger value (NaN propagates)." },
   minimum = { "T.minimum(a, b)", "Elementwise smaller value (NaN propagates)." },
   lerp = { "T.lerp(a, b, w)", "a + w * (b - a)." },
@@ -72,6 +86,12 @@ add("T.clip", "T.clip(t, min, max)", "Alias of clamp.", "T.clip(x, -1, 1)")
 add("T.clamp_min", "T.clamp_min(t, min)", "max(t, min).", "T.clamp_min(x, 0)")
 add("T.clamp_max", "T.clamp_max(t, max)", "min(t, max).", "T.clamp_max(x, 1)")
 add("T.round", "T.round(t [, {decimals=}])", "Round half to even, optionally to a number of decimals.", "T.round(T.tensor({0.5, 1.5, 2.25}), {decimals = 1})")
+add("T.logit", "T.logit(t [, eps] [, {eps=, out=}])  |  t:logit_([eps])",
+  "log(t / (1 - t)); with eps (>= 0) t is first clamped to [eps, 1 - eps]. Integral input gives the default float.",
+  "T.logit(T.tensor({0.25, 0.5, 1.0}), 1e-6)")
+add("T.nan_to_num", "T.nan_to_num(t [, nan [, posinf [, neginf]]] [, {nan=, posinf=, neginf=, out=}])  |  t:nan_to_num_(...)",
+  "Replaces NaN (by 0), +inf and -inf (by the largest and lowest finite values of t's dtype unless given); integral input is returned unchanged (a copy).",
+  "T.nan_to_num(T.tensor({0/0, 1/0, -1/0, 2}), 0, 100)")
 add("T.gelu", "T.gelu(t [, {approximate=\"none\"|\"tanh\"}])", "The Gaussian error linear unit.", "T.gelu(x)")
 add("T.equal", "T.equal(a, b)", "true if a and b have the same shape and values (a Lua boolean); `a == b` on tensors.", "T.equal(T.ones(2), T.ones(2))  -- true")
 add("T.allclose", "T.allclose(a, b [, {rtol=1e-5, atol=1e-8, equal_nan=false}])", "true if every |a - b| <= atol + rtol * |b| (complex too: the modulus; NaN in either part is NaN).", "T.allclose(x, y)")
