@@ -19,3 +19,21 @@ describe("storage", function()
     end
   end)
 end)
+
+describe("tracebacks", function()
+  it("name the library's functions through ltensor, not through the modules that extend it", function()
+    -- Lua 5.4 names a C function in a traceback by the first loaded module
+    -- that holds it: the submodules that install functions into T must not
+    -- be T themselves ('ltensor.io.set_num_threads' confused readers)
+    for _, m in ipairs({ "ltensor.io", "ltensor.print", "ltensor.image", "ltensor.autograd" }) do
+      assert.is_not.equal(T, package.loaded[m])
+    end
+    assert.equal(T.save, package.loaded["ltensor.io"].save)
+    assert.equal(T.autograd, package.loaded["ltensor.autograd"])
+    for _ = 1, 5 do
+      local _, tb = xpcall(function() T.set_num_threads(nil) end, debug.traceback)
+      assert.truthy(tb:find("function 'ltensor.set_num_threads'", 1, true) or
+        tb:find("function 'ltensor.core.set_num_threads'", 1, true), tb)
+    end
+  end)
+end)

@@ -1619,4 +1619,8 @@ function autograd.gradcheck(fn, inputs, opts)
   return true
 end
 
-return T
+-- The module's own functions (they are also T's): package.loaded holds
+-- this table, not T, so a traceback names T's other functions 'ltensor.*'
+-- rather than through this module
+-- (T.autograd: backward, grad, no_grad, Function, ...)
+return T.autograd

@@ -149,4 +149,7 @@ function T.load_image(path, opts)
   fail("load_image", "'%s' is neither PNG nor PPM/PGM", path)
 end
 
-return T
+-- The module's own functions (they are also T's): package.loaded holds
+-- this table, not T, so a traceback names T's other functions 'ltensor.*'
+-- rather than through this module
+return { save_image = T.save_image, load_image = T.load_image }

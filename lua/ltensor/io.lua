@@ -685,4 +685,7 @@ function T.load_npy(path)
   return res
 end
 
-return T
+-- The module's own functions (they are also T's): package.loaded holds
+-- this table, not T, so a traceback names T's other functions 'ltensor.*'
+-- rather than through this module
+return { save = T.save, load = T.load, save_npy = T.save_npy, load_npy = T.load_npy }

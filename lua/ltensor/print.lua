@@ -352,4 +352,7 @@ end
 T._repr = repr
 T._set_tostring(repr)
 
-return T
+-- The module's own functions (they are also T's): package.loaded holds
+-- this table, not T, so a traceback names T's other functions 'ltensor.*'
+-- rather than through this module
+return { set_printoptions = T.set_printoptions, get_printoptions = T.get_printoptions }
