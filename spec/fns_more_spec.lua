@@ -242,6 +242,7 @@ describe("the functions composed from existing ops", function()
     end
     local f2, i2 = T.tensor({ 1.0, 2.0 }), T.tensor({ 1, 2 })
     local c2 = T.complex(f2, f2)
+    local M_renorm_ = T._methods.renorm_
 
     it("pointwise", function()
       err("ltensor.addcdiv: Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.",
@@ -321,6 +322,10 @@ describe("the functions composed from existing ops", function()
       err("ltensor.cartesian_prod: Expect a 1D vector, but got shape [2, 2]", T.cartesian_prod, T.ones(2, 2))
       err("ltensor.combinations: Expect a 1D vector, but got shape [2, 2]", T.combinations, T.ones(2, 2))
       err("ltensor.combinations: Expect a non-negative number, but got -1", T.combinations, f2, -1)
+      err("ltensor.combinations: too many combinations (more than 268435456 elements)", T.combinations, f2, 1099511627776, true)
+      err("ltensor.combinations: too many combinations (more than 268435456 elements)", T.combinations, T.arange(1000), 5)
+      assert.are.same({ 0, 3 }, T.combinations(f2, 3).shape)
+      assert.are.same({ 0, 1099511627776 }, T.combinations(f2, 1099511627776).shape)
     end)
 
     it("renorm and the statistics", function()
@@ -350,6 +355,9 @@ describe("the functions composed from existing ops", function()
       err("ltensor.dsplit: dsplit attempted to split along dimension 3, but the size of the dimension 3 is not divisible by the split_size 2!",
         T.dsplit, T.ones(2, 2, 3), 2)
       err("ltensor.hstack: hstack expects a non-empty TensorList", T.hstack, {})
+      err("ltensor.tensor_split: too many pieces (1099511627776; at most 8192, returned as several values)", T.tensor_split, T.ones(3), 1099511627776)
+      err("ltensor.hsplit: too many pieces (1099511627776; at most 8192, returned as several values)", T.hsplit, T.ones(0), 1099511627776)
+      err("ltensor.renorm_: bad argument #1 (tensor expected, got nil)", M_renorm_)
       err("ltensor.vstack: bad argument #1 (a list of tensors expected, got ltensor.Tensor)", T.vstack, f2)
       err("ltensor.column_stack: bad argument #2 (tensor expected, got number)", T.column_stack, { f2, 2 })
       err("ltensor.randint_like: unknown option 'dtpye' (did you mean 'dtype'?)", T.randint_like, f2, 3, { dtpye = T.int32 })

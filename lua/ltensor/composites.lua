@@ -467,6 +467,7 @@ function T.cartesian_prod(...)
 end
 T.cartesian_prod = named("cartesian_prod", T.cartesian_prod)
 
+local MAX_COMBINATIONS = 268435456   -- 2^28 elements: the index table is built in Lua
 -- the r-element combinations of a 1-D tensor's elements, in
 -- itertools.combinations(_with_replacement) order, as a (C, r) gather
 function T.combinations(t, r, with_replacement, ...)
@@ -484,6 +485,17 @@ function T.combinations(t, r, with_replacement, ...)
   if r < 0 then fail("combinations", ("Expect a non-negative number, but got %d"):format(r)) end
   if r == 0 then return T.empty({ 0 }, { dtype = t.dtype }) end
   local n = t:size(1)
+  -- the count, C(n, r) or C(n + r - 1, r), before any is built
+  local m = with_replacement and n + r - 1 or n
+  local count = 1
+  if r > m then count = 0 end
+  for i = 1, (r <= m and r or 0) do
+    count = count * (m - r + i) / i
+    if count * r > MAX_COMBINATIONS then
+      fail("combinations", ("too many combinations (more than %d elements)"):format(MAX_COMBINATIONS))
+    end
+  end
+  if count == 0 then return T.empty({ 0, r }, { dtype = t.dtype }) end
   local idx, cur = {}, {}
   local function gen(pos, start)
     if pos > r then
@@ -496,10 +508,8 @@ function T.combinations(t, r, with_replacement, ...)
     end
   end
   gen(1, 1)
-  local count = #idx / r
-  if count == 0 then return T.empty({ 0, r }, { dtype = t.dtype }) end
   local it = T.tensor(idx, { dtype = T.int64 })
-  return t:index_select(1, it):reshape({ count, r })
+  return t:index_select(1, it):reshape({ #idx / r, r })
 end
 T.combinations = named("combinations", T.combinations)
 
@@ -527,7 +537,10 @@ local function renorm(fname, t, p, dim, maxnorm)
   return t * factor
 end
 def("renorm", function(t, p, dim, maxnorm) return renorm("renorm", t, p, dim, maxnorm) end)
-M.renorm_ = named("renorm_", function(t, p, dim, maxnorm) return t:copy_(renorm("renorm_", t, p, dim, maxnorm)) end)
+M.renorm_ = named("renorm_", function(t, p, dim, maxnorm)
+  local r = renorm("renorm_", t, p, dim, maxnorm)
+  return t:copy_(r)
+end)
 
 -- std_mean / var_mean: T.std / T.var and the mean over the same dims
 local function dims_keep(...)
@@ -560,11 +573,18 @@ T.var_mean = named("var_mean", stat_mean("var_mean", T.var))
 -- the pieces of dim d: `sections` nearly equal ones (the first n % sections
 -- one longer), or pieces starting at the 1-based positions in `indices`
 -- (PyTorch's split points + 1; negative from the end, clamped to the dim)
+-- The pieces come back as several values, which every Lua host can return
+-- up to some thousands of: more is refused rather than run out of stack.
+local MAX_PIECES = 8192
 local function split_pieces(fname, t, d, sections, indices)
   local n = t:size(d)
   local out = {}
+  local pieces = sections or #indices + 1
+  if sections and sections <= 0 then fail(fname, ("number of sections must be larger than 0, got %s"):format(compat.int_str(sections))) end
+  if pieces > MAX_PIECES then
+    fail(fname, ("too many pieces (%s; at most %d, returned as several values)"):format(compat.int_str(pieces), MAX_PIECES))
+  end
   if sections then
-    if sections <= 0 then fail(fname, ("number of sections must be larger than 0, got %d"):format(sections)) end
     local base, extra = math.floor(n / sections), n % sections
     local start = 0
     for i = 1, sections do
