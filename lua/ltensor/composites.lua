@@ -140,14 +140,16 @@ M.float_power_ = named("float_power_", function(a, b)
   return into("float_power_", a, T.pow(a, b))
 end)
 
--- input * 2^other, as PyTorch: mul(input, pow(2.0, other))
+-- input * 2^other, as PyTorch's mul(input, pow(2.0, other)); exp2 gives
+-- pow(2.0, other)'s dtype (the default float one for integers) on every
+-- host, where 2.0 would be a weak int on Lua 5.1/LuaJIT
 def("ldexp", function(a, b)
   check_t("ldexp", 1, a) check_t("ldexp", 2, b)
-  return a * T.pow(2.0, b)
+  return a * T.exp2(b)
 end)
 M.ldexp_ = named("ldexp_", function(a, b)
   check_t("ldexp_", 1, a) check_t("ldexp_", 2, b)
-  local r = a * T.pow(2.0, b)
+  local r = a * T.exp2(b)
   if is_float(r) and not is_float(a) and not is_complex(a) then
     fail("ldexp_", ("result type %s can't be cast to the desired output type %s"):format(torch_dtype_name(r.dtype), torch_dtype_name(a.dtype)))
   end
@@ -435,7 +437,11 @@ function T.cumulative_trapezoid(...)
   local n = y:size(dim)
   local m = n > 0 and n - 1 or 0
   local left, right = y:narrow(dim, 1, m), y:narrow(dim, n > 0 and 2 or 1, m)
-  if x == nil then return T.cumsum((dx / 2.0) * (left + right), dim) end
+  if x == nil then
+    -- dx / 2 is a float for PyTorch; a whole one is an integer on Lua 5.1/LuaJIT
+    if is_integral(y) then left, right = left:to(T.get_default_dtype()), right:to(T.get_default_dtype()) end
+    return T.cumsum((dx / 2) * (left + right), dim)
+  end
   local k = x:size(dim)
   local d = x:narrow(dim, 2, k - 1) - x:narrow(dim, 1, k - 1)
   return T.cumsum((left + right) * d, dim) / 2.0
