@@ -41,6 +41,19 @@ local function into(fname, t, r)
   return t:copy_(r)
 end
 
+-- f(t, a, b [, opts]): two optional positional arguments that PyTorch also
+-- takes by keyword (names); the options table may follow any prefix of them
+local function two_optional(fname, names, a, b, ...)
+  local o
+  if is_opts(a) then o, a, b = a, nil, nil
+  elseif is_opts(b) then o, b = b, nil
+  else o = opts_at(fname, 4, ...) end
+  ck(fname, o, names)
+  if a == nil then a = o[names[1]] end
+  if b == nil then b = o[names[2]] end
+  return a, b
+end
+
 ---------------------------------------------------------------------------
 -- Pointwise
 ---------------------------------------------------------------------------
@@ -250,13 +263,7 @@ end)
 -- promoted with int64; a cumulative product, so differentiable
 function T.vander(x, N, increasing, ...)
   check_t("vander", 1, x)
-  local o
-  if is_opts(N) then o, N, increasing = N, nil, nil
-  elseif is_opts(increasing) then o, increasing = increasing, nil
-  else o = opts_at("vander", 4, ...) end
-  ck("vander", o, { "N", "increasing" })
-  if N == nil then N = o.N end
-  if increasing == nil then increasing = o.increasing end
+  N, increasing = two_optional("vander", { "N", "increasing" }, N, increasing, ...)
   if x:dim() ~= 1 then fail("vander", "x must be a one-dimensional tensor.") end
   local len = x:size(1)
   if N == nil then N = len end
@@ -478,13 +485,7 @@ local MAX_COMBINATIONS = 268435456   -- 2^28 elements: the index table is built 
 -- itertools.combinations(_with_replacement) order, as a (C, r) gather
 function T.combinations(t, r, with_replacement, ...)
   check_t("combinations", 1, t)
-  local o
-  if is_opts(r) then o, r, with_replacement = r, nil, nil
-  elseif is_opts(with_replacement) then o, with_replacement = with_replacement, nil
-  else o = opts_at("combinations", 4, ...) end
-  ck("combinations", o, { "r", "with_replacement" })
-  if r == nil then r = o.r end
-  if with_replacement == nil then with_replacement = o.with_replacement end
+  r, with_replacement = two_optional("combinations", { "r", "with_replacement" }, r, with_replacement, ...)
   r = r == nil and 2 or r
   check_int("combinations", "r", r)
   check_1d("combinations", t)
