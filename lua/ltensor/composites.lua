@@ -87,14 +87,20 @@ M.addcmul_ = named("addcmul_", function(...) local input, p = addcmul_args_(...)
 M.addcdiv_ = named("addcdiv_", function(...) local input, p = addcdiv_args_(...) return into("addcdiv_", input, input + p) end)
 
 -- 0 below zero, 1 above, `values` where input is 0 (NaN input gives 0, as
--- PyTorch's kernel); not differentiable
+-- PyTorch's kernel).  Not differentiable: as in PyTorch the result of
+-- inputs that require grad is in the graph, and backward through it raises.
+local Heaviside = autograd.Function {
+  name = "NotImplemented",
+  forward = function(_, input, values)
+    return T.where(T.eq(input, 0), values, T.gt(input, 0):to(input.dtype))
+  end,
+  backward = function() fail("heaviside", "derivative for aten::heaviside is not implemented") end,
+}
 def("heaviside", function(input, values)
   check_t("heaviside", 1, input) check_t("heaviside", 2, values)
   if is_complex(input) or is_complex(values) then fail("heaviside", "heaviside is not yet implemented for complex tensors.") end
   if input.dtype ~= values.dtype then fail("heaviside", "heaviside is not yet implemented for tensors with different dtypes.") end
-  return T.no_grad(function()
-    return T.where(T.eq(input, 0), values, T.gt(input, 0):to(input.dtype))
-  end)
+  return Heaviside.apply(input, values)
 end)
 
 -- gcd by Euclid's algorithm on whole tensors: each round replaces (a, b)

@@ -10,7 +10,7 @@ return {
     "input + value * t1 / t2 (true division), broadcast together; t1 and t2 may not both be integral. Differentiable. `t:addcdiv_(t1, t2 [, {value=}])` works in place.",
     "T.addcdiv(T.ones(2), T.tensor({1.0, 3.0}), T.tensor({2.0, 4.0}), {value = 2})   -- 2, 2.5" },
   { "T.heaviside", "T.heaviside(input, values)",
-    "The Heaviside step: 0 where input < 0, 1 where input > 0, values where input == 0 (NaN gives 0). Both tensors of the same real dtype, broadcast together. Not differentiable.",
+    "The Heaviside step: 0 where input < 0, 1 where input > 0, values where input == 0 (NaN gives 0). Both tensors of the same real dtype, broadcast together. Not differentiable: backward through it raises, as in PyTorch.",
     "T.heaviside(T.tensor({-1.5, 0, 2}), T.tensor({0.5}))   -- 0, 0.5, 1" },
   { "T.gcd", "T.gcd(a, b)",
     "The elementwise greatest common divisor (non-negative) of integer tensors, or a tensor and a Lua integer; gcd(0, 0) = 0. `t:gcd_(b)` works in place.",
