@@ -1,13 +1,14 @@
 -- ltensor.composites: PyTorch 1.13 functions composed from existing ops
--- (addcmul ... i0).  Every one is built from differentiable tensor ops, so
--- autograd covers it without a rule of its own (i0 alone has a Function:
--- its derivative is i1); the element loops all run in C inside those ops.
+-- (addcmul ... i0).  Each is built from differentiable tensor ops, so
+-- autograd covers it without a rule of its own (two are Functions: i0,
+-- whose derivative is i1, and heaviside, whose backward raises as
+-- PyTorch's); the element loops all run in C inside those ops.
 -- Dims, positions and split points are 1-based.
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"
 local S = require "ltensor.structural"
 local math, table = compat.math, compat.table
-local unpack, pack, mtype = table.unpack, table.pack, math.type
+local unpack = table.unpack
 local autograd = T.autograd
 local M = T._methods
 
