@@ -151,6 +151,23 @@ describe("the functions composed from existing ops", function()
       assert.is_true(math.abs(r:get(1, 1) - 0.6) < 1e-6 and math.abs(r:get(2, 2) - 0.4) < 1e-7)
     end)
 
+    it("in-place forms follow autograd's and overlap rules, and write through non-contiguous views", function()
+      local x = T.tensor({ 1.5, 2.5 }, { requires_grad = true })
+      local y = x * 1
+      y:addcmul_(x, x)
+      T.sum(y):backward()
+      assert.are.same({ 4.0, 6.0 }, x.grad:totable())   -- d(x + x^2)/dx
+      local ok, e = pcall(function() return x:addcmul_(x, x) end)
+      assert.is_false(ok)
+      assert.are.equal("ltensor.addcmul_: a leaf Variable that requires grad is being used in an in-place operation.", e)
+      ok, e = pcall(function() return T.ones(1, 3):expand(2, 3):addcdiv_(T.ones(2, 3), T.ones(2, 3)) end)
+      assert.is_false(ok)
+      assert.are.equal("ltensor.addcdiv_:", e:sub(1, 17))
+      local c = T.tensor({ { 4, 6 }, { 8, 9 } }):t()
+      c:gcd_(T.tensor({ 2, 3 }))
+      assert.are.same({ { 2, 1 }, { 2, 3 } }, c:totable())
+    end)
+
     it("positive, atleast_*, ravel and the splits return views of their input", function()
       local x = T.arange(6.0):reshape(2, 3)
       assert.are.equal(x, T.positive(x))
