@@ -7,6 +7,7 @@ require "ltensor.io"         -- T.save/T.load (safetensors), T.save_npy/T.load_n
 require "ltensor.autograd"   -- backward, T.no_grad, T.autograd.*
 require "ltensor.structural" -- SPEC §6b structure, search/counting, statistics; nn.functional.pad
 require "ltensor.linalg"     -- T.linalg (LAPACK through OpenBLAS)
+require "ltensor.composites" -- addcmul ... i0: PyTorch functions composed from existing ops
 T.nn = require "ltensor.nn"
 require "ltensor.nn_conv"    -- conv/pool/interpolate in T.nn.functional, Conv2d & co. in T.nn
 require "ltensor.nn_layers"  -- activation, normalisation and loss modules of the wider nn

@@ -2247,4 +2247,8 @@ def("corrcoef", function(t)
   return T.clamp(c, -1, 1)
 end)
 
+-- the argument helpers, for lua/ltensor/composites.lua
+S.fail, S.check_t, S.is_t, S.opts_at, S.ck, S.normdim, S.def = fail, check_t, is_t, opts_at, ck, normdim, def
+S.check_int, S.check_num, S.torch_dtype_name, S.shape_str, S.is_opts = check_int, check_num, torch_dtype_name, shape_str, is_opts
+
 return S
