@@ -36,6 +36,33 @@ static void fns_call(lua_State *L, ag_run *R, int f, int nargs, int nres) {
   lua_call(L, nargs, nres);
 }
 
+/* Complex gradients follow PyTorch's convention: a node passes its inputs
+   grad * conj(df/dz).  The rules are written as for real numbers (grad *
+   df/dz); for a holomorphic f, conj(rule(conj(grad))) is PyTorch's
+   gradient, so the engine applies the rule that way whenever a gradient
+   reaching the node is complex.  Rules that are not holomorphic (abs, real,
+   imag, conj, angle, T.complex, sgn, ...) say `conj_aware = true` in their
+   spec and get the gradients as they are. */
+static int conj_rule(lua_State *L, ag_run *R, ag_node *p, int base, int spec) {
+  int any = 0;
+  for (int k = 1; k <= p->nout && !any; k++) {
+    lua_rawgeti(L, R->G, base + k);
+    lt_tensor *g = ltl_test(L, -1);
+    any = g && lt_is_complex(g->dtype);
+    lua_pop(L, 1);
+  }
+  if (!any || !spec) return any;
+  int aware = lua_getfield(L, spec, "conj_aware") != LUA_TNIL && lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return !aware;
+}
+/* the tensor on top -> its conjugate (anything else is left as it is) */
+static void conj_top(lua_State *L, ag_run *R) {
+  lt_tensor *t = ltl_test(L, -1);
+  if (!t || !lt_is_complex(t->dtype)) return;
+  call_method(L, R, "conj", 1, 1);
+}
+
 /* gradient on top -> G[slot] (summed with what is there) */
 static void g_add(lua_State *L, ag_run *R, int slot) {
   int gi = lua_gettop(L);
@@ -426,8 +453,10 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
         check_saved(L, p, pi, isc ? 0 : spec);
         luaL_checkstack(L, p->nout + p->nin + 8, "autograd");
         int nret;
+        int cj = conj_rule(L, R, p, base, isc ? 0 : spec);
         if (isc) {
           lua_rawgeti(L, R->G, base + 1);
+          if (cj) conj_top(L, R);
           int g = lua_gettop(L);
           ag_bw B = {R->fns, R->create};
           ag_crules[p->rule].backward(L, p, pi, g, &B);
@@ -436,11 +465,20 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
         } else {
           lua_getfield(L, spec, "backward");
           lua_pushvalue(L, spec);
-          for (int k = 1; k <= p->nout; k++) lua_rawgeti(L, R->G, base + k);
+          for (int k = 1; k <= p->nout; k++) {
+            lua_rawgeti(L, R->G, base + k);
+            if (cj) conj_top(L, R);
+          }
           lua_call(L, p->nout + 1, LUA_MULTRET);
           nret = lua_gettop(L) - spec;
         }
         int r0 = spec + 1;
+        if (cj)
+          for (int i = 0; i < nret; i++) {
+            lua_pushvalue(L, r0 + i);
+            conj_top(L, R);
+            lua_replace(L, r0 + i);
+          }
         for (int i = 0; i < p->nin && i < nret; i++) {
           if (!p->in[i].nr || lua_isnil(L, r0 + i)) continue;
           lua_pushvalue(L, r0 + i);

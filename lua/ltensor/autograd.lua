@@ -158,13 +158,14 @@ end
 local rules = {}
 autograd.rules = rules
 
-local function unary(name, formula, save_out)
-  -- formula(node, g, x, y) -> grad of x
+local function unary(name, formula, save_out, conj_aware)
+  -- formula(node, g, x, y) -> grad of x; conj_aware: the formula handles
+  -- complex gradients itself (not holomorphic: src/l_backward.c conj_rule)
   local function bw(n, g) return formula(n, g, n.saved[1], n.saved[2]) end
   return function(raw, x, ...)
     local y = raw(x, ...)
     return { name = name, inputs = { x }, saved = { x, save_out and y or nil, n = 2 }, backward = bw,
-      args = select("#", ...) > 0 and pack(...) or nil }, y
+      args = select("#", ...) > 0 and pack(...) or nil, conj_aware = conj_aware }, y
   end
 end
 
@@ -225,18 +226,18 @@ for _, name in ipairs { "sign", "floor", "ceil", "round", "trunc", "frac_zero" }
 end
 rules.frac = unary("FracBackward0", function(_, g) return g end)
 
--- the elementwise functions of the op list's later lines; complex inputs
--- (asinh, acosh, atanh, sinc, sgn) take the conjugate of the derivative,
--- as PyTorch's formulas do (conj is the identity on real tensors)
+-- the elementwise functions of the op list's later lines (written as for
+-- real numbers: for complex input the engine applies them conjugated,
+-- src/l_backward.c conj_rule)
 local PI = math.pi
-rules.asinh = unary("AsinhBackward0", function(_, g, x) return g * T.conj(T.rsqrt(x * x + 1)) end)
+rules.asinh = unary("AsinhBackward0", function(_, g, x) return g * T.rsqrt(x * x + 1) end)
 -- acosh: 1 / sqrt(x^2 - 1) for real x (finite below -1, as PyTorch); for
 -- complex z, 1 / (sqrt(z + 1) sqrt(z - 1)), the branch PyTorch takes
 rules.acosh = unary("AcoshBackward0", function(_, g, x)
-  if x.dtype.is_complex then return g * T.conj(T.rsqrt(x + 1) * T.rsqrt(x - 1)) end
+  if x.dtype.is_complex then return g * (T.rsqrt(x + 1) * T.rsqrt(x - 1)) end
   return g * T.rsqrt(x * x - 1)
 end)
-rules.atanh = unary("AtanhBackward0", function(_, g, x) return g * T.conj(T.reciprocal(-(x * x) + 1)) end)
+rules.atanh = unary("AtanhBackward0", function(_, g, x) return g * T.reciprocal(-(x * x) + 1) end)
 rules.erfc = unary("ErfcBackward0", function(_, g, x) return g * T.exp(-(x * x)) * -TWO_OVER_SQRTPI end)
 rules.deg2rad = unary("Deg2RadBackward0", function(_, g) return g * (PI / 180) end)
 rules.rad2deg = unary("Rad2DegBackward0", function(_, g) return g * (180 / PI) end)
@@ -244,7 +245,7 @@ rules.rad2deg = unary("Rad2DegBackward0", function(_, g) return g * (180 / PI) e
 rules.sinc = unary("SincBackward0", function(_, g, x)
   local px = x * PI
   local d = (px * T.cos(px) - T.sin(px)) / (px * x)
-  return g * T.conj(zero_where(T.eq(x, 0), d))
+  return g * zero_where(T.eq(x, 0), d)
 end)
 -- sgn: 0 for real input; for complex, (g - s Re(conj(s) g)) / |z|, 0 at z = 0
 rules.sgn = unary("SgnBackward0", function(_, g, x, y)
@@ -252,7 +253,7 @@ rules.sgn = unary("SgnBackward0", function(_, g, x, y)
   local a = T.abs(x)
   local r = (g - y * T.real(T.conj(y) * g)) / a
   return T.where(T.eq(a, 0), T.zeros_like(r), r)
-end, true)
+end, true, true)
 -- logit: g / (x (1 - x)); without eps NaN outside [0, 1], with eps 0
 -- outside [eps, 1 - eps] (PyTorch's logit_backward)
 rules.logit = unary("LogitBackward0", function(n, g, x)
@@ -398,7 +399,9 @@ rules.pow = function(raw, a, b)
       local x, e, y = n.saved[1], n.saved[2], n.saved[3]
       local ga, gb
       if need(n, 1) then ga = zero_where(T.eq(e, 0), g * e * T.pow(x, e - 1)) end
-      if need(n, 2) then gb = zero_where(T.logical_and(T.eq(x, 0), T.ge(e, 0)), g * y * T.log(x)) end
+      -- (a complex exponent: its real part decides, as PyTorch's pow_backward_exponent)
+      local er = e:is_complex() and T.real(e) or e
+      if need(n, 2) then gb = zero_where(T.logical_and(T.eq(x, 0), T.ge(er, 0)), g * y * T.log(x)) end
       return ga, gb
     end }, out
 end
@@ -1196,7 +1199,7 @@ end
 rules.conj = function(raw, x)
   local out = raw(x)
   if rawequal(out, x) then return nil, out end
-  return { name = "ConjBackward0", inputs = { x }, backward = function(_, g) return T.conj(g) end }, out
+  return { name = "ConjBackward0", inputs = { x }, conj_aware = true, backward = function(_, g) return T.conj(g) end }, out
 end
 -- PyTorch's angle_backward: zeros for real inputs; g * z / |z|^2 * i (0 at z = 0)
 rules.angle = function(raw, x)
@@ -1523,7 +1526,8 @@ function autograd.Function(def)
     -- is one (the library's own Functions take PyTorch's "EluBackward0")
     local gname = F.name:match("Backward%d*$") and F.name or F.name .. "Backward"
     local spec = { name = gname, inputs = inputs, ninputs = nin, saved = rawget(ctx, "_saved"),
-      ctx = ctx, user_backward = def.backward, out_dtypes = out_dtypes, fn_nout = outs.n, fn_out_shapes = out_shapes, nondiff = rawget(ctx, "_nondiff") and {} or nil,
+      ctx = ctx, user_backward = def.backward, conj_aware = true,   -- a Function's backward gets PyTorch's gradients as they are
+      out_dtypes = out_dtypes, fn_nout = outs.n, fn_out_shapes = out_shapes, nondiff = rawget(ctx, "_nondiff") and {} or nil,
       backward = function_backward }
     local nd = rawget(ctx, "_nondiff")
     if nd then for i = 1, outs.n do if nd[outs[i]] then spec.nondiff[i] = true end end end

@@ -239,7 +239,7 @@ end
 -- Construction
 ---------------------------------------------------------------------------
 autograd.rules.complex = function(raw, re, im)
-  return { name = "ComplexBackward0", inputs = { re, im },
+  return { name = "ComplexBackward0", inputs = { re, im }, conj_aware = true,
     backward = function(_, g) return T.real(g), T.imag(g) end }, raw(re, im)
 end
 autograd.rules.view_as_real = function(raw, x)
@@ -247,7 +247,7 @@ autograd.rules.view_as_real = function(raw, x)
     backward = function(_, g) return T.view_as_complex(g:contiguous()) end }, raw(x)
 end
 autograd.rules.view_as_complex = function(raw, x)
-  return { name = "ViewAsComplexBackward0", inputs = { x }, view_of = x,
+  return { name = "ViewAsComplexBackward0", inputs = { x }, view_of = x, conj_aware = true,
     backward = function(_, g) return T.view_as_real(g) end }, raw(x)
 end
 
