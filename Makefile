@@ -8,7 +8,7 @@
 #
 #   make            build/ltensor/core.so, build/libltensor.a, build/bin/ltensor (CLI)
 #   make test       check-core, then every spec under Lua 5.4; last line "N passed, M failed"
-#   make check-core each core header (src/lt_*.h, src/ltensor_types.h) compiled
+#   make check-core each core header (src/core/*.h, src/include/ltensor_types.h) compiled
 #                   alone without Lua's include path: the core stays Lua-free
 #   make demo       examples/demo.lua
 #   make asan       ASan+UBSan build in build/asan/, specs run through it
@@ -49,33 +49,37 @@ BLAS        ?= openblas
 ifeq ($(BLAS),none)
 BLAS_CFLAGS := -DLT_BLAS_NONE
 BLAS_LIBS   :=
-BLAS_OUT    := src/lt_lapack.c
+BLAS_OUT    := src/core/lt_lapack.c
 else
 BLAS_PC     := $(firstword $(foreach p,openblas flexiblas,$(shell $(PKG_CONFIG) --exists $(p) 2>/dev/null && echo $(p))))
 BLAS_PC     := $(or $(BLAS_PC),$(shell $(PKG_CONFIG) --exists blas lapack 2>/dev/null && echo blas lapack))
 BLAS_CFLAGS := $(if $(OPENBLAS_INCDIR),-I$(OPENBLAS_INCDIR)) $(if $(BLAS_PC),$(shell $(PKG_CONFIG) --cflags $(BLAS_PC)))
 BLAS_LIBS   := $(if $(OPENBLAS_LIBDIR),-L$(OPENBLAS_LIBDIR) -lopenblas,$(if $(BLAS_PC),$(shell $(PKG_CONFIG) --libs $(BLAS_PC)),-lopenblas))
-BLAS_OUT    := src/lt_lapack_portable.c
+BLAS_OUT    := src/core/lt_lapack_portable.c
 endif
 # The CLI's line editor (libedit, BSD licence); the library does not use it.
 EDIT_CFLAGS := $(shell $(PKG_CONFIG) --cflags libedit 2>/dev/null)
 EDIT_LIBS   := $(shell $(PKG_CONFIG) --libs libedit 2>/dev/null || echo -ledit)
 # XCFLAGS: extra flags for a one-off build (make XCFLAGS=-DFOO).
-CFLAGS_ALL   = $(WARN) $(CFLAGS) -fPIC $(LUA_CFLAGS) $(BLAS_CFLAGS) $(SAN) $(XCFLAGS) -Isrc
+CFLAGS_ALL   = $(WARN) $(CFLAGS) -fPIC $(LUA_CFLAGS) $(BLAS_CFLAGS) $(SAN) $(XCFLAGS) $(INC)
 ZLIB_LIBS   := $(shell $(PKG_CONFIG) --libs zlib 2>/dev/null || echo -lz)
 LDLIBS       = $(BLAS_LIBS) $(ZLIB_LIBS) -lm -lpthread
 
 # B is the build directory: build/ normally, build/asan/ for the sanitizer
 # build, build/lua5.1/ (...) for another Lua host.
 B    ?= $(if $(filter lua5.4,$(LUA_PC)),build,build/$(LUA_PC))
-SRC  := $(filter-out $(BLAS_OUT),$(wildcard src/*.c))
-HDR  := $(wildcard src/*.h)
+# src/ has one folder per layer (ARCHITECTURE.md): core/ (Lua-free), binding/
+# (touches a lua_State), include/ (the public headers).  Objects go flat into
+# $(B)/obj/: file names are unique across the layers.
+INC  := -Isrc/include -Isrc/core -Isrc/binding
+SRC  := $(filter-out $(BLAS_OUT),$(wildcard src/core/*.c src/binding/*.c))
+HDR  := $(wildcard src/*/*.h)
 LUA_SRC := $(shell find lua/ltensor -name '*.lua' 2>/dev/null | sort)
 # the embedded modules: source text, the same for every host, but generated
 # (and syntax-checked) by each host's interpreter
 GEN_DIR := $(if $(filter lua5.4,$(LUA_PC)),build,build/$(LUA_PC))/gen
 GEN  := $(GEN_DIR)/ltensor_lua.c
-OBJ  := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC)) $(B)/obj/ltensor_lua.o
+OBJ  := $(addprefix $(B)/obj/,$(notdir $(SRC:.c=.o))) $(B)/obj/ltensor_lua.o
 CLI_OBJ := $(B)/obj/cli_ltensor.o
 
 # Run a Lua script against the in-tree build (paths first, then the defaults).
@@ -108,7 +112,9 @@ BLAS_STAMP := $(B)/obj/blas-$(BLAS)-$(LUA_PC).stamp
 $(BLAS_STAMP): | $(B)/obj
 	rm -f $(B)/obj/blas-*.stamp && touch $@
 
-$(B)/obj/%.o: src/%.c $(BLAS_STAMP) | $(B)/obj
+$(B)/obj/%.o: src/core/%.c $(BLAS_STAMP) | $(B)/obj
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+$(B)/obj/%.o: src/binding/%.c $(BLAS_STAMP) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 -include $(wildcard $(B)/obj/*.d)
 
@@ -127,10 +133,10 @@ $(B)/obj/l_nnfused.o: CFLAGS_ALL += -O3
 # The 2x2 max-pool rows are written for the vectoriser (compare-and-blend).
 $(B)/obj/lt_conv.o: CFLAGS_ALL += -O3
 
-$(B)/obj/ltensor_lua.o: $(GEN) src/lt_embedded.h $(BLAS_STAMP) | $(B)/obj
+$(B)/obj/ltensor_lua.o: $(GEN) src/binding/l_embedded.h $(BLAS_STAMP) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(CLI_OBJ): cli/ltensor.c src/ltensor.h src/ltensor_types.h $(BLAS_STAMP) | $(B)/obj
+$(CLI_OBJ): cli/ltensor.c src/include/ltensor.h src/include/ltensor_types.h $(BLAS_STAMP) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) $(EDIT_CFLAGS) -c $< -o $@
 
 # The Lua modules as a C file, so luaopen_ltensor needs no files on disk.
@@ -211,22 +217,23 @@ test-compat: deps-compat
 	    pass=$$((pass + $${line%% passed*})); f=$${line#*, }; fail=$$((fail + $${f%% failed})); fi; \
 	done; echo "$$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
-# The core (src/lt_*) never includes lua.h: every core header must compile
+# The core (src/core/) never includes lua.h: every core header must compile
 # on its own with no Lua include path (a guard also fails if a Lua header
 # came in from a default include path), and so must every core .c file.
 # (Template headers, *_kernel.h and *_impl.h, are included by one .c file
 # with their macros defined; they are checked through that file.)
-CORE_HDR := $(filter-out %_kernel.h %_impl.h,$(wildcard src/lt_*.h)) src/ltensor_types.h
+CORE_HDR := $(filter-out %_kernel.h %_impl.h,$(wildcard src/core/*.h)) src/include/ltensor_types.h
+CORE_INC := -Isrc/core -Isrc/include
 check-core: | build/gen
 	@for h in $(CORE_HDR); do \
 	  printf '#include "%s"\n#if defined(lua_h) || defined(lauxlib_h) || defined(LUA_VERSION_NUM)\n#error "%s includes a Lua header"\n#endif\nint lt_check_core_dummy;\n' \
 	    "$$(basename $$h)" "$$h" > build/gen/check_core.c; \
-	  $(CC) $(WARN) $(BLAS_CFLAGS) -Isrc -fsyntax-only build/gen/check_core.c || { echo "check-core: $$h is not a Lua-free, self-contained header"; exit 1; }; \
+	  $(CC) $(WARN) $(BLAS_CFLAGS) $(CORE_INC) -fsyntax-only build/gen/check_core.c || { echo "check-core: $$h is not a Lua-free, self-contained header"; exit 1; }; \
 	done
-	@for c in $(wildcard src/lt_*.c); do \
-	  $(CC) $(WARN) $(BLAS_CFLAGS) -Isrc -fsyntax-only $$c || { echo "check-core: $$c needs Lua"; exit 1; }; \
-	done; echo "check-core: $(words $(CORE_HDR)) core headers and $(words $(wildcard src/lt_*.c)) core files compile without Lua"
-	@if grep -ln '#include <l\(ua\|auxlib\|ualib\)\.h>' src/lt_*.c src/lt_*.h 2>/dev/null; then \
+	@for c in $(wildcard src/core/*.c); do \
+	  $(CC) $(WARN) $(BLAS_CFLAGS) $(CORE_INC) -fsyntax-only $$c || { echo "check-core: $$c needs Lua"; exit 1; }; \
+	done; echo "check-core: $(words $(CORE_HDR)) core headers and $(words $(wildcard src/core/*.c)) core files compile without Lua"
+	@if grep -ln '#include <l\(ua\|auxlib\|ualib\)\.h>' src/core/*.c src/core/*.h src/include/ltensor_types.h 2>/dev/null; then \
 	  echo "check-core: core files above include a Lua header"; exit 1; fi
 
 demo: deps
@@ -264,7 +271,7 @@ fuzz: deps
 tsan: deps
 	@$(MAKE) --no-print-directory $(GEN)
 	$(MAKE) --no-print-directory B=build/tsan CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=thread" SAN="-fsanitize=thread" build/tsan/libltensor.a
-	$(CC) -std=c11 -Wall -Wextra -D_GNU_SOURCE -O1 -g -fsanitize=thread $(LUA_CFLAGS) -Isrc tools/tsan_host.c \
+	$(CC) -std=c11 -Wall -Wextra -D_GNU_SOURCE -O1 -g -fsanitize=thread $(LUA_CFLAGS) $(INC) tools/tsan_host.c \
 	  build/tsan/libltensor.a $(LUA_LIBS) $(LDLIBS) -o build/tsan/tsan_host
 	OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tsan_host
 
@@ -281,7 +288,7 @@ test-noblas: deps
 # The built-in gemm against single-threaded OpenBLAS (same process, runs
 # interleaved): bench/gemm_builtin.c.
 bench-gemm: | $(B)/bin
-	$(CC) $(WARN) -O3 -ffp-contract=fast $(LUA_CFLAGS) $(BLAS_CFLAGS) -Isrc -o $(B)/bin/gemm_builtin bench/gemm_builtin.c src/lt_gemm.c $(BLAS_LIBS) -lm
+	$(CC) $(WARN) -O3 -ffp-contract=fast $(LUA_CFLAGS) $(BLAS_CFLAGS) $(INC) -o $(B)/bin/gemm_builtin bench/gemm_builtin.c src/core/lt_gemm.c $(BLAS_LIBS) -lm
 	$(B)/bin/gemm_builtin $(REPS)
 
 
@@ -308,8 +315,8 @@ install: $(B)/ltensor/core.so $(B)/libltensor.a $(B)/bin/ltensor
 	cd lua && for f in $$(find ltensor -name '*.lua'); do mkdir -p $(INST_LUADIR)/$$(dirname $$f); cp $$f $(INST_LUADIR)/$$f; done
 	cp $(B)/bin/ltensor $(INST_BINDIR)/ltensor
 	mkdir -p $(INST_PREFIX)/include $(INST_PREFIX)/lib
-	cp src/ltensor.h $(INST_PREFIX)/include/ltensor.h
-	cp src/ltensor_types.h $(INST_PREFIX)/include/ltensor_types.h
+	cp src/include/ltensor.h $(INST_PREFIX)/include/ltensor.h
+	cp src/include/ltensor_types.h $(INST_PREFIX)/include/ltensor_types.h
 	cp $(B)/libltensor.a $(INST_PREFIX)/lib/libltensor.a
 
 clean:

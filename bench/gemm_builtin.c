@@ -1,7 +1,7 @@
-/* bench/gemm_builtin.c -- the BLAS=none build's gemm (src/lt_gemm.c) against
+/* bench/gemm_builtin.c -- the BLAS=none build's gemm (src/core/lt_gemm.c) against
    single-threaded OpenBLAS, same process, interleaved runs, best of each.
    Build and run (from the project root):
-     make bench-gemm [REPS=n]   (compiles it with src/lt_gemm.c, -O3 as the
+     make bench-gemm [REPS=n]   (compiles it with src/core/lt_gemm.c, -O3 as the
                                  library's lt_gemm.o, and links OpenBLAS)
    Prints per size and dtype: builtin ms, OpenBLAS ms, ratio, max rel. error. */
 #include <cblas.h>

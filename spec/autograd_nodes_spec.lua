@@ -1,4 +1,4 @@
--- autograd nodes recorded by the C rules (src/l_grad_rules.c): their memory
+-- autograd nodes recorded by the C rules (src/binding/l_grad_rules.c): their memory
 -- cost (issue 13: a deep graph cost 1.3 KB of Lua heap per op), and that
 -- everything a Lua-rule node offers works on them too (names, edges, hooks,
 -- retain_grad, saved-tensor checks, create_graph).  Not a timed test.
@@ -31,7 +31,7 @@ describe("autograd nodes", function()
   end)
 
   -- the two figures below are Lua 5.4's: older hosts keep user values in a
-  -- table per userdata (src/l_compat.h) and collect incrementally
+  -- table per userdata (src/binding/l_compat.h) and collect incrementally
   local lua54 = _VERSION == "Lua 5.4" and not rawget(_G, "jit")
   it("are packed: a 1-D op with a number costs under 150 bytes of Lua heap (was 184)", function()
     if not lua54 then return end

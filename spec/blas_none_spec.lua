@@ -1,5 +1,5 @@
 -- `make BLAS=none` (issue 12): the build without OpenBLAS -- built-in gemm
--- (src/lt_gemm.c) and portable LAPACK (src/lt_lapack_portable.c) -- gives
+-- (src/core/lt_gemm.c) and portable LAPACK (src/core/lt_lapack_portable.c) -- gives
 -- the OpenBLAS build's results within tolerance.  The BLAS=none library is
 -- built into build/noblas/ (incremental after the first time), then
 -- spec/blas_none_cases.lua runs against each library and the results are

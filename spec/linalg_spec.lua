@@ -234,7 +234,7 @@ describe("bmm", function()
 
   it("keeps products on the calling thread under set_num_threads(1), with the same results", function()
     -- past OpenBLAS's threading size (M*N*K > 2^23): with one thread the
-    -- built-in gemm computes them (src/lt_blas.c, lt_mm_1t); results agree
+    -- built-in gemm computes them (src/core/lt_blas.c, lt_mm_1t); results agree
     local nt = T.get_num_threads()
     local ok, err = pcall(function()
       for _, dt in ipairs({ T.float32, T.float64, T.complex64 }) do
@@ -255,7 +255,7 @@ describe("bmm", function()
   end)
 
   it("gives each entry's own product when the batch is spread over threads", function()
-    -- 33 entries of 48x40x56: enough arithmetic for the pool (src/l_linalg.c,
+    -- 33 entries of 48x40x56: enough arithmetic for the pool (src/binding/l_linalg.c,
     -- batched), an odd count (unequal parts), transposed and broadcast operands;
     -- every entry is the same single-threaded product as mm computes
     local nt = T.get_num_threads()

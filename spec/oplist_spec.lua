@@ -33,7 +33,7 @@ describe("the op list", function()
   end)
 end)
 
-describe("the op list (src/l_oplist.h)", function()
+describe("the op list (src/binding/l_oplist.h)", function()
   local list = T._op_list()
   local diff = {}
   for _, n in ipairs(T._diff_ops()) do diff[n] = true end

@@ -62,7 +62,7 @@ end)
 describe("autograd nodes with very many inputs", function()
   it("T.cat of more tensors requiring grad than a node holds raises instead of crashing in backward", function()
     -- the limit is the host's: 65000 user values on 5.2+, 7900 stack slots
-    -- on 5.1 and LuaJIT (src/l_autograd.h)
+    -- on 5.1 and LuaJIT (src/binding/l_autograd.h)
     local limit = _VERSION == "Lua 5.1" and 7900 or 65000
     local x = T.ones(1, { requires_grad = true })
     local list = {}

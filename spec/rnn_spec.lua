@@ -180,7 +180,7 @@ describe("nn.RNN / LSTM / GRU", function()
 
   it("gives the same outputs and gradients with the batch cut over threads as on one thread", function()
     -- 20 steps x 16 rows x hidden 64 is past the split threshold (run_bands
-    -- in src/l_rnn.c): with 2 threads each band of rows runs the sequence on
+    -- in src/binding/l_rnn.c): with 2 threads each band of rows runs the sequence on
     -- its own thread; forward, reverse direction and backward agree to
     -- rounding (OpenBLAS may order a row's sums differently for another
     -- number of rows, so bit equality is not promised, as in PyTorch)

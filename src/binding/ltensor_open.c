@@ -9,7 +9,7 @@
 #include <lauxlib.h>
 #include "l_compat.h"
 #include "ltensor.h"
-#include "lt_embedded.h"
+#include "l_embedded.h"
 
 /* The preload loader of one embedded module: upvalue 1 is its table entry.
    Called as loader(name, ":preload:"), like any searcher's loader. */

@@ -1,7 +1,7 @@
 /*
  * ltensor_types.h -- the Lua-free half of the public C API (src/ltensor.h
  * includes it): version, dtype enum, tensor description, dtype queries.
- * The C core (src/lt_*) builds on this header alone, never on lua.h.
+ * The C core (src/core/lt_*) builds on this header alone, never on lua.h.
  */
 #ifndef LTENSOR_TYPES_H
 #define LTENSOR_TYPES_H

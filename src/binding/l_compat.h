@@ -2,7 +2,7 @@
  * l_compat.h -- the Lua 5.4 C API on Lua 5.1, 5.2, 5.3 and LuaJIT 2.1
  * (issue 12, SPEC §11).
  *
- * The binding (src/l_*.c, ltensor_open.c, the CLI) is written against Lua
+ * The binding (src/binding/l_*.c, ltensor_open.c, the CLI) is written against Lua
  * 5.4; this header, included after the Lua headers (l_lua.h does it), maps
  * every 5.4 call it uses onto the older APIs, so that one source builds for
  * every host.  On 5.4 it defines nothing but the helpers named ltc_* below.

@@ -422,7 +422,7 @@ static void bw_relu(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
   int y = lua_gettop(L);
   lt_tensor *yt = ltl_check(L, y);
   if (!B->create && (yt->dtype == LTENSOR_FLOAT32 || yt->dtype == LTENSOR_FLOAT64)) {
-    /* one pass: g where y > 0 (src/l_nnfused.c) */
+    /* one pass: g where y > 0 (src/binding/l_nnfused.c) */
     lua_pushvalue(L, g);
     lua_pushvalue(L, y);
     lua_pushinteger(L, 0);

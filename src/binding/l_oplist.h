@@ -17,8 +17,8 @@
      inplace  1: also the method t:name_ (registered LT_METHOD, grad name
               name_).
    From the list come: the descriptors and functions of the plain unary,
-   plain binary and comparison/bitwise ops (src/l_ops.c), the registration entries of every
-   line (l_ops.c, l_reduce.c), and T._op_list() (src/l_ops.c) for the spec.
+   plain binary and comparison/bitwise ops (src/binding/l_ops.c), the registration entries of every
+   line (l_ops.c, l_reduce.c), and T._op_list() (src/binding/l_ops.c) for the spec.
    Ops outside the list (creation, views, linear algebra, nn) and the
    irregular forms (aliases, operators, max/min's two entries) are
    registered by hand in their areas. */
@@ -98,7 +98,7 @@ enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
   X(bitwise_left_shift, 2, OPF_BINARY, R_SAME, 0, 1)                                       \
   X(bitwise_right_shift, 2, OPF_BINARY, R_SAME, 0, 1)
 
-/* Reductions, scans, softmax and sorting (src/l_reduce.c: l_<name>). */
+/* Reductions, scans, softmax and sorting (src/binding/l_reduce.c: l_<name>). */
 #define LT_OPS_REDUCE(X)                                                                   \
   X(sum, 1, OPF_REDUCE, R_INT64, 1, 0) X(mean, 1, OPF_REDUCE, R_FLOAT, 1, 0)               \
   X(prod, 1, OPF_REDUCE, R_INT64, 1, 0) X(amax, 1, OPF_REDUCE, R_SAME, 1, 0)               \
