@@ -46,7 +46,7 @@ describe("the op list (src/binding/l_oplist.h)", function()
       seen[op.name] = true
       assert.is_true(op.arity >= 1 and op.arity <= 3, op.name)
       assert.truthy(({ unary = 1, binary = 1, reduce = 1, dim = 1, sort = 1 })[op.family], op.name)
-      assert.truthy(({ same = 1, bool = 1, float = 1, int64 = 1, index = 1, real = 1 })[op.rule], op.name)
+      assert.truthy(({ same = 1, bool = 1, float = 1, int64 = 1, index = 1, real = 1, logical = 1 })[op.rule], op.name)
     end
     for _, n in ipairs({ "add", "exp", "eq", "bitwise_and", "sum", "softmax", "sort" }) do
       assert.is_true(seen[n], n)
@@ -137,5 +137,106 @@ describe("the backward rules added for the op list", function()
     k.requires_grad = true
     k:conj():real():sum():backward()
     assert.near(1, k.grad:real():item(), 1e-12)
+  end)
+end)
+
+-- The list is the truth (issue 19): for every line, the dtype rule it states
+-- is what T.<name> gives on each dtype class.  An op that refuses a class
+-- (bitwise ops on floats, sqrt of bool under strict rules ...) is skipped
+-- for that class, but every line must run on at least two classes, so a
+-- line cannot pass by refusing everything.
+describe("the op list's dtype rules", function()
+  local classes = {
+    { name = "bool", make = function() return T.tensor({ true, false, true }) end },
+    { name = "int32", make = function() return T.tensor({ 1, 2, 3 }, { dtype = T.int32 }) end },
+    { name = "uint8", make = function() return T.tensor({ 1, 2, 3 }, { dtype = T.uint8 }) end },
+    { name = "float64", make = function() return T.tensor({ 0.25, 0.5, 0.75 }, { dtype = T.float64 }) end },
+    { name = "float16", make = function() return T.tensor({ 0.25, 0.5, 0.75 }, { dtype = T.float16 }) end },
+    { name = "complex64", make = function() return T.tensor({ 0.25, 0.5, 0.75 }, { dtype = T.complex64 }) end },
+  }
+  -- the extra arguments an op needs beyond its tensors
+  local extra = {
+    clamp = { 0, 2 }, clamp_min = { 1 }, clamp_max = { 1 },
+    cumsum = { 1 }, cumprod = { 1 }, softmax = { 1 }, log_softmax = { 1 },
+    topk = { 2 }, sort = {}, argsort = {},
+  }
+  -- square is pow(x, 2): its Lua 2 takes part in the common dtype
+  local implicit = { square = { 2 } }
+  local function expected(rule, dt)
+    if rule == "same" then return dt end
+    if rule == "bool" then return T.bool end
+    if rule == "logical" then return dt == T.uint8 and T.uint8 or T.bool end
+    if rule == "index" then return T.int64 end
+    if rule == "float" then
+      return (dt == T.bool or not dt.is_floating_point and not dt.is_complex) and T.get_default_dtype() or dt
+    end
+    if rule == "int64" then
+      return (dt == T.bool or not dt.is_floating_point and not dt.is_complex) and T.int64 or dt
+    end
+    if rule == "real" then
+      if dt == T.complex64 then return T.float32 end
+      if dt == T.complex128 then return T.float64 end
+      return dt
+    end
+    error("unknown rule " .. tostring(rule))
+  end
+
+  for _, op in ipairs(T._op_list()) do
+    it(op.name .. " gives the '" .. op.rule .. "' dtype on every class it accepts", function()
+      local ran, wrong = 0, {}
+      for _, c in ipairs(classes) do
+        local args = {}
+        for i = 1, op.arity do args[i] = c.make() end
+        for _, a in ipairs(extra[op.name] or {}) do args[#args + 1] = a end
+        local ok, r = pcall(T[op.name], (table.unpack or unpack)(args))
+        if ok then
+          ran = ran + 1
+          local operands = { args[1] }
+          for i = 2, #args do if type(args[i]) ~= "table" then operands[#operands + 1] = args[i] end end
+          for _, s in ipairs(implicit[op.name] or {}) do operands[#operands + 1] = s end
+          local common = #operands > 1 and T.result_type((table.unpack or unpack)(operands)) or args[1].dtype
+          local want = expected(op.rule, common)
+          if r.dtype ~= want then
+            wrong[#wrong + 1] = ("%s -> %s (rule '%s' says %s)"):format(c.name, r.dtype.name, op.rule, want.name)
+          end
+        end
+      end
+      assert.are.same({}, wrong)
+      assert.is_true(ran >= 2, op.name .. " ran on fewer than two dtype classes")
+    end)
+  end
+end)
+
+describe("the op list's documentation", function()
+  it("has a reference entry (help) for every line", function()
+    local help = require "ltensor.help"
+    local missing = {}
+    for _, op in ipairs(T._op_list()) do
+      if not help.entry(op.name) and not help.entry("T." .. op.name) then missing[#missing + 1] = op.name end
+    end
+    assert.are.same({}, missing, "op-list lines without a help entry: " .. table.concat(missing, ", "))
+  end)
+end)
+
+describe("the C rules' Lua functions (AG_FNS)", function()
+  local function init(cfns)
+    return pcall(T._ag_init, { rules = {}, inplace_rules = {}, no_self = {}, unknown = function() end,
+      methods = {}, cfns = cfns })
+  end
+  it("are bound by name: a missing name is refused at load time", function()
+    local ok, err = init({ mul = T.mul })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("cfns.add must be a function", 1, true), err)
+  end)
+  it("refuses a table with names the C rules do not use", function()
+    local all = {}
+    for _, n in ipairs({ "mul", "add", "sub", "div", "neg", "mm", "t", "transpose", "reshape", "expand", "pow",
+      "zeros_like", "where", "le", "threshold_backward", "rsub", "sum", "add_", "unsqueeze" }) do
+      all[n] = T.add
+    end
+    all.extra = T.add
+    local ok, err = init(all)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("cfns has 20 entries, the C rules use 19", 1, true), err)
   end)
 end)

@@ -1336,11 +1336,14 @@ end
 
 local hook
 autograd.inplace_rules = inplace_rules
--- the ops the engine's C rules (src/l_grad_rules.c) compute gradients with,
--- in the order of its AGF_* indices
-local cfns = { methods.mul, methods.add, methods.sub, methods.div, methods.neg, methods.mm, methods.t,
-  methods.transpose, methods.reshape, methods.expand, methods.pow, methods.zeros_like or T.zeros_like, T.where,
-  methods.le, T._threshold_backward, methods.rsub or T.rsub, methods.sum, methods.add_, methods.unsqueeze }
+-- the ops the engine's C rules (src/binding/l_grad_rules.c) compute gradients
+-- with, by the names of AG_FNS (src/binding/l_autograd.h; T._ag_init checks
+-- that the two agree)
+local cfns = { mul = methods.mul, add = methods.add, sub = methods.sub, div = methods.div, neg = methods.neg,
+  mm = methods.mm, t = methods.t, transpose = methods.transpose, reshape = methods.reshape,
+  expand = methods.expand, pow = methods.pow, zeros_like = methods.zeros_like or T.zeros_like, where = T.where,
+  le = methods.le, threshold_backward = T._threshold_backward, rsub = methods.rsub or T.rsub, sum = methods.sum,
+  add_ = methods.add_, unsqueeze = methods.unsqueeze }
 hook, autograd.Node = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
   unknown = unknown_rule, methods = methods, cfns = cfns }
 T._set_autograd_hook(hook)

@@ -411,6 +411,29 @@ static int l_ag_spec(lua_State *L) {
   return 1;
 }
 
+/* ctx[CTX_FNS]: the by-name table cfns (AG_FNS, l_autograd.h) becomes an
+   array by AGF_* index; a missing, misspelt or extra name is an error here,
+   at load time, not a wrong function called during some backward pass. */
+static void bind_cfns(lua_State *L, int ctx) {
+#define AGF_NAME(id, name) name,
+  static const char *const names[] = {AG_FNS(AGF_NAME)};
+#undef AGF_NAME
+  int n = (int)(sizeof names / sizeof names[0]);
+  lua_rawgeti(L, ctx, CTX_FNS);
+  int by_name = lua_gettop(L);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    if (lua_getfield(L, by_name, names[i]) != LUA_TFUNCTION)
+      ltl_error(L, "_ag_init", "cfns.%s must be a function", names[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  int count = 0;
+  for (lua_pushnil(L); lua_next(L, by_name); lua_pop(L, 1)) count++;
+  if (count != n) ltl_error(L, "_ag_init", "cfns has %d entries, the C rules use %d (AG_FNS)", count, n);
+  lua_rawseti(L, ctx, CTX_FNS);
+  lua_pop(L, 1);
+}
+
 /* T._ag_init{rules=, inplace_rules=, no_self=, unknown=, methods=} -> hook, Node metatable */
 static int l_ag_init(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
@@ -423,12 +446,7 @@ static int l_ag_init(lua_State *L) {
       return ltl_error(L, "_ag_init", "field '%s' must be a %s", fields[i], lua_typename(L, want));
     lua_rawseti(L, ctx, i + 1);
   }
-  lua_rawgeti(L, ctx, CTX_FNS);
-  for (int i = 1; i <= AGF_LAST; i++) {
-    if (lua_rawgeti(L, -1, i) != LUA_TFUNCTION) return ltl_error(L, "_ag_init", "cfns[%d] must be a function", i);
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
+  bind_cfns(L, ctx);
   /* name -> index into ag_crules */
   lua_newtable(L);
   for (int i = 0; ag_crules[i].key; i++) {

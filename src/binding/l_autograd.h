@@ -130,12 +130,18 @@ typedef struct ag_crule {
 } ag_crule;
 extern const ag_crule ag_crules[];
 
-/* the functions the C rules call, by index into ctx[CTX_FNS] (filled by
-   autograd.lua in this order: see `cfns` there) */
-enum {
-  AGF_MUL = 1, AGF_ADD, AGF_SUB, AGF_DIV, AGF_NEG, AGF_MM, AGF_T, AGF_TRANSPOSE, AGF_RESHAPE, AGF_EXPAND,
-  AGF_POW, AGF_ZEROS_LIKE, AGF_WHERE, AGF_LE, AGF_THRESHOLD_BW, AGF_RSUB, AGF_SUM, AGF_ADD_, AGF_UNSQUEEZE, AGF_LAST = AGF_UNSQUEEZE
-};
+/* The Lua functions the C rules call: AGF_<NAME> indexes ctx[CTX_FNS]
+   (no string lookup per gradient).  autograd.lua hands them over by name
+   (`cfns`, a table keyed by the second column); T._ag_init checks that
+   every name is there and no other, and stores them by index. */
+#define AG_FNS(X)                                                                                      \
+  X(MUL, "mul") X(ADD, "add") X(SUB, "sub") X(DIV, "div") X(NEG, "neg") X(MM, "mm") X(T, "t")          \
+  X(TRANSPOSE, "transpose") X(RESHAPE, "reshape") X(EXPAND, "expand") X(POW, "pow")                    \
+  X(ZEROS_LIKE, "zeros_like") X(WHERE, "where") X(LE, "le") X(THRESHOLD_BW, "threshold_backward")      \
+  X(RSUB, "rsub") X(SUM, "sum") X(ADD_, "add_") X(UNSQUEEZE, "unsqueeze")
+#define AGF_ENUM(id, name) AGF_##id,
+enum { AGF_NONE_ = 0, AG_FNS(AGF_ENUM) AGF_END_ };
+#define AGF_LAST (AGF_END_ - 1)
 
 void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, int view_of, int nondiff, int inputs,
                      int nin, const int *inidx);

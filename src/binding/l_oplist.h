@@ -10,7 +10,10 @@
               R_FLOAT (floating: integral input gives the default dtype),
               R_INT64 (integral and bool give int64, as sum/cumsum),
               R_INDEX (int64 positions), R_REAL (complex gives its real
-              dtype, as abs/var/norm);
+              dtype, as abs/var/norm), R_LOGICAL (bool, but uint8 stays
+              uint8: PyTorch's all/any);
+              "same" is the common dtype of the operands, Lua numbers
+              included (clamp(bool, 0, 2) is int64, as in PyTorch);
      diff     1: differentiable (registered LT_DIFF, grad name = name; the
               autograd rule rules[name] must exist: spec/oplist_spec.lua
               checks every line against T._diff_ops() and the rules);
@@ -26,7 +29,7 @@
 #define L_OPLIST_H
 
 /* result-dtype rules (the elementwise driver reads the first three) */
-enum { R_SAME = 0, R_BOOL = 1, R_FLOAT = 2, R_INT64 = 3, R_INDEX = 4, R_REAL = 5 };
+enum { R_SAME = 0, R_BOOL = 1, R_FLOAT = 2, R_INT64 = 3, R_INDEX = 4, R_REAL = 5, R_LOGICAL = 6 };
 enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
 
 /* Plain unary ops: descriptor E_<name> = {name, lt_k_<name>, rule, heavy=1}
@@ -103,8 +106,8 @@ enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
   X(sum, 1, OPF_REDUCE, R_INT64, 1, 0) X(mean, 1, OPF_REDUCE, R_FLOAT, 1, 0)               \
   X(prod, 1, OPF_REDUCE, R_INT64, 1, 0) X(amax, 1, OPF_REDUCE, R_SAME, 1, 0)               \
   X(amin, 1, OPF_REDUCE, R_SAME, 1, 0) X(argmax, 1, OPF_REDUCE, R_INDEX, 0, 0)             \
-  X(argmin, 1, OPF_REDUCE, R_INDEX, 0, 0) X(all, 1, OPF_REDUCE, R_BOOL, 0, 0)              \
-  X(any, 1, OPF_REDUCE, R_BOOL, 0, 0) X(std, 1, OPF_REDUCE, R_REAL, 1, 0)                  \
+  X(argmin, 1, OPF_REDUCE, R_INDEX, 0, 0) X(all, 1, OPF_REDUCE, R_LOGICAL, 0, 0)              \
+  X(any, 1, OPF_REDUCE, R_LOGICAL, 0, 0) X(std, 1, OPF_REDUCE, R_REAL, 1, 0)                  \
   X(var, 1, OPF_REDUCE, R_REAL, 1, 0) X(norm, 1, OPF_REDUCE, R_REAL, 1, 0)                 \
   X(logsumexp, 1, OPF_REDUCE, R_FLOAT, 1, 0)                                               \
   X(cumsum, 1, OPF_DIM, R_INT64, 1, 0) X(cumprod, 1, OPF_DIM, R_INT64, 1, 0)               \
@@ -112,11 +115,18 @@ enum { OPF_UNARY, OPF_BINARY, OPF_REDUCE, OPF_DIM, OPF_SORT };
   X(sort, 1, OPF_SORT, R_SAME, 1, 0) X(topk, 1, OPF_SORT, R_SAME, 1, 0)                    \
   X(argsort, 1, OPF_SORT, R_INDEX, 0, 0)
 
+/* The dtype rule of each line as a constant, LT_RULE_<name>: descriptors
+   written by hand in l_ops.c take their rule from here rather than
+   restating it, so changing a line changes what T.<name> does. */
+#define LT_OP_RULE_CONST(nm, arity, fam, rule, diff, inpl) LT_RULE_##nm = (rule),
+
 /* Every line, for T._op_list(). */
 #define LT_OPS_ALL(X)                                                                      \
   LT_OPS_UNARY(X) LT_OPS_UNARY_CUSTOM(X) LT_OPS_BINARY(X) LT_OPS_BINARY_PLAIN(X)          \
   LT_OPS_COMPARE(X)                                                                        \
   LT_OPS_BITWISE(X) LT_OPS_REDUCE(X)
+
+enum { LT_OPS_ALL(LT_OP_RULE_CONST) LT_RULE_END_ };
 
 /* The registration entries of a line: T.name / t:name, and t:name_ when
    inplace; LT_DIFF with the op's name as grad name when diff. */

@@ -12,22 +12,28 @@
 /* ====================================================================== */
 /* arithmetic                                                             */
 /* ====================================================================== */
-static const ew E_add = {"add", lt_k_add, R_SAME, 0};
-static const ew E_sub = {"sub", lt_k_sub, R_SAME, 0};
-static const ew E_add_alpha = {"add", lt_k_add_alpha, R_SAME, 0};
-static const ew E_sub_alpha = {"sub", lt_k_add_alpha, R_SAME, 0};
-static const ew E_mul = {"mul", lt_k_mul, R_SAME, 0};
-static const ew E_div = {"div", lt_k_div, R_FLOAT, 0};
-static const ew E_true_divide = {"true_divide", lt_k_div, R_FLOAT, 0};
+/* Every descriptor of an op on the list takes its dtype rule from the line
+   (LT_RULE_<name>, l_oplist.h): the list is what runs, and
+   spec/oplist_spec.lua checks each line's rule against T.<name> on every
+   dtype class. */
+static const ew E_add = {"add", lt_k_add, LT_RULE_add, 0};
+static const ew E_sub = {"sub", lt_k_sub, LT_RULE_sub, 0};
+static const ew E_add_alpha = {"add", lt_k_add_alpha, LT_RULE_add, 0};
+static const ew E_sub_alpha = {"sub", lt_k_add_alpha, LT_RULE_sub, 0};
+static const ew E_mul = {"mul", lt_k_mul, LT_RULE_mul, 0};
+static const ew E_div = {"div", lt_k_div, LT_RULE_div, 0};
+static const ew E_true_divide = {"true_divide", lt_k_div, LT_RULE_div, 0};
+/* div with a rounding mode keeps the common dtype (int / int stays int), as
+   floor_divide: the variants of the div line, not lines of their own */
 static const ew E_div_trunc = {"div", lt_k_div_trunc, R_SAME, 0};
 static const ew E_div_floor = {"div", lt_k_div_floor, R_SAME, 0};
 static const ew E_floor_divide = {"floor_divide", lt_k_div_floor, R_SAME, 0};
-static const ew E_remainder = {"remainder", lt_k_remainder, R_SAME, 0};
-static const ew E_fmod = {"fmod", lt_k_fmod, R_SAME, 0};
-static const ew E_pow = {"pow", lt_k_pow, R_SAME, 1};
-static const ew E_atan2 = {"atan2", lt_k_atan2, R_FLOAT, 1};
-static const ew E_maximum = {"maximum", lt_k_maximum, R_SAME, 0};
-static const ew E_minimum = {"minimum", lt_k_minimum, R_SAME, 0};
+static const ew E_remainder = {"remainder", lt_k_remainder, LT_RULE_remainder, 0};
+static const ew E_fmod = {"fmod", lt_k_fmod, LT_RULE_fmod, 0};
+static const ew E_pow = {"pow", lt_k_pow, LT_RULE_pow, 1};
+static const ew E_atan2 = {"atan2", lt_k_atan2, LT_RULE_atan2, 1};
+static const ew E_maximum = {"maximum", lt_k_maximum, LT_RULE_maximum, 0};
+static const ew E_minimum = {"minimum", lt_k_minimum, LT_RULE_minimum, 0};
 
 /* alpha: a number at 3, or opts.alpha when 3 is a table.  Returns 1 when
    given (and not the identity), filling ctx for the add_alpha kernel. */
@@ -236,8 +242,8 @@ static void relu_check(lua_State *L, const lt_tensor *t) {
     if (lt_is_complex(t->dtype)) ltl_error(L, #nm, #nm " is not supported for complex inputs"); \
   }
 ROUNDING_CHECK(floor) ROUNDING_CHECK(ceil) ROUNDING_CHECK(trunc)
-#define UNARY_CHECKED(nm, rule)                                                 \
-  static const ew E_##nm = {#nm, lt_k_##nm, rule, 0};                              \
+#define UNARY_CHECKED(nm)                                                       \
+  static const ew E_##nm = {#nm, lt_k_##nm, LT_RULE_##nm, 0};                              \
   static int l_##nm(lua_State *L) { nm##_check(L, ltl_check(L, 1)); return ew_unary(L, &E_##nm, 0); } \
   static int l_##nm##_(lua_State *L) { nm##_check(L, ltl_check(L, 1)); return ew_unary(L, &E_##nm, 1); }
 #define NOT_COMPLEX(nm, msg)                                                               \
@@ -249,16 +255,16 @@ NOT_COMPLEX(rad2deg, "rad2deg is not supported for complex tensors.")
 NOT_COMPLEX(signbit, "signbit is not implemented for complex tensors.")
 NOT_COMPLEX(isposinf, "isposinf does not support complex inputs.")
 NOT_COMPLEX(isneginf, "isneginf does not support complex inputs.")
-UNARY_CHECKED(relu, R_SAME) UNARY_CHECKED(floor, R_SAME) UNARY_CHECKED(ceil, R_SAME)
-UNARY_CHECKED(trunc, R_SAME) UNARY_CHECKED(deg2rad, R_FLOAT) UNARY_CHECKED(rad2deg, R_FLOAT)
+UNARY_CHECKED(relu) UNARY_CHECKED(floor) UNARY_CHECKED(ceil)
+UNARY_CHECKED(trunc) UNARY_CHECKED(deg2rad) UNARY_CHECKED(rad2deg)
 /* bool-valued tests without an in-place form */
 #define UNARY_B_CHECKED(nm)                                                     \
-  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL, 0};                            \
+  static const ew E_##nm = {#nm, lt_k_##nm, LT_RULE_##nm, 0};                            \
   static int l_##nm(lua_State *L) { nm##_check(L, ltl_check(L, 1)); return ew_unary(L, &E_##nm, 0); }
 UNARY_B_CHECKED(signbit) UNARY_B_CHECKED(isposinf) UNARY_B_CHECKED(isneginf)
 
 /* sgn: sign for real dtypes (bool stays bool), z / |z| for complex */
-static const ew E_sgn = {"sgn", lt_k_sgn, R_SAME, 0};
+static const ew E_sgn = {"sgn", lt_k_sgn, LT_RULE_sgn, 0};
 static int l_sgn(lua_State *L) { return ew_unary(L, &E_sgn, 0); }
 static int l_sgn_(lua_State *L) { return ew_unary(L, &E_sgn, 1); }
 
@@ -293,7 +299,7 @@ static void num_args(lua_State *L, const char *fname, const char *const *keys, i
 /* logit(x [, eps] [, {eps=, out=}]): log(z / (1 - z)), z = x clamped to
    [eps, 1 - eps] when eps is given and not negative (PyTorch: a negative
    eps, like None, clamps nothing) */
-static const ew E_logit = {"logit", lt_k_logit, R_FLOAT, 1};
+static const ew E_logit = {"logit", lt_k_logit, LT_RULE_logit, 1};
 static int logit_impl(lua_State *L, int inplace) {
   lt_tensor *t = ltl_check(L, 1);
   if (lt_is_complex(t->dtype)) ew_not_implemented(L, "logit", t->dtype);
@@ -314,7 +320,7 @@ static int l_logit_(lua_State *L) { return logit_impl(L, 1); }
    out=}]): NaN -> nan (0), +inf -> posinf, -inf -> neginf (the largest /
    lowest finite value of x's dtype by default); integral and bool input is
    copied unchanged; complex is refused, as PyTorch 1.13 */
-static const ew E_nan_to_num = {"nan_to_num", lt_k_nan_to_num, R_SAME, 0};
+static const ew E_nan_to_num = {"nan_to_num", lt_k_nan_to_num, LT_RULE_nan_to_num, 0};
 static double dtype_max(ltensor_dtype dt) {
   switch (dt) {
   case LTENSOR_FLOAT16: return 65504.0;
@@ -344,8 +350,8 @@ static int l_nan_to_num_(lua_State *L) { return nan_to_num_impl(L, 1); }
 /* round(x [, decimals | {decimals=, out=}]): PyTorch rounds x * 10^d (or
    x / 10^-d for negative d) half to even, in the op's compute type, and
    only floating dtypes take decimals */
-static const ew E_round = {"round", lt_k_round, R_SAME, 0};
-static const ew E_round_dec = {"round", lt_k_round_dec, R_SAME, 0};
+static const ew E_round = {"round", lt_k_round, LT_RULE_round, 0};
+static const ew E_round_dec = {"round", lt_k_round_dec, LT_RULE_round, 0};
 static int round_impl(lua_State *L, int inplace) {
   ltl_check(L, 1);
   lua_Integer d = 0;
@@ -371,11 +377,11 @@ static int round_impl(lua_State *L, int inplace) {
 static int l_round(lua_State *L) { return round_impl(L, 0); }
 static int l_round_(lua_State *L) { return round_impl(L, 1); }
 #define UNARY_B(nm)                                                             \
-  static const ew E_##nm = {#nm, lt_k_##nm, R_BOOL, 0};                            \
+  static const ew E_##nm = {#nm, lt_k_##nm, LT_RULE_##nm, 0};                            \
   static int l_##nm(lua_State *L) { return ew_unary(L, &E_##nm, 0); }
 UNARY_B(logical_not) UNARY_B(isnan) UNARY_B(isinf) UNARY_B(isfinite)
 
-static const ew E_neg = {"neg", lt_k_neg, R_SAME, 0};
+static const ew E_neg = {"neg", lt_k_neg, LT_RULE_neg, 0};
 static int neg_impl(lua_State *L, int inplace) {
   lt_tensor *t = ltl_check(L, 1);
   if (t->dtype == LTENSOR_BOOL)
@@ -386,11 +392,11 @@ static int neg_impl(lua_State *L, int inplace) {
 static int l_neg(lua_State *L) { return neg_impl(L, 0); }
 static int l_neg_(lua_State *L) { return neg_impl(L, 1); }
 
-static const ew E_bitwise_not = {"bitwise_not", lt_k_bitwise_not, R_SAME, 0};
+static const ew E_bitwise_not = {"bitwise_not", lt_k_bitwise_not, LT_RULE_bitwise_not, 0};
 static int l_bitwise_not(lua_State *L) { return ew_unary(L, &E_bitwise_not, 0); }
 static int l_bitwise_not_(lua_State *L) { return ew_unary(L, &E_bitwise_not, 1); }
 
-static const ew E_square = {"square", lt_k_square, R_SAME, 0};
+static const ew E_square = {"square", lt_k_square, LT_RULE_square, 0};
 static int square_impl(lua_State *L, int inplace) {
   lt_tensor *t = ltl_check(L, 1);
   if (t->dtype == LTENSOR_BOOL && !inplace) {   /* as PyTorch: pow(bool, 2) is int64 */
@@ -417,7 +423,7 @@ static int complex_to_real(lua_State *L, const char *fname, const lt_loop_fn *k,
   return 1;
 }
 
-static const ew E_abs = {"abs", lt_k_abs, R_SAME, 0};
+static const ew E_abs = {"abs", lt_k_abs, LT_RULE_abs, 0};
 static int abs_impl(lua_State *L, int inplace) {
   lt_tensor *t = ltl_check(L, 1);
   if (lt_is_complex(t->dtype)) return complex_to_real(L, "abs", lt_k_cabs, inplace);
@@ -444,8 +450,8 @@ static int l_sign2(lua_State *L) { return sign_impl(L, 0); }
 static int l_sign2_(lua_State *L) { return sign_impl(L, 1); }
 
 /* gelu(x [, {approximate = "none"|"tanh"}]) */
-static const ew E_gelu = {"gelu", lt_k_gelu, R_SAME, 1};
-static const ew E_gelu_tanh = {"gelu", lt_k_gelu_tanh, R_SAME, 1};
+static const ew E_gelu = {"gelu", lt_k_gelu, LT_RULE_gelu, 1};
+static const ew E_gelu_tanh = {"gelu", lt_k_gelu_tanh, LT_RULE_gelu, 1};
 static const ew *gelu_kind(lua_State *L) {
   static const char *const GELU_OPTS[] = {"approximate", "out", NULL};
   const char *a = mode_arg(L, 2, "gelu", "approximate", GELU_OPTS);
@@ -603,7 +609,7 @@ static int l_where_method(lua_State *L) {
   return where_impl(L);
 }
 
-static const ew E_lerp = {"lerp", lt_k_lerp, R_SAME, 0};
+static const ew E_lerp = {"lerp", lt_k_lerp, LT_RULE_lerp, 0};
 static int lerp_impl(lua_State *L, int inplace) {
   operand ops[3];
   ltl_check(L, 1);
@@ -717,7 +723,7 @@ static int l_op_list(lua_State *L) {
 #undef OP_ROW
   };
   static const char *const FAM[] = {"unary", "binary", "reduce", "dim", "sort"};
-  static const char *const RULE[] = {"same", "bool", "float", "int64", "index", "real"};
+  static const char *const RULE[] = {"same", "bool", "float", "int64", "index", "real", "logical"};
   int n = (int)(sizeof ops / sizeof ops[0]);
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; i++) {
