@@ -67,6 +67,7 @@ static int dtype_index(lua_State *L) {
   else if (strcmp(k, "is_complex") == 0) lua_pushboolean(L, in->kind == LT_KIND_COMPLEX);
   else if (strcmp(k, "is_signed") == 0) lua_pushboolean(L, in->is_signed);
   else if (strcmp(k, "id") == 0) lua_pushinteger(L, dt);
+  else if (strcmp(k, "_torch_name") == 0) lua_pushstring(L, lt_torch_name(dt));   /* for ltensor.util */
   else lua_pushnil(L);
   return 1;
 }

@@ -1,0 +1,50 @@
+-- ltensor.util: the helpers every Lua module of the library shares, so that
+-- each exists once: how an error is raised and worded, how a value's type is
+-- named in it, how a tensor is recognised, how an options table is checked,
+-- and PyTorch's dtype names (read from the C dtype list, not restated).
+--
+-- Errors: every error the library raises reads "ltensor.<function>: <what is
+-- wrong>", without a "file:line:" prefix (the C side's ltl_error words them
+-- the same way): the message names the function the user called, and the
+-- traceback says where.  `util.failer(prefix)` makes a module's `fail`.
+local T = require "ltensor.core"
+
+local util = {}
+local TMT = T._metatable
+
+function util.is_tensor(x) return getmetatable(x) == TMT end
+
+-- The type of a value as errors name it: "Tensor", a class's __name
+-- ("ltensor.nn.Linear", "ltensor.dtype" ...), or Lua's type name.
+function util.typename(x)
+  local mt = getmetatable(x)
+  if mt == TMT then return "Tensor" end
+  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
+end
+
+-- util.failer("ltensor.nn.") -> fail(fname, msg, ...): raises
+-- "ltensor.nn.<fname>: <msg>", msg formatted with the extra arguments when
+-- there are any (so a message with a literal % needs none).
+function util.failer(prefix)
+  return function(fname, msg, ...)
+    if select("#", ...) > 0 then msg = msg:format(...) end
+    error(prefix .. fname .. ": " .. msg, 0)
+  end
+end
+
+util.fail = util.failer("ltensor.")
+
+-- The library's one options check (src/binding/l_args.c): nil passes; a
+-- non-table is a bad argument; an unknown key raises "ltensor.<fname>:
+-- unknown option 'dimm' (did you mean 'dim'?)".  Returns opts or {}.
+function util.check_opts(fname, opts, known)
+  if opts == nil then return {} end
+  T._check_opts(fname, opts, known)
+  return opts
+end
+
+-- PyTorch's name of a dtype as its messages print it ("Float", "Long",
+-- "ComplexDouble" ...): lt_torch_name of the C dtype list.
+function util.torch_name(dt) return dt._torch_name end
+
+return util
