@@ -337,6 +337,9 @@ DataLoader.__call = DataLoader.iter
 
 local tmp_counter = 0
 local function atomic_write(fname, path, text)
+  -- io.lua's writer (permission check, hard links, the temporary written
+  -- through its creating descriptor) when it is loaded, as it is with T
+  if T._atomic_write then return T._atomic_write(fname, path, { text }) end
   tmp_counter = tmp_counter + 1
   local seed = tostring({}) .. os.time() .. os.clock() .. tmp_counter
   local h = 5381
@@ -474,16 +477,12 @@ function T.read_csv(path, opts)
       end
     end
   end
+  -- integral dtypes parse as int64 (exact past 2^53; the parser refuses a
+  -- value that is not an integer), floating ones as float32/float64
   local parse_dt = dtype == T.float32 and T.float32 or T.float64
-  local t = T._csv_parse(body, delim, body_line, parse_dt, ncols, cols)
-  if dtype ~= parse_dt then
-    if dtype ~= T.float32 and dtype ~= T.float64 and not dtype.is_floating_point then
-      if t:numel() > 0 and (t:isnan():any():item() or not T.equal(t, t:trunc())) then
-        fail(fname, "a value is not an integer, can't read it as %s", tostring(dtype))
-      end
-    end
-    t = t:to(dtype)
-  end
+  if not dtype.is_floating_point then parse_dt = T.int64 end
+  local t = T._csv_parse(body, delim, body_line, parse_dt, ncols, cols, tostring(dtype))
+  if dtype ~= parse_dt then t = t:to(dtype) end
   if names and cols then
     local sel = {}
     for i, c in ipairs(cols) do sel[i] = names[c] end

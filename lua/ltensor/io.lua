@@ -224,7 +224,7 @@ end
 
 local function atomic_write(fname, path, chunks)
   if type(path) ~= "string" then fail(fname, "expected a file name, got %s", type(path)) end
-  local kind, mode, target = T._path_info(path)
+  local kind, mode, target, nlink, writable = T._path_info(path)
   if not kind then fail(fname, "cannot write '%s': %s", path, mode) end
   if kind == "other" then
     local f, oerr = io.open(path, "wb")
@@ -235,17 +235,24 @@ local function atomic_write(fname, path, chunks)
     if not ok then fail(fname, "cannot write '%s': %s", path, tostring(werr)) end
     return
   end
+  -- an existing file the caller may not write is refused: renaming over it
+  -- (allowed by a writable directory) would replace someone else's file
+  if kind == "regular" and not writable then fail(fname, "cannot write '%s': Permission denied", path) end
+  -- several hard links: written in place through the shared inode, so that
+  -- every name sees the new data (a rename would split the link); this
+  -- write is not atomic (see _write_in_place)
+  if kind == "regular" and nlink > 1 then
+    local ok, werr = T._write_in_place(target, chunks)
+    if not ok then fail(fname, "cannot write '%s': %s", path, tostring(werr)) end
+    return
+  end
   local tmp = tmp_name(target)
-  -- errors name the user's path, not the temporary file next to it (the
-  -- system's message may start with the temporary name: that part goes)
-  local function why(err) return (tostring(err):gsub("^" .. tmp:gsub("%p", "%%%0") .. ": ", "")) end
-  local cok, cerr = T._create_file(tmp, mode)
-  if not cok then fail(fname, "cannot open '%s' for writing: %s", path, why(cerr)) end
-  local f, oerr = io.open(tmp, "wb")
-  if not f then os.remove(tmp) fail(fname, "cannot open '%s' for writing: %s", path, why(oerr)) end
-  local ok, werr = write_chunks(f, chunks)
-  f:close()
-  if ok then ok, werr = os.rename(tmp, target) end
+  -- created, written and synced through one descriptor (T._write_new): the
+  -- temporary is never reopened by name; removed by it on any failure
+  local ok, werr, stage = T._write_new(tmp, mode, chunks)
+  if not ok and stage == "open" then fail(fname, "cannot open '%s' for writing: %s", path, tostring(werr)) end
+  if not ok then fail(fname, "cannot write '%s': %s", path, tostring(werr)) end
+  ok, werr = os.rename(tmp, target)
   if not ok then
     os.remove(tmp)
     fail(fname, "cannot write '%s': %s", path, tostring(werr))

@@ -195,6 +195,12 @@ local function conv_prepare(fname, nd, x, w, b, transposed)
   local batched = xd == nd + 2
   if not batched then x = x:unsqueeze(1) end
   if nd == 1 then x, w = x:unsqueeze(3), w:unsqueeze(3) end
+  -- an empty kernel has no window to place (the gemm band split divided by
+  -- zero on it); PyTorch's message, 1-D kernels shown as 1 x k as in its
+  if w.shape[3] <= 0 or w.shape[4] <= 0 then
+    fail(fname, ("kernel size should be greater than zero, but got kernel_height: %d kernel_width: %d"):format(
+      w.shape[3], w.shape[4]))
+  end
   return x, w, batched
 end
 

@@ -94,6 +94,10 @@ lua_Number ltl_checknumber(lua_State *L, int arg) {
   return d;
 }
 
+lua_Number ltl_optnumber(lua_State *L, int arg, lua_Number def) {
+  return lua_isnoneornil(L, arg) ? def : ltl_checknumber(L, arg);
+}
+
 const char *ltl_checklstring(lua_State *L, int arg, size_t *len) {
   const char *s = lua_tolstring(L, arg, len);
   if (!s) tag_error(L, arg, LUA_TSTRING);

@@ -223,7 +223,8 @@ static int l_conv_big(lua_State *L) {
   int nt = parts_of(par_threads(L, g.N * g.G, work), g.N * g.G, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
-  if (g.Cs > 0 && g.Hs * g.Ws > 0) par_run(L, nt, g.N * g.G, big_range, &j);
+  /* (as _conv_small: an empty kernel has no rows to gemm) */
+  if (g.Cs > 0 && g.Hs * g.Ws > 0 && g.kh * g.kw > 0) par_run(L, nt, g.N * g.G, big_range, &j);
   else fill_bias(out, b);   /* nothing from the input reaches the output */
   lua_settop(L, 13);
   return 1;
@@ -531,7 +532,7 @@ static int do_interp(lua_State *L, int bwd) {
   int mode = (int)int_arg(L, 4, fname, 0);
   if (mode > 3) ltl_error(L, fname, "bad mode %d (0 nearest, 1 linear, 2 cubic, 3 nearest-exact)", mode);
   int align = lua_toboolean(L, 5);
-  double sh = luaL_optnumber(L, 6, -1), sw = luaL_optnumber(L, 7, -1);
+  double sh = ltl_optnumber(L, 6, -1), sw = ltl_optnumber(L, 7, -1);
   int copy = lua_isnoneornil(L, 8) ? 0 : (int)int_arg(L, 8, fname, 0);
   if (copy > 3 || (copy && mode == 2)) ltl_error(L, fname, "bad copy axes %d", copy);
   lua_settop(L, 7);

@@ -74,6 +74,32 @@ static int parse_num(const char *s, const char *e, int as_float, double *d, floa
   return end == buf + len && !isspace((unsigned char)buf[0]);
 }
 
+/* An integer field, for an integral target dtype: read by strtoll, exact
+   beyond 2^53 (a double rounds 9007199254740993 to ...992).  A field
+   strtoll does not take whole ("1e3", "2.0") goes through strtod and must
+   be an integral double in int64's range.  Returns 1 ok, 0 not a number,
+   -1 a number that is not an int64 integer. */
+static int parse_int(const char *s, const char *e, int64_t *v) {
+  char buf[128];
+  size_t len = (size_t)(e - s);
+  if (len == 0) return -1;   /* empty: NaN, no integer */
+  if (len >= sizeof buf) return 0;
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  if (isspace((unsigned char)buf[0])) return 0;
+  char *end;
+  errno = 0;
+  long long ll = strtoll(buf, &end, 10);
+  if (end == buf + len && errno == 0) { *v = (int64_t)ll; return 1; }
+  double d;
+  float f;
+  if (!parse_num(s, e, 0, &d, &f)) return 0;
+  /* [-2^63, 2^63): both bounds exact in a double */
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != trunc(d)) return -1;
+  *v = (int64_t)d;
+  return 1;
+}
+
 static int l_csv_parse(lua_State *L) {
   size_t len;
   const char *text = ltl_checklstring(L, 1, &len);
@@ -85,17 +111,26 @@ static int l_csv_parse(lua_State *L) {
   ltensor_dtype dt = ltl_checkdtype(L, 4);
   lua_Integer ncols = ltl_checkinteger(L, 5);
   if (ncols < 1 || ncols > (1 << 24)) return ltl_error(L, "read_csv", "bad column count %I", (lua_Integer)ncols);
-  int as_float = dt == LTENSOR_FLOAT32;
-  /* selected columns, as a keep-map and an output position per column */
+  int as_float = dt == LTENSOR_FLOAT32, as_int = dt == LTENSOR_INT64;
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64 && dt != LTENSOR_INT64)
+    return ltl_error(L, "read_csv", "internal: parse dtype must be float32, float64 or int64");
+  /* the target dtype's name, for "not an integer" (int64 parsing only) */
+  const char *target = lua_isnoneornil(L, 7) ? "ltensor.int64" : ltl_checklstring(L, 7, NULL);
+  /* selected columns: pos[c], the output position a file column is parsed
+     into (its first listing; -1 unlisted), and src[k], the file column of
+     output k.  A column listed twice is parsed once and copied after. */
   int64_t nkeep = ncols;
   lt_tensor *map = NULL;
-  int64_t *pos = NULL;
+  int64_t *pos = NULL, *src = NULL;
+  lua_settop(L, 7);
   if (!lua_isnoneornil(L, 6)) {
     ltl_checktype(L, 6, LUA_TTABLE);
     nkeep = (int64_t)luaL_len(L, 6);
-    int64_t shape[1] = {ncols};
+    if (nkeep < 0 || nkeep > (1 << 24)) return ltl_error(L, "read_csv", "bad column list length");
+    int64_t shape[1] = {ncols + nkeep};
     map = ltl_push_new(L, LTENSOR_INT64, 1, shape);   /* GC-owned scratch */
     pos = (int64_t *)lt_data(map);
+    src = pos + ncols;
     for (int64_t i = 0; i < ncols; i++) pos[i] = -1;
     for (int64_t k = 0; k < nkeep; k++) {
       lua_rawgeti(L, 6, (lua_Integer)(k + 1));
@@ -103,7 +138,8 @@ static int l_csv_parse(lua_State *L) {
       lua_pop(L, 1);
       if (c < 1 || c > ncols) return ltl_error(L, "read_csv", "column %I out of range (the file has %I)",
                                               (lua_Integer)c, (lua_Integer)ncols);
-      pos[c - 1] = k;   /* a column listed twice keeps its last position */
+      if (pos[c - 1] < 0) pos[c - 1] = k;
+      src[k] = c - 1;
     }
   }
   /* pass 1: count rows, check field counts */
@@ -121,9 +157,10 @@ static int l_csv_parse(lua_State *L) {
     rows++;
   }
   int64_t shape[2] = {rows, nkeep};
-  lt_tensor *out = ltl_push_new(L, as_float ? LTENSOR_FLOAT32 : LTENSOR_FLOAT64, 2, shape);
+  lt_tensor *out = ltl_push_new(L, dt, 2, shape);
   float *of = (float *)lt_data(out);
   double *od = (double *)lt_data(out);
+  int64_t *oi = (int64_t *)lt_data(out);
   /* pass 2: parse */
   int64_t r = 0;
   line = first_line;
@@ -139,6 +176,15 @@ static int l_csv_parse(lua_State *L) {
         trim_field(&a, &b);
         double d = 0;
         float f = 0;
+        if (as_int) {
+          int64_t v = 0;
+          int ok = parse_int(a, b, &v);
+          if (ok == 0) return field_error(L, line, (int)c + 1, a, b);
+          if (ok < 0) return ltl_error(L, "read_csv", "a value is not an integer, can't read it as %s", target);
+          oi[r * nkeep + k] = v;
+          fs = fe + 1;
+          continue;
+        }
         if (!parse_num(a, b, as_float, &d, &f)) return field_error(L, line, (int)c + 1, a, b);
         if (as_float) of[r * nkeep + k] = f;
         else od[r * nkeep + k] = d;
@@ -147,7 +193,15 @@ static int l_csv_parse(lua_State *L) {
     }
     r++;
   }
-  (void)map;
+  /* the repeated listings: a copy of the first one's values */
+  size_t es = lt_itemsize(dt);
+  char *ob = (char *)lt_data(out);
+  for (int64_t k = 0; src && k < nkeep; k++) {
+    int64_t k0 = pos[src[k]];
+    if (k0 == k) continue;
+    for (int64_t i = 0; i < rows; i++)
+      memcpy(ob + (size_t)(i * nkeep + k) * es, ob + (size_t)(i * nkeep + k0) * es, es);
+  }
   return 1;
 }
 

@@ -165,6 +165,7 @@ void ltl_checktype(lua_State *L, int arg, int t);
 void ltl_checkany(lua_State *L, int arg);
 lua_Integer ltl_checkinteger(lua_State *L, int arg);
 lua_Integer ltl_optinteger(lua_State *L, int arg, lua_Integer def);
+lua_Number ltl_optnumber(lua_State *L, int arg, lua_Number def);
 lua_Number ltl_checknumber(lua_State *L, int arg);
 const char *ltl_checklstring(lua_State *L, int arg, size_t *len);
 #define ltl_checkstring(L, arg) ltl_checklstring(L, (arg), NULL)

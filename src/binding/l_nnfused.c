@@ -38,6 +38,7 @@ static int rows_consistent(int64_t numel, int64_t R, int64_t D, int64_t G, int64
   if (numel % D != 0 || numel / D != R) return 0;
   if (G == 0) return 1;
   if (R % G != 0 || S == 0 || D % S != 0 || D / S != Cg) return 0;
+  if (Cg > 0 && G > INT64_MAX / Cg) return 0;   /* R = 0 admits any G: G * Cg must not overflow */
   return 1;
 }
 
@@ -203,7 +204,7 @@ static int l_xent(lua_State *L) {
   int has_ignore = !lua_isnoneornil(L, 4);
   int64_t ignore = has_ignore ? ltl_checkinteger(L, 4) : 0;
   int with_lse = lua_toboolean(L, 5);
-  lua_Integer red = luaL_optinteger(L, 6, 0);
+  lua_Integer red = ltl_optinteger(L, 6, 0);
   if (red < 0 || red > 2) ltl_error(L, fn, "reduction must be 0, 1 or 2");
   check_target_range(L, fn, tg, R, K, has_ignore, ignore);
   lt_tensor *loss = ltl_push_new(L, x->dtype, 1, &R);
@@ -317,7 +318,7 @@ static void thr_range(void *ctx, int64_t b, int64_t e, int part) {
 static int l_threshold_backward(lua_State *L) {
   const char *fn = "_threshold_backward";
   lt_tensor *g = ltl_check(L, 1), *y = ltl_check(L, 2);
-  double thr = luaL_optnumber(L, 3, 0.0);
+  double thr = ltl_optnumber(L, 3, 0.0);
   if (!lt_is_floating(y->dtype)) ltl_error(L, fn, "expected a floating-point tensor");
   const lt_tensor *ts[2] = {g, y};
   int ndim;
@@ -328,9 +329,10 @@ static int l_threshold_backward(lua_State *L) {
   for (int d = 0; d < ndim; d++)
     if (shape[d] != y->shape[d]) ltl_error(L, fn, "gradient does not match the output's shape");
   lt_tensor *out = ltl_push_new(L, y->dtype, ndim, shape);
-  /* the common case, contiguous float operands of one dtype: a plain loop,
-     cut over the state's pool when large (the library's grain) */
-  if (g->dtype == y->dtype && lt_is_contiguous(g) && lt_is_contiguous(y) &&
+  /* the common case, contiguous float operands of one dtype and one size
+     (a g that broadcasts has fewer elements: the iterator reads it): a plain
+     loop, cut over the state's pool when large (the library's grain) */
+  if (g->dtype == y->dtype && lt_numel(g) == lt_numel(y) && lt_is_contiguous(g) && lt_is_contiguous(y) &&
       (y->dtype == LTENSOR_FLOAT32 || y->dtype == LTENSOR_FLOAT64)) {
     thr_job j = { y->dtype, lt_data(g), lt_data(y), lt_data(out), thr };
     lt_parallel_for(pool_of(L), lt_numel(y), LT_GRAIN, thr_range, &j);

@@ -287,7 +287,7 @@ static int l_optim_update(lua_State *L) {
   static const char *const bn[3] = {"buffer 1", "buffer 2", "buffer 3"};
   for (int i = 0; i < 3; i++) b[i] = check_buf(L, 4 + i, p, fname, bn[i]);
   double h[NH];
-  for (int i = 0; i < NH; i++) h[i] = luaL_optnumber(L, 7 + i, 0);
+  for (int i = 0; i < NH; i++) h[i] = ltl_optnumber(L, 7 + i, 0);
   lua_settop(L, 6 + NH);
   int need[K_LAST + 1] = {0, 0, 2, 1, 1, 2, 2, 2, 2, 2};   /* buffers each kind requires */
   for (int i = 0; i < need[kind]; i++)

@@ -142,11 +142,10 @@ static void load_state(lua_State *L, int idx, uint64_t *s, const char *fname) {
     if (lt_numel(t) != LT_RNG_STATE_BYTES)
       ltl_error(L, fname, "expected an RNG state of %d bytes, but found the input RNG state size to be %I",
                LT_RNG_STATE_BYTES, (lua_Integer)lt_numel(t));
-    int64_t idx0[LT_MAX_DIMS] = { 0 };
-    for (int i = 0; i < LT_RNG_STATE_BYTES; i++) {   /* any layout: read by logical index */
-      idx0[0] = i;
-      buf[i] = *(unsigned char *)lt_elem_ptr(t, idx0);
-    }
+    /* any shape of 40 bytes, read flat; contiguous as PyTorch requires (a
+       multi-dim state read by one index walked past its first dim) */
+    if (!lt_is_contiguous(t)) ltl_error(L, fname, "RNG state must be contiguous");
+    memcpy(buf, lt_data(t), LT_RNG_STATE_BYTES);
   } else if (lua_type(L, idx) == LUA_TTABLE) {
     for (int i = 0; i < 5; i++) {
       lua_rawgeti(L, idx, i + 1);

@@ -93,8 +93,14 @@ static int l_bincount(lua_State *L) {
     if (xs[i] < 0) return ltl_error(L, "bincount", "bincount only supports 1-d non-negative integral inputs.");
     if (xs[i] > mx) mx = xs[i];
   }
+  /* checked before mx + 1, which overflows for INT64_MAX; past 2^40 bins
+     the output could not be allocated anyway */
+  const int64_t cap = (int64_t)1 << 40;
+  if (mx >= cap)
+    return ltl_error(L, "bincount", "input value %I needs more bins than can be allocated", (lua_Integer)mx);
+  if (minlength > cap)
+    return ltl_error(L, "bincount", "minlength %I is more bins than can be allocated", minlength);
   int64_t nb = mx + 1 > minlength ? mx + 1 : minlength;
-  if (nb > ((int64_t)1 << 40)) return ltl_error(L, "bincount", "bincount: output too large");
   lt_tensor *out = ltl_push_new(L, w ? LTENSOR_FLOAT64 : LTENSOR_INT64, 1, &nb);
   lt_fill_i64(out, 0);
   if (w) {

@@ -112,6 +112,7 @@ int64_t lt_conv_scratch(const lt_conv_geom *g) {
     int64_t per = N * K, parts = per > 0 ? (M * per + GEMM_SERIAL_MNK - 1) / GEMM_SERIAL_MNK : 1;          \
     if (parts < 1) parts = 1;                                                                              \
     if (parts > M) parts = M;                                                                              \
+    if (M <= 0) return;   /* no rows: nothing to do, and no division by parts = 0 */                     \
     int64_t mb = (M + parts - 1) / parts;                                                                  \
     for (int64_t m0 = 0; m0 < M; m0 += mb) {                                                               \
       int64_t m = M - m0 < mb ? M - m0 : mb;                                                               \

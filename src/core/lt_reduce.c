@@ -954,9 +954,15 @@ static void norm_f64(void *vc, const void *b, int64_t n, int64_t pos) {
 static void norm_c128(void *vc, const void *b, int64_t n, int64_t pos) {
   (void)pos;
   const lt_cdouble *x = b;
-  double a[CHUNK_BYTES / sizeof(lt_cdouble)];
-  for (int64_t i = 0; i < n; i++) a[i] = cabs(x[i]);   /* n <= chunk: always converted */
-  norm_abs(vc, a, n);
+  /* each_chunk hands a contiguous complex128 run over whole (dt == bdt),
+     so n is not bounded by the chunk: convert it in pieces of the buffer */
+  enum { NA = CHUNK_BYTES / sizeof(lt_cdouble) };
+  double a[NA];
+  for (int64_t s = 0; s < n; s += NA) {
+    int64_t m = n - s < NA ? n - s : NA;
+    for (int64_t i = 0; i < m; i++) a[i] = cabs(x[s + i]);
+    norm_abs(vc, a, m);
+  }
 }
 /* 1- and 2-norm sums of a contiguous float32/float64 row, read in place
    (no staging copies), in PLANES double lanes */
