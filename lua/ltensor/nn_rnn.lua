@@ -643,11 +643,19 @@ function RNNCellBase:forward(input, hx)
       if c then c = c:unsqueeze(1) end
     end
     for _, t in ipairs({ h, c }) do
-      if t:dim() ~= 2 or t.shape[1] ~= B or t.shape[2] ~= H then
-        if t.shape[1] ~= B then
-          fail(cname, ("Input batch size %d doesn't match hidden%s batch size %d"):format(B, is_lstm and (rawequal(t, h) and "0" or "1") or "", t.shape[1]))
+      local label = is_lstm and (rawequal(t, h) and "0" or "1") or ""
+      if t:dim() ~= 2 then   -- (dims counted as the caller gave them)
+        local got, want = t:dim() - (batched and 0 or 1), batched and 2 or 1
+        if not batched and got == 2 then
+          fail(cname, ("Input batch size 1 (unbatched 1-D input) doesn't match hidden%s batch size %d (2-D)"):format(label, t.shape[2]))
         end
-        fail(cname, ("hidden%s has inconsistent hidden_size: got %d, expected %d"):format(is_lstm and (rawequal(t, h) and "0" or "1") or "", t.shape[t:dim()], H))
+        fail(cname, ("hidden%s must be %d-D as the input is %s, but got a %d-D tensor"):format(label, want, batched and "batched (2-D)" or "unbatched (1-D)", got))
+      end
+      if t.shape[1] ~= B then
+        fail(cname, ("Input batch size %d doesn't match hidden%s batch size %d"):format(B, label, t.shape[1]))
+      end
+      if t.shape[2] ~= H then
+        fail(cname, ("hidden%s has inconsistent hidden_size: got %d, expected %d"):format(label, t.shape[2], H))
       end
     end
   end
