@@ -168,7 +168,7 @@ describe("masked_scatter (PyTorch 1.13's values)", function()
   it("differentiates in self and source", function()
     local x = T.zeros(2, 3, { requires_grad = true })
     local s = T.arange(1, 8):float():requires_grad_()
-    local y = x:masked_scatter(m, s)
+    local y = x:masked_scatter(m, s);
     (y * T.arange(0, 6):float():reshape(2, 3)):sum():backward()
     assert.are.same({ { 0, 1, 0 }, { 3, 0, 0 } }, x.grad:totable())
     assert.are.same({ 0, 2, 4, 5, 0, 0, 0 }, s.grad:totable())
