@@ -575,6 +575,7 @@ function RNNCellBase:_setup(cname, mode, input_size, hidden_size, bias, opts)
   opts = check_opts(cname, opts, { "bias", "nonlinearity", "dtype" }, 3)
   if bias == nil then bias = opts.bias end
   if bias == nil then bias = true end
+  if type(bias) ~= "boolean" then fail(cname, "bad argument #3 'bias' (boolean expected, got " .. typename(bias) .. ")") end
   if math.type(input_size) ~= "integer" or input_size < 0 then
     fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
   end
