@@ -183,3 +183,71 @@ describe("masked_scatter (PyTorch 1.13's values)", function()
       err_of(T.masked_scatter, x, m:int(), s))
   end)
 end)
+
+describe("results that differed from PyTorch 1.13", function()
+  local fx = dofile("spec/fixtures/audit_lua.lua")
+  it("quantile/nanquantile 'nearest' rounds half to even on the input dtype's rank", function()
+    assert.are.equal(0, T.quantile(T.tensor({ 0., 1, 2, 3, 4, 5 }), 0.1, { interpolation = "nearest" }):item())
+    local bad = {}
+    for _, r in ipairs(fx.quantile) do
+      local x = T.arange(0, r[2], { dtype = T[r[1]] })
+      local xn = T.cat({ x, T.full({ 3 }, 0 / 0, { dtype = T[r[1]] }) })
+      local a = T.quantile(x, r[4], { interpolation = r[3] }):item()
+      local b = T.nanquantile(xn, r[4], { interpolation = r[3] }):item()
+      if a ~= r[5] or b ~= r[6] then bad[#bad + 1] = table.concat({ r[1], r[2], r[3], r[4], a, b }, " ") end
+    end
+    assert.are.same({}, bad)
+  end)
+  it("histc bins as PyTorch's kernel, values at and next to every edge", function()
+    local bad = {}
+    for _, r in ipairs(fx.histc) do
+      local h = T.histc(T.tensor(r[5], { dtype = T[r[1]] }), r[2], r[3], r[4]):totable()
+      for i = 1, #r[6] do
+        if h[i] ~= r[6][i] then bad[#bad + 1] = table.concat({ r[1], r[2], r[3], r[4], i }, " ") break end
+      end
+    end
+    assert.are.same({}, bad)
+  end)
+  it("F.pad circular with a negative pad crops, then wraps what is left", function()
+    local F = T.nn.functional
+    local x = T.arange(0, 18):float():reshape(3, 2, 3)
+    -- torch.nn.functional.pad(x, (2, -1), mode="circular") and (-1, 2)
+    assert.are.same({ { 0, 1, 0, 1 }, { 3, 4, 3, 4 } }, F.pad(x, { 2, -1 }, "circular"):select(1, 1):totable())
+    assert.are.same({ { 1, 2, 1, 2 }, { 4, 5, 4, 5 } }, F.pad(x, { -1, 2 }, "circular"):select(1, 1):totable())
+    assert.are.same({ { 0, 0 }, { 3, 3 } }, F.pad(x, { 1, -2 }, "circular"):select(1, 1):totable())
+    assert.are.same({ { 2, 2 }, { 5, 5 } }, F.pad(x, { -2, 1 }, "circular"):select(1, 1):totable())
+    local y = F.pad(T.arange(0, 16):float():reshape(1, 1, 4, 4), { 1, -1, -1, 2 }, "circular")
+    assert.are.same({ { 6, 4, 5, 6 }, { 10, 8, 9, 10 }, { 14, 12, 13, 14 }, { 6, 4, 5, 6 }, { 10, 8, 9, 10 } },
+      y:squeeze():totable())
+    -- PyTorch reads uninitialised memory here: refused
+    assert.are.equal("ltensor.nn.functional.pad: invalid padding: Padding value causes wrapping around more than once.",
+      err_of(F.pad, x, { 3, -1 }, "circular"))
+  end)
+  it("max_pool1d with a dilated window longer than the input is empty, as PyTorch's (no indices, no gradient)", function()
+    local F = T.nn.functional
+    local x = T.arange(0, 4):float():reshape(1, 1, 4)
+    assert.are.same({ 1, 1, 0 }, F.max_pool1d(x, 3, { dilation = 2 }).shape)
+    assert.are.same({ 1, 0 }, F.max_pool1d(T.zeros(1, 4), 3, { dilation = 2 }).shape)
+    assert.are.same({ 1, 1, 0 }, F.max_pool1d(x, 5).shape)
+    assert.are.same({ { { 2 } } }, F.max_pool1d(x, 3, { dilation = 2, ceil_mode = true }):totable())
+    assert.are.equal("ltensor.nn.functional.max_pool1d: max_pool1d() Invalid computed output size: -7",
+      err_of(F.max_pool1d, T.zeros(1, 1, 1), 5, { stride = 1, dilation = 2 }))
+    -- with indices or a gradient PyTorch takes the path that refuses; max_pool2d always refuses
+    assert.has_error(function() F.max_pool1d(x, 3, { dilation = 2, return_indices = true }) end)
+    assert.has_error(function() F.max_pool1d(x:clone():requires_grad_(), 3, { dilation = 2 }) end)
+    assert.has_error(function() F.max_pool2d(T.zeros(1, 1, 4, 4), 3, { dilation = 2 }) end)
+  end)
+  it("boolean options refuse other types", function()
+    assert.are.equal("ltensor.nn.Linear: bad option 'bias' (boolean expected, got string)",
+      err_of(T.nn.Linear, 3, 4, { bias = "no" }))
+    assert.are.equal("ltensor.nn.Linear: bad argument #3 'bias' (boolean expected, got string)",
+      err_of(T.nn.Linear, 3, 4, "no"))
+    assert.are.equal("ltensor.nn.LSTM: bad option 'batch_first' (boolean expected, got number)",
+      err_of(T.nn.LSTM, 3, 4, { batch_first = 1 }))
+    assert.are.equal("ltensor.nn.LSTMCell: bad argument #3 'bias' (boolean expected, got number)",
+      err_of(T.nn.LSTMCell, 3, 4, 0))
+    assert.are.equal("ltensor.nn.functional.max_pool1d: bad option 'ceil_mode' (boolean expected, got number)",
+      err_of(T.nn.functional.max_pool1d, T.zeros(1, 1, 4), 2, { ceil_mode = 1 }))
+    assert.is_nil(T.nn.Linear(3, 4, { bias = false }).bias)
+  end)
+end)
