@@ -33,7 +33,7 @@ local function typename(x)
 end
 
 local Model = nn.Module:extend("OnnxModel")
-onnx.Model = Model
+onnx._Model = Model   -- the class (instances: tostring, help)
 -- class methods win over initializer names (an initializer called "forward"
 -- must not hide the method); initializers are reached by name with
 -- m:get_parameter / m:state_dict()
