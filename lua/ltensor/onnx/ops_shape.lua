@@ -8,7 +8,6 @@ local compat = require "ltensor.compat"
 local math, table = compat.math, compat.table
 local F = require "ltensor.functional"
 local U = require "ltensor.onnx.util"
-local TP = require "ltensor.onnx.tensor"
 
 local O = {}
 local rfail = U.rfail
@@ -491,5 +490,4 @@ function O.TopK(node)
   end
 end
 
-O._dtype_names = TP.NAMES
 return O
