@@ -173,7 +173,7 @@ describe("the imported module", function()
     local m = T.onnx.load(DIR .. "op_reshape_input_shape.onnx")
     local ok, err = pcall(m, T.randn(2, 3, 4, 5), T.tensor({ 7, -1 }))
     assert.is_false(ok)
-    assert.equal("ltensor.onnx.forward: node 'reshape_input_shape' (Reshape, opset 13): " ..
+    assert.equal("ltensor.onnx.forward: node 'reshape_input_shape' (op Reshape, opset 13): " ..
       "cannot reshape a tensor of shape {2, 3, 4, 5} into {7, -1}", err)
   end)
 end)
@@ -208,11 +208,11 @@ describe("malformed files give an ltensor.onnx.load error", function()
   local files = {
     { "dtype", "ltensor.onnx.load: initializer 'w': data_type 99 is not a valid ONNX tensor type" },
     { "raw_size", "ltensor.onnx.load: initializer 'w': raw_data has 5 bytes, but dims {2} of FLOAT need 8" },
-    { "dangling", "ltensor.onnx.load: node 'add' (Add, opset 13): input 'nothing' is not produced by any node, graph input or initializer" },
-    { "cycle", "ltensor.onnx.load: node 'first' (Add, opset 13): the graph has a cycle through this node" },
-    { "unknown_op", "ltensor.onnx.load: node 'fancy' (FancyOp, opset 13): operator 'FancyOp' is not supported" },
-    { "bad_attr", "ltensor.onnx.load: node 'pool' (MaxPool, opset 13): attribute storage_order=1 is not supported" },
-    { "domain", "ltensor.onnx.load: node 'r' (com.example.Relu, opset 0): operator domain 'com.example' is not supported" },
+    { "dangling", "ltensor.onnx.load: node 'add' (op Add, opset 13): input 'nothing' is not produced by any node, graph input or initializer" },
+    { "cycle", "ltensor.onnx.load: node 'first' (op Add, opset 13): the graph has a cycle through this node" },
+    { "unknown_op", "ltensor.onnx.load: node 'fancy' (op FancyOp, opset 13): operator 'FancyOp' is not supported" },
+    { "bad_attr", "ltensor.onnx.load: node 'pool' (op MaxPool, opset 13): attribute storage_order=1 is not supported" },
+    { "domain", "ltensor.onnx.load: node 'r' (op com.example.Relu, opset 0): operator domain 'com.example' is not supported" },
     { "neg_dim", "ltensor.onnx.load: initializer 'w': dimension 1 is -2, not a size" },
     { "ext_escape", "ltensor.onnx.load: initializer 'w': external data location '../escape.bin' leaves the model's directory" },
   }

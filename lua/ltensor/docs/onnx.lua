@@ -10,7 +10,7 @@ return {
     "a NUL byte is the model's bytes, any other a path; external data files are found beside the model (or in base_dir). " ..
     "Axes inside the file stay ONNX's (0-based); integer tensors the graph computes (Shape, ArgMax, Gather indices) hold " ..
     "0-based values. A malformed file, an unsupported operator or attribute is an error at load time: " ..
-    "`ltensor.onnx.load: node 'Conv_3' (Conv, opset 13): ...`; errors while running name the node too " ..
+    "`ltensor.onnx.load: node 'Conv_3' (op Conv, opset 13): ...`; errors while running name the node too " ..
     "(`ltensor.onnx.forward: node ...`). T.onnx.operators lists the supported op_types.",
     "local m = T.onnx.load(\"spec/fixtures/onnx/mlp.onnx\")   -- exported from PyTorch, dynamic batch\n" ..
     "print(m.inputs[1].shape)                               -- {\"batch\", 6}\n" ..

@@ -16,7 +16,7 @@ local Node = {}
 Node.__index = Node
 
 function Node:label()
-  return ("node '%s' (%s, opset %d)"):format(self.name, self.op, self.opset)
+  return ("node '%s' (op %s, opset %d)"):format(self.name, self.op, self.opset)
 end
 function Node:fail(msg) error("ltensor.onnx.load: " .. self:label() .. ": " .. msg, 0) end
 -- the attributes a builder understands: any other one present is an error
