@@ -8,8 +8,7 @@
 static const char *running_name(lua_State *L, lua_Debug *ar);
 
 /* An internal entry point ("_csv_parse") is called by the library's own Lua
-   code only, so its errors name the public function it works for, and carry
-   no position: the one luaL_where gives is the library's file:line. */
+   code only, so its errors name the public function it works for. */
 static const char *const internal_names[][2] = {
   {"_csv_parse", "read_csv"}, {"_csv_format", "write_csv"},
   {"_png_decode", "load_image"}, {"_png_encode", "save_image"},
@@ -34,16 +33,17 @@ static const char *public_name(const char *name) {
   return name;
 }
 
+/* No "file:line:" prefix: the position luaL_where gives is that of the
+   function's Lua caller, which is often the library's own code (a C function
+   called from lua/ltensor/), and the Lua side's errors (ltensor.util) carry
+   none either.  The message names the function; the traceback says where. */
 int ltl_error(lua_State *L, const char *fname, const char *fmt, ...) {
   va_list ap;
-  lua_Debug ar;
-  if (is_internal(running_name(L, &ar))) lua_pushliteral(L, "");
-  else luaL_where(L, 1);
   va_start(ap, fmt);
   lua_pushfstring(L, "ltensor.%s: ", fname);
   lua_pushvfstring(L, fmt, ap);
   va_end(ap);
-  lua_concat(L, 3);
+  lua_concat(L, 2);
   return lua_error(L);
 }
 
