@@ -363,3 +363,30 @@ describe("T.load refuses malformed or hostile checkpoints", function()
     end
   end)
 end)
+
+describe("the reference examples of T.save and T.load", function()
+  it("run", function()
+    local help = require "ltensor.help"
+    local n = 0
+    for _, e in ipairs(help.entries()) do
+      if e.name == "T.save" or e.name == "T.load" then
+        local env = setmetatable({ T = T, print = function() end }, { __index = _G })
+        local f = assert(load(e.example, "=" .. e.name, "t", env))
+        f()
+        n = n + 1
+      end
+    end
+    assert.are.equal(2, n)
+  end)
+end)
+
+describe("examples/load_pt.lua", function()
+  it("loads PyTorch's checkpoint into a T.nn model and matches PyTorch's output", function()
+    if _VERSION ~= "Lua 5.4" then pending("runs the 5.4 build") return end
+    local p = io.popen("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' lua5.4 examples/load_pt.lua 2>&1; echo rc=$?")
+    local out = p:read("*a")
+    p:close()
+    assert.truthy(out:find("rc=0", 1, true), out)
+    assert.truthy(out:find("largest difference from PyTorch's output", 1, true), out)
+  end)
+end)
