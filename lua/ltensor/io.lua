@@ -1,4 +1,9 @@
 -- ltensor.io: T.save / T.load (safetensors) and T.save_npy / T.load_npy (.npy).
+-- T.load tells the format by its first bytes: a zip is a PyTorch checkpoint
+-- (io/pt.lua), "\147NUMPY" a .npy file, anything else safetensors; T.save
+-- writes a PyTorch checkpoint for a .pt/.pth path or {format = "pt"} as its
+-- 4th argument (the 3rd stays safetensors metadata: {format = "pt"} there is
+-- the metadata PyTorch's safetensors writers put, not a format choice).
 --
 -- safetensors (https://github.com/huggingface/safetensors): an 8-byte
 -- little-endian header length N, N bytes of JSON
