@@ -283,6 +283,35 @@ describe("T.load refuses malformed or hostile checkpoints", function()
     assert.are.same({ { 0, 1, 2 }, { 3, 4, 5 } }, t:totable())
   end)
 
+  it("accepts the rest of weights_only's vocabulary", function()
+    local pkl = P .. "}(" .. str("old") .. "ctorch._utils\n_rebuild_tensor\n(" .. pid("0", 6) .. int(2) .. tup({ 2 }) .. tup({ 1 }) .. "tR"
+      .. str("size") .. "ctorch\nSize\n" .. tup({ 2, 3 }) .. "\133R"
+      .. str("dtype") .. "ctorch\nfloat64\n"
+      .. str("set") .. "\143"
+      .. str("short") .. "U\2hi"
+      .. str("t3") .. "K\1M\0\1J\255\255\255\255\135r\0\1\0\0"
+      .. str("again") .. "j\0\1\0\0"
+      .. str("none") .. "N"
+      .. "u."
+    local r = T.load(write("vocab.pt", archive(pkl)))
+    assert.are.same({ 2, 3 }, r.old:totable())
+    assert.are.same({ 2, 3 }, r.size)
+    assert.are.equal(T.float64, r.dtype)
+    assert.are.same({}, r.set)
+    assert.are.equal("hi", r.short)
+    assert.are.same({ 1, 256, -1 }, { r.t3[1], r.t3[2], r.t3[3] })
+    assert.is_true(pickle.is_tuple(r.t3) and rawequal(r.t3, r.again))
+    assert.is_nil(r.none)
+  end)
+
+  it("reads big-endian storages (<name>/byteorder = 'big')", function()
+    local be = T.tensor({ 1.5, -2 }):float()
+    local bytes = T._tobytes(be):sub(1, 4):reverse() .. T._tobytes(be):sub(5, 8):reverse()
+    local s = table.concat(zip.write({ { name = "a/data.pkl", data = P .. tensor({ 2 }, { 1 }, 0, "0", 2) .. "." },
+      { name = "a/byteorder", data = "big" }, { name = "a/data/0", data = bytes } }))
+    assert.are.same({ 1.5, -2 }, T.load(write("be.pt", s)):totable())
+  end)
+
   local good = archive(P .. tensor({ 6 }, { 1 }) .. ".")
   local cd_off = #good - 22 - (46 + 10) - (46 + 8)   -- two entries' central records
   local function patch(s, pos, bytes) return s:sub(1, pos - 1) .. bytes .. s:sub(pos + #bytes) end
@@ -331,6 +360,13 @@ describe("T.load refuses malformed or hostile checkpoints", function()
     { "a persistent id that is not a storage", archive(P .. str("x") .. "\133Q."),
       "has a persistent id that is not ('storage', type, key, location, numel)" },
     { "an integer beyond int64", archive(P .. "\138\9" .. string.rep("\0", 8) .. "\1."), "an integer of 9 bytes is outside int64" },
+    { "NEWOBJ of a Parameter", archive(P .. "ctorch.nn.parameter\nParameter\n)\129."),
+      "needs 'torch.nn.parameter.Parameter' (parameters built by NEWOBJ), which ltensor does not support" },
+    { "a bare storage", archive(P .. pid("0", 6) .. "."), "holds a bare storage" },
+    { "an unknown byte order", table.concat(zip.write({ { name = "a/data.pkl", data = P .. "N." },
+      { name = "a/byteorder", data = "middle" } })), "has an unknown byte order 'middle'" },
+    { "a deflated-looking duplicate entry", table.concat(zip.write({ { name = "a/data.pkl", data = P .. "N." },
+      { name = "a/data.pkl", data = P .. "N." } })), "has two entries named 'a/data.pkl'" },
     { "a truncated string", archive(P .. "X\255\255\0\0ab."), "the pickle is truncated (no STOP opcode)" },
   }
   for i, c in ipairs(bad) do

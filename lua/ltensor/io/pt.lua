@@ -62,6 +62,9 @@ local UNSUPPORTED = {
   ["builtins.complex"] = "complex numbers",
 }
 
+-- the storages a checkpoint's persistent ids name, while it is unpickled
+local STORAGE_MT = { __name = "ltensor.pt.storage" }
+
 local DTYPES = { "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
   "bool", "complex64", "complex128" }
 
@@ -100,7 +103,7 @@ function M.load(path, f, size)
   local function pfail(msg, ...) raise("load: '%s' (PyTorch checkpoint): " .. msg, path, ...) end
   local storages = {}   -- key -> { t = 1-d tensor, dtype }
   local function rebuild(storage, offset, size_t, stride, what)
-    if type(storage) ~= "table" or not storage.storage then pfail("%s: the first argument is not a storage", what) end
+    if getmetatable(storage) ~= STORAGE_MT then pfail("%s: the first argument is not a storage", what) end
     if math.type(offset) ~= "integer" then pfail("%s: the storage offset is not an integer", what) end
     if type(size_t) ~= "table" or type(stride) ~= "table" then pfail("%s: size and stride must be tuples", what) end
     local nsize, nstride = pickle.seq_len(size_t), pickle.seq_len(stride)
@@ -192,7 +195,7 @@ function M.load(path, f, size)
           key, numel, dt.name, tostring(numel * isz), e.size)
       end
       local bytes = zip.read_entry(read_at, e, fail)
-      s = { storage = T._frombytes(bytes, dt, { numel }, 0, big), dtype = dt }
+      s = setmetatable({ storage = T._frombytes(bytes, dt, { numel }, 0, big), dtype = dt }, STORAGE_MT)
       storages[key] = s
       return s
     end,
@@ -203,7 +206,7 @@ function M.load(path, f, size)
   }
   local pkl = zip.read_entry(read_at, by_name[prefix .. "/data.pkl"], fail)
   local v = pickle.load(pkl, env)
-  if type(v) == "table" and v.storage and v.dtype and not T.is_tensor(v) and getmetatable(v) == nil then
+  if getmetatable(v) == STORAGE_MT then
     pfail("holds a bare storage, which ltensor does not load (save a tensor instead)")
   end
   return v, {}
