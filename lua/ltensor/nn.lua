@@ -465,6 +465,7 @@ local function ordered_dict(keys, map)
       end, t, nil
     end,
     __name = "ltensor.nn.StateDict",
+    __keys = keys,   -- the order, also where pairs() ignores __pairs (5.1, LuaJIT)
   })
 end
 nn.ordered_dict = ordered_dict
