@@ -197,15 +197,22 @@ describe("T.save of PyTorch checkpoints", function()
     check(EXPECTED.checkpoint, T.load(p), "checkpoint")
   end)
 
-  it("chooses the format: .pt/.pth, or {format = 'pt'} as 4th argument; metadata stays safetensors'", function()
+  it("chooses the format: .pt/.pth, or {format = 'pt'} (SPEC §12); other tables are safetensors metadata", function()
     local t = { a = T.ones(2) }
     T.save(path("x.PTH"), t)
     assert.are.equal("PK\3\4", read(path("x.PTH")):sub(1, 4))
     T.save(path("noext"), t, nil, { format = "pt" })
     assert.are.equal("PK\3\4", read(path("noext")):sub(1, 4))
-    T.save(path("meta"), t, { format = "pt" })   -- safetensors metadata, as before
+    T.save(path("spec12"), t, { format = "pt" })   -- SPEC §12's form
+    assert.are.equal("PK\3\4", read(path("spec12")):sub(1, 4))
+    T.save(path("meta"), t, { format = "safetensors", metadata = { format = "pt" } })
     local _, meta = T.load(path("meta"))
     assert.are.same({ format = "pt" }, meta)
+    T.save(path("meta2"), t, { source = "x" })   -- a table that names no format is the metadata
+    local _, meta2 = T.load(path("meta2"))
+    assert.are.same({ source = "x" }, meta2)
+    assert.has_error(function() T.save(path("o"), t, { format = "pt", level = 1 }) end,
+      "ltensor.save: unknown option 'level' (options: format, metadata, zip64)")
     T.save(path("st.pt"), t, nil, { format = "safetensors" })
     assert.is_true(T.equal(T.load(path("st.pt")).a, T.ones(2)))
     assert.has_error(function() T.save(path("m.pt"), t, { k = "v" }) end,

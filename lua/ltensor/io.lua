@@ -332,8 +332,25 @@ local function check_name(fname, k)
 end
 
 --- T.save(path, tensor_or_table [, metadata [, {format = "pt" | "safetensors"}]])
+-- The third argument is an options table when it names a format (SPEC §12:
+-- T.save(path, tbl, {format = "pt"})): {format = "pt"|"safetensors",
+-- metadata = {...}, zip64 = ...}.  Any other table is the safetensors
+-- metadata itself (the older form T.save(path, tbl, metadata [, opts])).
+local SAVE_OPTS = { format = true, metadata = true, zip64 = true }
+local function save_args(third, fourth)
+  if type(third) ~= "table" or (third.format ~= "pt" and third.format ~= "safetensors") then return third, fourth end
+  for k in pairs(third) do
+    if not SAVE_OPTS[k] then
+      fail("save", "unknown option '%s' (options: format, metadata, zip64)", tostring(k))
+    end
+  end
+  if fourth ~= nil then fail("save", "options given twice (as argument 3 and argument 4)") end
+  return third.metadata, { format = third.format, zip64 = third.zip64 }
+end
+
 function T.save(path, obj, metadata, opts)
   if type(path) ~= "string" then fail("save", "expected a file name, got %s", type(path)) end
+  metadata, opts = save_args(metadata, opts)
   -- a PyTorch checkpoint for a .pt/.pth path or {format = "pt"} (io/pt.lua)
   if require("ltensor.io.pt").wants(path, opts) then
     if metadata ~= nil and (type(metadata) ~= "table" or next(metadata) ~= nil) then
