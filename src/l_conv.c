@@ -186,6 +186,26 @@ static char *push_scratch(lua_State *L, const lt_conv_geom *g, int nt, size_t *p
   return lt_data(ltl_push_new(L, g->dt, 1, shape));
 }
 
+/* Fewer blocks than a few per thread (a batch of 1, or 2 on 2 threads):
+   cut each image into row blocks of at least SPLIT_MIN_COLS columns (no
+   extra work), then, for layers of few rows and many channels (512 x 7x7),
+   into slices of at least 32 output channels (each slice builds its own
+   im2col: one copy per 32+ multiply-adds). */
+#define SPLIT_MIN_COLS 96
+static void split_small(lt_conv_geom *g, int nt) {
+  int64_t want = 4 * (int64_t)nt, items = lt_conv_small_items(g), ng = g->N * g->G;
+  if (items >= want || ng <= 0 || g->Hs <= 0 || g->Ws <= 0) return;
+  int64_t minrows = (SPLIT_MIN_COLS + g->Ws - 1) / g->Ws, per = (want + ng - 1) / ng;
+  int64_t blocks = g->Hs / (minrows > 0 ? minrows : 1);
+  if (blocks > per) blocks = per;
+  if (blocks > (g->Hs + lt_conv_rows(g) - 1) / lt_conv_rows(g)) g->col_rows = (g->Hs + blocks - 1) / blocks;
+  items = lt_conv_small_items(g);
+  if (items >= want) return;
+  int64_t cs = (want + items - 1) / items;
+  if (cs > g->Cs / 32) cs = g->Cs / 32;
+  g->cs_parts = cs > 1 ? cs : 1;
+}
+
 static int l_conv_small(lua_State *L) {
   lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
@@ -195,15 +215,10 @@ static int l_conv_small(lua_State *L) {
   if (lt_numel(out) == 0) return 1;
   if (g.Cb * g.kh * g.kw == 0) { fill_bias(out, b); return 1; }   /* no input channels */
   double work = 2.0 * (double)lt_numel(out) * (double)(g.Cb * g.kh * g.kw);
+  int nt = par_threads(L, INT64_MAX, work);
+  if (nt > 1) split_small(&g, nt);
   int64_t items = lt_conv_small_items(&g);
-  int nt = par_threads(L, items, work);
-  if (nt < par_threads(L, INT64_MAX, work)) {
-    /* fewer images than threads (the per-frame batch of 1): cut the images
-       into gemm bands, each worker doing the im2col of its own */
-    g.col_rows = lt_conv_band(&g);
-    items = lt_conv_small_items(&g);
-    nt = par_threads(L, items, work);
-  }
+  nt = par_threads(L, items, work);
   nt = parts_of(nt, items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));   /* (each part its own scratch) */
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);

@@ -65,35 +65,34 @@ static int is_direct(const lt_conv_geom *g) {
 }
 
 /* OpenBLAS 0.3.21 runs a gemm on its own threads once M*N*K passes
-   65536 * 4; its hand-off costs more than these products take here (and
-   would compete with our own split), so each gemm covers a band of
-   small-grid rows sized to stay under that. */
+   65536 * 4, and offers no per-call thread count (openblas_set_num_threads
+   is process-wide).  So every product here is cut into tiles under that
+   size (gemm_tiles): OpenBLAS then always runs on the calling thread, and
+   threads come from one place, the state's pool (the binding splits the
+   work), at any T.set_num_threads.  Tiles of 64x64x64 run at OpenBLAS's
+   one-thread speed or better on the conv shapes (126-164 GFLOP/s on the
+   resnet18 products, against 115-158 for one whole call: each tile's packed
+   operands stay in L1/L2); cutting rows only, as before, made 1-2-row gemms
+   of the 512-channel layers that re-packed all of B each call.  BLAS=none:
+   the built-in gemm never threads, and gets the product whole. */
+#ifdef LT_BLAS_NONE
+#define GEMM_SERIAL_MNK 0
+#else
 #define GEMM_SERIAL_MNK 262144
-int64_t lt_conv_band(const lt_conv_geom *g) {
-  int64_t per_row = g->Cs * g->Cb * g->kh * g->kw * g->Ws;
-  /* a small grid stays whole (a gemm a few columns wide runs poorly);
-     the output channels are split instead (gemm_rows) */
-  if (g->Hs * g->Ws <= 64) return g->Hs > 0 ? g->Hs : 1;
-  int64_t r = per_row > 0 ? GEMM_SERIAL_MNK / per_row : g->Hs;
-  if (r < 1) r = 1;
-  if (r > g->Hs) r = g->Hs;
-  return r < 1 ? 1 : r;
-}
+#endif
+#define GEMM_TILE 64
 
-/* The im2col (col2im) block is larger than a gemm band: a whole image while
-   its columns fit in COL_BYTES, so that the per-channel-and-tap work of
-   im2col/col2im (and col2im's read-modify-write passes, which stall on
-   store forwarding when short) is paid once per image, not once per band;
-   the gemms read their band of it in place (leading dimension = the
-   block's width). */
+/* The im2col (col2im) block: a whole image while its columns fit in
+   COL_BYTES, so that the per-channel-and-tap work of im2col/col2im is paid
+   once per image and the block stays in L2 while the tiles read it (in
+   place: leading dimension = the block's width). */
 #define COL_BYTES (1 << 20)
 int64_t lt_conv_rows(const lt_conv_geom *g) {
-  if (g->col_rows > 0) return g->col_rows < g->Hs ? g->col_rows : (g->Hs > 0 ? g->Hs : 1);
-  int64_t rb = lt_conv_band(g);
+  int64_t Hs = g->Hs > 0 ? g->Hs : 1;
+  if (g->col_rows > 0) return g->col_rows < Hs ? g->col_rows : Hs;
   int64_t per_row = g->Cb * g->kh * g->kw * g->Ws * (int64_t)lt_itemsize(g->dt);
-  int64_t r = per_row > 0 ? COL_BYTES / per_row : g->Hs;
-  r = r < rb ? rb : r / rb * rb;
-  if (r > g->Hs) r = g->Hs;
+  int64_t r = per_row > 0 ? COL_BYTES / per_row : Hs;
+  if (r > Hs) r = Hs;
   return r < 1 ? 1 : r;
 }
 
@@ -104,22 +103,39 @@ int64_t lt_conv_scratch(const lt_conv_geom *g) {
 
 #define FLOAT_TYPES(X) X(float) X(double)
 
-/* C (M x N, ldc) = op(A) (M x K) @ op(B) + beta C, cut into bands of rows
-   so that each call stays under GEMM_SERIAL_MNK */
-#define DEFINE_GEMM_ROWS(T)                                                                                 \
-  static void gemm_rows_##T(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,      \
-                            const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {                          \
-    int64_t per = N * K, parts = per > 0 ? (M * per + GEMM_SERIAL_MNK - 1) / GEMM_SERIAL_MNK : 1;          \
-    if (parts < 1) parts = 1;                                                                              \
-    if (parts > M) parts = M;                                                                              \
-    int64_t mb = (M + parts - 1) / parts;                                                                  \
+/* C (M x N, ldc) = op(A) (M x K) @ op(B) + beta C, in tiles of at most
+   GEMM_SERIAL_MNK multiply-adds (about GEMM_TILE on each side; a small side
+   lends its share to K, then to N); the K tiles after the first add (beta
+   = 1). */
+#define DEFINE_GEMM_TILES(T)                                                                                \
+  static void gemm_tiles_##T(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,     \
+                             const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {                         \
+    if (M <= 0 || N <= 0) return;                                                                          \
+    if (GEMM_SERIAL_MNK == 0 || K <= 0 || (double)M * (double)N * (double)K <= (double)GEMM_SERIAL_MNK) { \
+      if (K > 0) gemm_##T(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);                                  \
+      else if (beta == 0) for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(T) * (size_t)N);  \
+      return;                                                                                              \
+    }                                                                                                      \
+    int64_t mb = M < GEMM_TILE ? M : GEMM_TILE, nb = N < GEMM_TILE ? N : GEMM_TILE;                        \
+    int64_t kb = GEMM_SERIAL_MNK / (mb * nb);                                                              \
+    if (kb > K) kb = K;                                                                                    \
+    nb = GEMM_SERIAL_MNK / (mb * kb);                                                                      \
+    if (nb > N) nb = N;                                                                                    \
     for (int64_t m0 = 0; m0 < M; m0 += mb) {                                                               \
       int64_t m = M - m0 < mb ? M - m0 : mb;                                                               \
-      gemm_##T(ta, tb, m, N, K, ta ? A + m0 : A + m0 * lda, lda, B, ldb, beta, C + m0 * ldc, ldc);         \
+      for (int64_t n0 = 0; n0 < N; n0 += nb) {                                                             \
+        int64_t n = N - n0 < nb ? N - n0 : nb;                                                             \
+        for (int64_t k0 = 0; k0 < K; k0 += kb) {                                                           \
+          int64_t k = K - k0 < kb ? K - k0 : kb;                                                           \
+          const T *a = ta ? A + k0 * lda + m0 : A + m0 * lda + k0;                                         \
+          const T *b = tb ? B + n0 * ldb + k0 : B + k0 * ldb + n0;                                         \
+          gemm_##T(ta, tb, m, n, k, a, lda, b, ldb, k0 == 0 ? beta : (T)1, C + m0 * ldc + n0, ldc);       \
+        }                                                                                                  \
+      }                                                                                                    \
     }                                                                                                      \
   }
-FLOAT_TYPES(DEFINE_GEMM_ROWS)
-#undef DEFINE_GEMM_ROWS
+FLOAT_TYPES(DEFINE_GEMM_TILES)
+#undef DEFINE_GEMM_TILES
 
 #define DEFINE_CONV(T)                                                                                      \
   /* im2col of one group's big image (Cb planes) for small rows [r0, r1):                                  \
@@ -249,39 +265,39 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  /* items: (sample, group, block of small rows), flattened in that order */                               \
+  /* items: (sample, group, block of small rows, slice of the small channels), flattened in that order;  \
+     the slices of one block each build its im2col (cheap next to their gemms: a block's K x Lc copies      \
+     against Cs/parts multiply-adds per copied value) */                                                   \
   static void conv_small_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small,    \
                              T *col, int64_t lo, int64_t hi) {                                             \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, rb = lt_conv_band(g);                           \
+    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, parts = g->cs_parts > 0 ? g->cs_parts : 1;   \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
-      int64_t blk = it % nb, ng = it / nb;                                                                 \
+      int64_t part = it % parts, blk = (it / parts) % nb, ng = it / parts / nb;                            \
       int64_t gi = ng % g->G, n = ng / g->G;                                                               \
       int64_t c0 = blk * cb, c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;               \
+      int64_t m0 = g->Cs * part / parts, m1 = g->Cs * (part + 1) / parts;                                  \
       const T *b = big + (n * g->G + gi) * Bsz;                                                            \
+      T *s = small + ((n * g->G + gi) * g->Cs + m0) * L + c0 * g->Ws;                                      \
+      if (m1 <= m0) continue;                                                                              \
       if (!direct) im2col_##T(g, b, col, c0, c1);                                                          \
-      for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                           \
-        int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                                  \
-        T *s = small + (n * g->G + gi) * g->Cs * L + r0 * g->Ws;                                           \
-        /* with a bias, the band starts as the bias and the gemm adds to it (beta = 1, as PyTorch's   \
-           addmm): no separate zeroing pass by the BLAS and no second pass for the bias */                 \
-        if (bias)                                                                                          \
-          for (int64_t o = 0; o < g->Cs; o++) {                                                            \
-            T bv = bias[gi * g->Cs + o], *r = s + o * L;                                                   \
-            for (int64_t l = 0; l < Lb; l++) r[l] = bv;                                                    \
-          }                                                                                                \
-        T beta = bias ? (T)1 : (T)0;                                                                       \
-        if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, beta, s, L);    \
-        else gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col + (r0 - c0) * g->Ws, Lc, beta, s, L); \
-      }                                                                                                    \
+      /* with a bias, the block starts as the bias and the gemm adds to it (beta = 1, as PyTorch's       \
+         addmm): no separate zeroing pass and no second pass for the bias */                               \
+      if (bias)                                                                                            \
+        for (int64_t o = m0; o < m1; o++) {                                                                \
+          T bv = bias[gi * g->Cs + o], *r = s + (o - m0) * L;                                              \
+          for (int64_t l = 0; l < Lc; l++) r[l] = bv;                                                      \
+        }                                                                                                  \
+      gemm_tiles_##T(0, 0, m1 - m0, Lc, K, w + (gi * g->Cs + m0) * K, K, direct ? b + c0 * g->Ws : col,    \
+                     direct ? L : Lc, bias ? (T)1 : (T)0, s, L);                                           \
     }                                                                                                      \
   }                                                                                                        \
   /* items: (sample, group): blocks of one image overlap in big */                                         \
   static void conv_big_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,      \
                            T *col, int64_t lo, int64_t hi) {                                               \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
-    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
+    int64_t cb = lt_conv_rows(g);                                                                          \
     int direct = is_direct(g);                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t gi = it % g->G, n = it / g->G;                                                               \
@@ -290,15 +306,11 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
       if (!direct) memset(b, 0, sizeof(T) * (size_t)Bsz);                                                  \
       for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                         \
         int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                            \
-        for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                         \
-          int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                                \
-          if (direct)                                                                                      \
-            gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0, b + r0 * g->Ws, L);   \
-          else {                                                                                           \
-            gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0,                 \
-                          col + (r0 - c0) * g->Ws, Lc);                                                    \
-            col2im_##T(g, col + (r0 - c0) * g->Ws, Lc, b, r0, r1);                                         \
-          }                                                                                                \
+        if (direct)                                                                                        \
+          gemm_tiles_##T(1, 0, K, Lc, g->Cs, w + gi * g->Cs * K, K, s + c0 * g->Ws, L, 0, b + c0 * g->Ws, L); \
+        else {                                                                                             \
+          gemm_tiles_##T(1, 0, K, Lc, g->Cs, w + gi * g->Cs * K, K, s + c0 * g->Ws, L, 0, col, Lc);        \
+          col2im_##T(g, col, Lc, b, c0, c1);                                                               \
         }                                                                                                  \
       }                                                                                                    \
       if (bias)                                                                                            \
@@ -312,7 +324,7 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
   static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
                              int64_t lo, int64_t hi) {                                                     \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
+    int64_t cb = lt_conv_rows(g);                                                                          \
     int direct = is_direct(g);                                                                             \
     if (hi <= lo) memset(gw, 0, sizeof(T) * (size_t)(g->G * g->Cs * K));                                   \
     for (int64_t n = lo; n < hi; n++)                                                                      \
@@ -321,16 +333,10 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         const T *s = small + (n * g->G + gi) * g->Cs * L;                                                  \
         for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                       \
           int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                          \
+          T beta = (n == lo && c0 == 0) ? 0 : 1;                                                           \
           if (!direct) im2col_##T(g, b, col, c0, c1);                                                      \
-          for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                       \
-            int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                              \
-            T beta = (n == lo && r0 == 0) ? 0 : 1;                                                         \
-            if (direct)                                                                                    \
-              gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, b + r0 * g->Ws, L, beta, gw + gi * g->Cs * K, K); \
-            else                                                                                           \
-              gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, col + (r0 - c0) * g->Ws, Lc, beta,      \
-                            gw + gi * g->Cs * K, K);                                                       \
-          }                                                                                                \
+          gemm_tiles_##T(0, 1, g->Cs, K, Lc, s + c0 * g->Ws, L, direct ? b + c0 * g->Ws : col,             \
+                         direct ? L : Lc, beta, gw + gi * g->Cs * K, K);                                   \
         }                                                                                                  \
       }                                                                                                    \
   }

@@ -32,25 +32,25 @@ typedef struct lt_conv_geom {
   int64_t Cs, Hs, Ws;            /* small grid: channels per group, height, width */
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
   int64_t col_rows;              /* rows per im2col block; 0: lt_conv_rows' choice */
+  int64_t cs_parts;              /* lt_conv_small: slices of the small channels per block (0 or 1: none) */
 } lt_conv_geom;
 
 /* Small-grid rows per im2col block: a whole image while its columns fit in
-   1 MB (g->col_rows, when set, overrides).  The gemms inside a block work
-   on bands of lt_conv_band rows, small enough for OpenBLAS to run them on
-   the calling thread. */
+   1 MB (g->col_rows, when set, overrides).  Every gemm runs on the calling
+   thread (OpenBLAS is given tiles too small for its threads): the binding
+   spreads the items below over the state's pool. */
 int64_t lt_conv_rows(const lt_conv_geom *g);
-int64_t lt_conv_band(const lt_conv_geom *g);
 /* Elements of im2col scratch one part needs (0: none, the big image is
    read in place: 1x1 kernels with unit stride and no padding). */
 int64_t lt_conv_scratch(const lt_conv_geom *g);
-/* Work items of lt_conv_small: N * G * blocks of lt_conv_rows rows. */
+/* Work items of lt_conv_small: N * G * blocks of lt_conv_rows rows * cs_parts. */
 static inline int64_t lt_conv_small_items(const lt_conv_geom *g) {
-  int64_t rb = lt_conv_rows(g);
-  return g->N * g->G * ((g->Hs + rb - 1) / rb);
+  int64_t rb = lt_conv_rows(g), hs = g->Hs > 0 ? g->Hs : 1;
+  return g->N * g->G * ((hs + rb - 1) / rb) * (g->cs_parts > 1 ? g->cs_parts : 1);
 }
 
 /* small = W @ im2col(big) (+ bias per small channel) for the items
-   [lo, hi) of lt_conv_small_items (item = (n, group, row block)). */
+   [lo, hi) of lt_conv_small_items (item = (n, group, row block, channel slice)). */
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                    void *scratch, int64_t lo, int64_t hi);
 /* big[n, g] = col2im(W_g^T @ small[n, g]) (+ bias per big channel) for
