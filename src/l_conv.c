@@ -117,6 +117,10 @@ static void small_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   conv_job *j = (conv_job *)ctx;
   lt_conv_small(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
 }
+static void dw_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  conv_job *j = (conv_job *)ctx;
+  lt_conv_dw(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+}
 static void big_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   conv_job *j = (conv_job *)ctx;
   lt_conv_big(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
@@ -206,6 +210,18 @@ static void split_small(lt_conv_geom *g, int nt) {
   g->cs_parts = cs > 1 ? cs : 1;
 }
 
+/* depthwise: a direct kernel over (sample, group) planes, memory-bound
+   (a few FMAs per value read), so split by the memory grain */
+static void conv_dw(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, lt_tensor *b, lt_tensor *out) {
+  int64_t items = g->N * g->G, per = lt_conv_dw_scratch(g);
+  int nt = par_threads_mem(L, items, (double)lt_numel(out) * (double)(g->kh * g->kw) / 4 + (double)lt_numel(x));
+  nt = parts_of(nt, items, per * (int64_t)lt_itemsize(g->dt));
+  conv_job j = { g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, (size_t)per * lt_itemsize(g->dt) };
+  int64_t shape[1] = { per * nt };
+  j.scratch = lt_data(ltl_push_new(L, g->dt, 1, shape));
+  par_run(L, nt, items, dw_range, &j);
+}
+
 static int l_conv_small(lua_State *L) {
   lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
@@ -214,6 +230,11 @@ static int l_conv_small(lua_State *L) {
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
   if (lt_numel(out) == 0) return 1;
   if (g.Cb * g.kh * g.kw == 0) { fill_bias(out, b); return 1; }   /* no input channels */
+  if (lt_conv_dw_ok(&g)) {
+    conv_dw(L, &g, x, w, b, out);
+    lua_settop(L, 13);
+    return 1;
+  }
   double work = 2.0 * (double)lt_numel(out) * (double)(g.Cb * g.kh * g.kw);
   int nt = par_threads(L, INT64_MAX, work);
   if (nt > 1) split_small(&g, nt);

@@ -53,6 +53,14 @@ static inline int64_t lt_conv_small_items(const lt_conv_geom *g) {
    [lo, hi) of lt_conv_small_items (item = (n, group, row block, channel slice)). */
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                    void *scratch, int64_t lo, int64_t hi);
+/* Depthwise (one big channel per group, dilation 1, stride 1 or 2,
+   kernels up to 7x7, the usual output size): a direct kernel
+   (lt_conv_dw.c).  lt_conv_dw_ok says whether g qualifies; items are
+   N * G (sample, group), each part needs lt_conv_dw_scratch elements. */
+int lt_conv_dw_ok(const lt_conv_geom *g);
+int64_t lt_conv_dw_scratch(const lt_conv_geom *g);
+void lt_conv_dw(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
+                void *scratch, int64_t lo, int64_t hi);
 /* big[n, g] = col2im(W_g^T @ small[n, g]) (+ bias per big channel) for
    the items [lo, hi) of N * G (item = (n, group)). */
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
