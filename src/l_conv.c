@@ -182,12 +182,14 @@ static void fill_bias(lt_tensor *out, const lt_tensor *b) {
 }
 
 /* scratch for nt workers, left on the stack */
-static char *push_scratch(lua_State *L, const lt_conv_geom *g, int nt, size_t *per) {
-  int64_t n = lt_conv_scratch(g);
+static char *push_scratch_n(lua_State *L, const lt_conv_geom *g, int64_t n, int nt, size_t *per) {
   *per = (size_t)n * lt_itemsize(g->dt);
   if (n == 0) return NULL;
   int64_t shape[1] = { n * nt };
   return lt_data(ltl_push_new(L, g->dt, 1, shape));
+}
+static char *push_scratch(lua_State *L, const lt_conv_geom *g, int nt, size_t *per) {
+  return push_scratch_n(L, g, lt_conv_scratch(g), nt, per);
 }
 
 /* Fewer blocks than a few per thread (a batch of 1, or 2 on 2 threads):
@@ -312,7 +314,7 @@ static int l_conv_wgrad(lua_State *L) {
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
   int nt = par_threads_min(L, g.N, work, WGRAD_MIN_WORK);
   wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL };
-  j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
+  j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g), nt, &j.scratch_bytes);
   int64_t pshape[1] = { (nt - 1) * lt_numel(gw) };
   j.partial = nt > 1 ? lt_data(ltl_push_new(L, g.dt, 1, pshape)) : NULL;
   j.gw0 = lt_data(gw);

@@ -66,7 +66,9 @@ void lt_conv_dw(const lt_conv_geom *g, const void *big, const void *w, const voi
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
                  void *scratch, int64_t lo, int64_t hi);
 /* gw = sum over n in [lo, hi) of small[n] @ im2col(big[n])^T, per group
-   (gw written; zeros when the range is empty). */
+   (gw written; zeros when the range is empty); scratch of
+   lt_conv_wgrad_scratch elements. */
+int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g);
 void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
                    int64_t hi);
 
