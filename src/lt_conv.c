@@ -108,9 +108,9 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
 #define WGRAD_TR_MIN 64
 
 /* C (M x N, ldc) = op(A) (M x K) @ op(B) + beta C, in tiles of at most
-   GEMM_SERIAL_MNK multiply-adds (about GEMM_TILE on each side; a small side
-   lends its share to K, then to N); the K tiles after the first add (beta
-   = 1). */
+   GEMM_SERIAL_MNK multiply-adds (GEMM_TILE rows and K values, or all of K
+   up to twice that; N takes the rest of the budget); the K tiles after the
+   first add (beta = 1). */
 #define DEFINE_GEMM_TILES(T)                                                                                \
   static void gemm_tiles_##T(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,     \
                              const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {                         \
@@ -120,11 +120,12 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
       else if (beta == 0) for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(T) * (size_t)N);  \
       return;                                                                                              \
     }                                                                                                      \
-    int64_t mb = M < GEMM_TILE ? M : GEMM_TILE, nb = N < GEMM_TILE ? N : GEMM_TILE;                        \
-    int64_t kb = GEMM_SERIAL_MNK / (mb * nb);                                                              \
-    if (kb > K) kb = K;                                                                                    \
-    nb = GEMM_SERIAL_MNK / (mb * kb);                                                                      \
+    /* the K tiles depend on K alone, so that the row blocks and channel slices the binding cuts for       \
+       threads sum every value in the same order: results do not depend on the thread count */           \
+    int64_t kb = K <= 2 * GEMM_TILE ? K : GEMM_TILE, mb = M < GEMM_TILE ? M : GEMM_TILE;                   \
+    int64_t nb = GEMM_SERIAL_MNK / (mb * kb);                                                              \
     if (nb > N) nb = N;                                                                                    \
+    if (nb < 1) nb = 1;                                                                                    \
     for (int64_t m0 = 0; m0 < M; m0 += mb) {                                                               \
       int64_t m = M - m0 < mb ? M - m0 : mb;                                                               \
       for (int64_t n0 = 0; n0 < N; n0 += nb) {                                                             \
