@@ -9,7 +9,7 @@
 -- and 8 (224x224 inputs), and forward+backward (input and weight gradients)
 -- of the resnet18 shapes at batch 8 with the spatial size halved (112x112
 -- inputs).  Prints "case<TAB>wall seconds<TAB>cpu seconds" per case: the
--- minimum over single calls, calls repeated until 40 ms (and at least 3).
+-- minimum over single calls, calls repeated until 100 ms (and at least 5).
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = "build/?.so;" .. package.cpath
 local T = require "ltensor"
@@ -44,7 +44,7 @@ end
 local function time_it(fn)
   fn()
   local best, bestc, total, n = math.huge, math.huge, 0, 0
-  while n < 3 or total < 0.04 do
+  while n < 5 or total < 0.1 do
     local c0, t0 = os.clock(), T._clock()
     fn()
     local dt, dc = T._clock() - t0, os.clock() - c0

@@ -50,7 +50,7 @@ def time_it(fn):
     fn()
     best = bestc = float("inf")
     total, n = 0.0, 0
-    while n < 3 or total < 0.04:
+    while n < 5 or total < 0.1:
         c0, t0 = time.process_time(), time.perf_counter()
         fn()
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
