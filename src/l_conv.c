@@ -250,6 +250,26 @@ static int l_conv_small(lua_State *L) {
   return 1;
 }
 
+/* The input gradient of a depthwise stride-1 conv (one small channel per
+   group) is the depthwise conv of the small grid with the kernel flipped and
+   padding k-1-p: lt_conv_dw.  1 when done (out on the stack's top). */
+static int dw_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, lt_tensor *b, lt_tensor *out) {
+  if (!lt_conv_dw_ok(g) || g->Cs != 1 || g->sh != 1 || g->sw != 1) return 0;
+  lt_conv_geom f = *g;
+  f.Hb = g->Hs; f.Wb = g->Ws; f.Hs = g->Hb; f.Ws = g->Wb;
+  f.ph = g->kh - 1 - g->ph; f.pw = g->kw - 1 - g->pw;
+  if (!lt_conv_dw_ok(&f)) return 0;
+  lt_tensor *wf = ltl_push_new(L, g->dt, 4, w->shape);
+  int64_t taps = g->kh * g->kw, sz = (int64_t)lt_itemsize(g->dt);
+  const char *src = lt_data(w);
+  char *dst = lt_data(wf);
+  for (int64_t c = 0; c < g->G; c++)
+    for (int64_t t = 0; t < taps; t++) memcpy(dst + (c * taps + t) * sz, src + (c * taps + taps - 1 - t) * sz, (size_t)sz);
+  conv_dw(L, &f, x, wf, b, out);
+  lua_settop(L, 13);
+  return 1;
+}
+
 static int l_conv_big(lua_State *L) {
   lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
@@ -257,6 +277,7 @@ static int l_conv_big(lua_State *L) {
   int64_t shape[4] = { g.N, g.Cb * g.G, g.Hb, g.Wb };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);   /* the kernel writes every element */
   if (lt_numel(out) == 0) return 1;
+  if (dw_big(L, &g, x, w, b, out)) return 1;
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
   int nt = parts_of(par_threads(L, g.N * g.G, work), g.N * g.G, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
@@ -287,6 +308,11 @@ static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   }
 }
 
+static void dw_wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  wgrad_job *j = (wgrad_job *)ctx;
+  lt_conv_dw_wgrad(j->g, j->big, j->small, j->gw0, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+}
+
 static int l_conv_wgrad(lua_State *L) {
   const char *fname = "_conv_wgrad";
   lt_tensor *big = float_arg(L, 1, fname, 4), *small = float_arg(L, 2, fname, 4);
@@ -308,6 +334,18 @@ static int l_conv_wgrad(lua_State *L) {
   lt_tensor *gw = ltl_push_new(L, g.dt, 4, shape);   /* written by the kernel (beta = 0 first) */
   if (lt_numel(gw) == 0 || g.N == 0 || g.Hs * g.Ws == 0) {
     memset(lt_data(gw), 0, (size_t)lt_numel(gw) * lt_itemsize(g.dt));
+    return 1;
+  }
+  if (lt_conv_dw_wgrad_ok(&g)) {   /* depthwise: groups split over threads, no partial sums */
+    int64_t per = lt_conv_dw_wgrad_scratch(&g);
+    int nt = par_threads_mem(L, g.G, (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.kh * g.kw) / 4);
+    nt = parts_of(nt, g.G, per * (int64_t)lt_itemsize(g.dt));
+    wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, (size_t)per * lt_itemsize(g.dt), lt_numel(gw), g.N, nt,
+                    lt_data(gw) };
+    int64_t sshape[1] = { per * nt };
+    j.scratch = lt_data(ltl_push_new(L, g.dt, 1, sshape));
+    par_run(L, nt, g.G, dw_wgrad_range, &j);
+    lua_settop(L, 12);
     return 1;
   }
   /* samples split over threads; each sums into its own gw, added up after */

@@ -61,6 +61,15 @@ int lt_conv_dw_ok(const lt_conv_geom *g);
 int64_t lt_conv_dw_scratch(const lt_conv_geom *g);
 void lt_conv_dw(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                 void *scratch, int64_t lo, int64_t hi);
+/* its weight gradient (up to 8 output channels per group): gw written for
+   the groups [lo, hi), each summed over all N samples (items: groups);
+   lt_conv_dw_wgrad_scratch elements per part.  The input gradient of a
+   stride-1 depthwise conv is lt_conv_dw itself with the kernel flipped and
+   the padding k-1-p (the binding arranges it). */
+int lt_conv_dw_wgrad_ok(const lt_conv_geom *g);
+int64_t lt_conv_dw_wgrad_scratch(const lt_conv_geom *g);
+void lt_conv_dw_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
+                      int64_t hi);
 /* big[n, g] = col2im(W_g^T @ small[n, g]) (+ bias per big channel) for
    the items [lo, hi) of N * G (item = (n, group)). */
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,

@@ -18,6 +18,8 @@
    scalar remainder: on a 7x7 plane that was most of the work), so both the
    buffer and the chunk have DW_SLACK spare values */
 #define DW_SLACK 16
+/* the weight gradient keeps one double per tap and output channel of a group on the stack */
+#define DW_WGRAD_MULT 8
 
 int lt_conv_dw_ok(const lt_conv_geom *g) {
   if (g->Cb != 1 || g->dh != 1 || g->dw != 1 || g->sh < 1 || g->sh > 2 || g->sw < 1 || g->sw > 2) return 0;
@@ -36,6 +38,9 @@ int lt_conv_dw_ok(const lt_conv_geom *g) {
    runs as one long loop over q (Wo of every Lp values are kept). */
 static int64_t dw_lp(const lt_conv_geom *g) { return (g->Wb + 2 * g->pw + g->sw - 1) / g->sw; }
 static int64_t dw_hq(const lt_conv_geom *g) { return (g->Hb + 2 * g->ph + g->sh - 1) / g->sh + 1; }
+int64_t lt_conv_dw_wgrad_scratch(const lt_conv_geom *g) {
+  return g->sh * g->sw * dw_hq(g) * dw_lp(g) + DW_SLACK + g->Hs * dw_lp(g) + DW_SLACK;
+}
 int64_t lt_conv_dw_scratch(const lt_conv_geom *g) {
   int64_t lp = dw_lp(g);
   return g->sh * g->sw * dw_hq(g) * lp + DW_SLACK + (lp > DW_CHUNK ? lp : DW_CHUNK) + DW_SLACK;
@@ -131,6 +136,75 @@ int64_t lt_conv_dw_scratch(const lt_conv_geom *g) {
     }                                                                                                      \
   }
 
+#define DEFINE_DW_WGRAD(T, S, ATTR)                                                                         \
+  /* sum over q < n of z[q] * a[q], in 8 lanes (a vectorised reduction without reassociating flags) */    \
+  static inline ATTR double dw_dot_##T##S(const T *restrict z, const T *restrict a, int64_t n) {          \
+    T lane[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };                                                                \
+    int64_t q = 0;                                                                                         \
+    for (; q + 8 <= n; q += 8)                                                                             \
+      for (int l = 0; l < 8; l++) lane[l] += z[q + l] * a[q + l];                                          \
+    double s = 0;                                                                                          \
+    for (; q < n; q++) s += (double)z[q] * (double)a[q];                                                   \
+    for (int l = 0; l < 8; l++) s += (double)lane[l];                                                      \
+    return s;                                                                                              \
+  }                                                                                                        \
+  /* the nine dot products of a 3x3 kernel in one pass over z: 9 x 8 lanes */                              \
+  static inline ATTR void dw_dot9_##T##S(const T *restrict z, const T *const *a, int64_t n, double *out) { \
+    const T *restrict a0 = a[0], *restrict a1 = a[1], *restrict a2 = a[2], *restrict a3 = a[3];            \
+    const T *restrict a4 = a[4], *restrict a5 = a[5], *restrict a6 = a[6], *restrict a7 = a[7];            \
+    const T *restrict a8 = a[8];                                                                           \
+    T l0[8] = {0}, l1[8] = {0}, l2[8] = {0}, l3[8] = {0}, l4[8] = {0}, l5[8] = {0}, l6[8] = {0};           \
+    T l7[8] = {0}, l8[8] = {0};                                                                            \
+    int64_t q = 0;                                                                                         \
+    for (; q + 8 <= n; q += 8)                                                                             \
+      for (int l = 0; l < 8; l++) {                                                                        \
+        T zv = z[q + l];                                                                                   \
+        l0[l] += zv * a0[q + l]; l1[l] += zv * a1[q + l]; l2[l] += zv * a2[q + l];                         \
+        l3[l] += zv * a3[q + l]; l4[l] += zv * a4[q + l]; l5[l] += zv * a5[q + l];                         \
+        l6[l] += zv * a6[q + l]; l7[l] += zv * a7[q + l]; l8[l] += zv * a8[q + l];                         \
+      }                                                                                                    \
+    const T *ls[9] = { l0, l1, l2, l3, l4, l5, l6, l7, l8 };                                               \
+    for (int t = 0; t < 9; t++) {                                                                          \
+      double s = 0;                                                                                        \
+      for (int64_t r = q; r < n; r++) s += (double)z[r] * (double)a[t][r];                                 \
+      for (int l = 0; l < 8; l++) s += (double)ls[t][l];                                                   \
+      out[t] = s;                                                                                          \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* gw for the groups [lo, hi): each group's taps summed over every sample (no partial sums between      \
+     threads: a group is one item).  The output gradient plane is copied onto the buffer's pitch Lp with  \
+     zeros in the lanes past Wo, so a tap is one dot product over the whole plane. */                      \
+  static ATTR void dw_wgrad_##T##S(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *buf,     \
+                                   int64_t lo, int64_t hi) {                                               \
+    int64_t Lp = dw_lp(g), sub = dw_hq(g) * Lp, taps = g->kh * g->kw, Ho = g->Hs, Wo = g->Ws;              \
+    int64_t off[49], n = (Ho - 1) * Lp + Wo;                                                               \
+    T *gz = buf + g->sh * g->sw * sub + DW_SLACK;                                                          \
+    double acc[DW_WGRAD_MULT * 49];                                                                        \
+    for (int64_t i = 0; i < g->kh; i++)                                                                    \
+      for (int64_t j = 0; j < g->kw; j++)                                                                  \
+        off[i * g->kw + j] = ((i % g->sh) * g->sw + j % g->sw) * sub + (i / g->sh) * Lp + j / g->sw;      \
+    memset(buf, 0, sizeof(T) * (size_t)lt_conv_dw_wgrad_scratch(g));                                       \
+    for (int64_t gi = lo; gi < hi; gi++) {                                                                 \
+      for (int64_t k = 0; k < g->Cs * taps; k++) acc[k] = 0;                                               \
+      for (int64_t s = 0; s < g->N; s++) {                                                                 \
+        dw_fill_##T##S(g, big + (s * g->G + gi) * g->Hb * g->Wb, buf);                                     \
+        for (int64_t o = 0; o < g->Cs; o++) {                                                              \
+          const T *y = small + ((s * g->G + gi) * g->Cs + o) * Ho * Wo;                                    \
+          for (int64_t r = 0; r < Ho; r++) dw_copy_##T##S(gz + r * Lp, y + r * Wo, Wo, 1);                 \
+          if (taps == 9) {                                                                                 \
+            double d9[9];                                                                                  \
+            const T *a[9];                                                                                 \
+            for (int t = 0; t < 9; t++) a[t] = buf + off[t];                                               \
+            dw_dot9_##T##S(gz, a, n, d9);                                                                  \
+            for (int t = 0; t < 9; t++) acc[o * 9 + t] += d9[t];                                           \
+          } else                                                                                           \
+            for (int64_t t = 0; t < taps; t++) acc[o * taps + t] += dw_dot_##T##S(gz, buf + off[t], n);    \
+        }                                                                                                  \
+      }                                                                                                    \
+      for (int64_t k = 0; k < g->Cs * taps; k++) gw[gi * g->Cs * taps + k] = (T)acc[k];                    \
+    }                                                                                                      \
+  }
+
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 /* baseline and AVX2+FMA builds, picked per call (as lt_conv.c's pools) */
 #define DW_AVX2 __attribute__((target("avx2,fma")))
@@ -138,17 +212,32 @@ DEFINE_DW(float, _base, )
 DEFINE_DW(double, _base, )
 DEFINE_DW(float, _avx2, DW_AVX2)
 DEFINE_DW(double, _avx2, DW_AVX2)
+DEFINE_DW_WGRAD(float, _base, )
+DEFINE_DW_WGRAD(double, _base, )
+DEFINE_DW_WGRAD(float, _avx2, DW_AVX2)
+DEFINE_DW_WGRAD(double, _avx2, DW_AVX2)
 #define DW_PICK(fn, ...) (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
 #else
 DEFINE_DW(float, _base, )
 DEFINE_DW(double, _base, )
+DEFINE_DW_WGRAD(float, _base, )
+DEFINE_DW_WGRAD(double, _base, )
 #define DW_PICK(fn, ...) fn##_base(__VA_ARGS__)
 #endif
 #undef DEFINE_DW
+#undef DEFINE_DW_WGRAD
 
 void lt_conv_dw(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                 void *scratch, int64_t lo, int64_t hi) {
   if (hi <= lo) return;
   if (g->dt == LTENSOR_FLOAT32) DW_PICK(dw_planes_float, g, big, w, bias, small, scratch, lo, hi);
   else DW_PICK(dw_planes_double, g, big, w, bias, small, scratch, lo, hi);
+}
+
+int lt_conv_dw_wgrad_ok(const lt_conv_geom *g) { return lt_conv_dw_ok(g) && g->Cs <= DW_WGRAD_MULT; }
+void lt_conv_dw_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
+                      int64_t hi) {
+  if (hi <= lo) return;
+  if (g->dt == LTENSOR_FLOAT32) DW_PICK(dw_wgrad_float, g, big, small, gw, scratch, lo, hi);
+  else DW_PICK(dw_wgrad_double, g, big, small, gw, scratch, lo, hi);
 }
