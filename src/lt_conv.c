@@ -273,13 +273,14 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
     }                                                                                                      \
   }                                                                                                        \
   /* items: (sample, group, block of small rows, slice of the small channels), flattened in that order;  \
-     the slices of one block each build its im2col (cheap next to their gemms: a block's K x Lc copies      \
-     against Cs/parts multiply-adds per copied value) */                                                   \
+     each part builds the im2col of the blocks it meets (a block split over two parts is built twice:     \
+     cheap next to the gemms, K x Lc copies against Cs/parts multiply-adds per copied value) */            \
   static void conv_small_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small,    \
                              T *col, int64_t lo, int64_t hi) {                                             \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
     int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, parts = g->cs_parts > 0 ? g->cs_parts : 1;   \
     int direct = is_direct(g);                                                                             \
+    int64_t built = -1;   /* the block whose im2col is in col: a part's slices of one block share it */   \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t part = it % parts, blk = (it / parts) % nb, ng = it / parts / nb;                            \
       int64_t gi = ng % g->G, n = ng / g->G;                                                               \
@@ -288,7 +289,8 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
       const T *b = big + (n * g->G + gi) * Bsz;                                                            \
       T *s = small + ((n * g->G + gi) * g->Cs + m0) * L + c0 * g->Ws;                                      \
       if (m1 <= m0) continue;                                                                              \
-      if (!direct) im2col_##T(g, b, col, c0, c1);                                                          \
+      if (!direct && built != it / parts) im2col_##T(g, b, col, c0, c1);                                   \
+      built = it / parts;                                                                                  \
       /* with a bias, the block starts as the bias and the gemm adds to it (beta = 1, as PyTorch's       \
          addmm): no separate zeroing pass and no second pass for the bias */                               \
       if (bias)                                                                                            \
