@@ -279,10 +279,11 @@ static int l_conv_big(lua_State *L) {
   if (lt_numel(out) == 0) return 1;
   if (dw_big(L, &g, x, w, b, out)) return 1;
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
-  int nt = parts_of(par_threads(L, g.N * g.G, work), g.N * g.G, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
+  int64_t items = lt_conv_big_items(&g);
+  int nt = parts_of(par_threads(L, items, work), items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
-  if (g.Cs > 0 && g.Hs * g.Ws > 0) par_run(L, nt, g.N * g.G, big_range, &j);
+  if (g.Cs > 0 && g.Hs * g.Ws > 0) par_run(L, nt, items, big_range, &j);
   else fill_bias(out, b);   /* nothing from the input reaches the output */
   lua_settop(L, 13);
   return 1;

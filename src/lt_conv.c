@@ -96,16 +96,35 @@ int64_t lt_conv_rows(const lt_conv_geom *g) {
   return r < 1 ? 1 : r;
 }
 
-int64_t lt_conv_scratch(const lt_conv_geom *g) {
-  if (is_direct(g)) return 0;
-  return g->Cb * g->kh * g->kw * lt_conv_rows(g) * g->Ws;
+/* Images per product: small grids (resnet18's 7x7 and 3x3 layers) make
+   gemms 9-49 columns wide, so up to SMALL_COLS columns' worth of images
+   share one im2col and one product (outputs scattered back per image). */
+#define SMALL_COLS 128
+/* the weight gradient's transposed buffers: row padding (see conv_wgrad) */
+#define WGRAD_PAD 8
+int64_t lt_conv_nimg(const lt_conv_geom *g) {
+  int64_t L = g->Hs * g->Ws;
+  if (is_direct(g) || L <= 0 || L >= 64 || lt_conv_rows(g) < g->Hs || g->N <= 1) return 1;
+  int64_t n = (SMALL_COLS + L - 1) / L;
+  return n < g->N ? n : g->N;
 }
+
+/* im2col block (times the images per product), then (several images) the
+   product's output before it is scattered */
+int64_t lt_conv_scratch(const lt_conv_geom *g) {
+  int64_t ni = lt_conv_nimg(g), cols = lt_conv_rows(g) * g->Ws * ni;
+  return (is_direct(g) ? 0 : g->Cb * g->kh * g->kw * cols) + (ni > 1 ? g->Cs * cols : 0);
+}
+/* the weight gradient as gw^T += im2col @ gout^T (see conv_wgrad): one
+   image per product and blocks of >= WGRAD_TR_MIN columns */
+#define WGRAD_TR_MIN 64
+static int wgrad_tr(const lt_conv_geom *g) { return lt_conv_rows(g) * g->Ws >= WGRAD_TR_MIN && lt_conv_nimg(g) == 1; }
 int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
-  return lt_conv_scratch(g) + lt_conv_rows(g) * g->Ws * g->Cs + g->G * g->Cs * g->Cb * g->kh * g->kw;
+  int64_t ld = g->Cs + WGRAD_PAD, tr = wgrad_tr(g);
+  return lt_conv_scratch(g) + lt_conv_rows(g) * g->Ws * lt_conv_nimg(g) * ld + (tr ? g->G * ld * g->Cb * g->kh * g->kw : 0);
 }
 
 #define FLOAT_TYPES(X) X(float) X(double)
-#define WGRAD_TR_MIN 64
 
 /* C (M x N, ldc) = op(A) (M x K) @ op(B) + beta C, in tiles of at most
    GEMM_SERIAL_MNK multiply-adds (GEMM_TILE rows and K values, or all of K
@@ -124,6 +143,7 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
        threads sum every value in the same order: results do not depend on the thread count */           \
     int64_t kb = K <= 2 * GEMM_TILE ? K : GEMM_TILE, mb = M < GEMM_TILE ? M : GEMM_TILE;                   \
     int64_t nb = GEMM_SERIAL_MNK / (mb * kb);                                                              \
+    if (nb > 16) nb -= nb % 16;   /* whole vector columns: 64x48x72 tiles ran 1.4x faster than 64x56x72 */ \
     if (nb > N) nb = N;                                                                                    \
     if (nb < 1) nb = 1;                                                                                    \
     for (int64_t m0 = 0; m0 < M; m0 += mb) {                                                               \
@@ -145,8 +165,8 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
 #define DEFINE_CONV(T)                                                                                      \
   /* im2col of one group's big image (Cb planes) for small rows [r0, r1):                                  \
      col has K rows of (r1 - r0) * Ws */                                                                   \
-  static void im2col_##T(const lt_conv_geom *g, const T *big, T *col, int64_t r0, int64_t r1) {           \
-    int64_t Ws = g->Ws, L = (r1 - r0) * Ws;                                                                \
+  static void im2col_##T(const lt_conv_geom *g, const T *big, T *col, int64_t r0, int64_t r1, int64_t L) { \
+    int64_t Ws = g->Ws;   /* L: col's row stride (>= (r1 - r0) * Ws; wider when images share it) */      \
     int span = g->sh == 1 && g->sw == 1 && Ws == g->Wb;                                                    \
     for (int64_t c = 0; c < g->Cb; c++) {                                                                  \
       const T *plane = big + c * g->Hb * g->Wb;                                                            \
@@ -272,6 +292,53 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
+  /* several images per product (lt_conv_nimg > 1: whole-image blocks): items (image group, group, channel \
+     slice); the images' im2cols side by side in col (row stride W), the product in out, scattered back */ \
+  static void conv_small_multi_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small, \
+                                   T *col, int64_t lo, int64_t hi) {                                       \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb, ni = lt_conv_nimg(g); \
+    int64_t parts = g->cs_parts > 0 ? g->cs_parts : 1, built = -1;                                         \
+    T *out = col + K * ni * L;                                                                             \
+    for (int64_t it = lo; it < hi; it++) {                                                                 \
+      int64_t part = it % parts, ng = it / parts, gi = ng % g->G, n0 = ng / g->G * ni;                     \
+      int64_t n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L;                                     \
+      int64_t m0 = g->Cs * part / parts, m1 = g->Cs * (part + 1) / parts;                                  \
+      if (m1 <= m0) continue;                                                                              \
+      if (built != ng)                                                                                     \
+        for (int64_t n = n0; n < n1; n++) im2col_##T(g, big + (n * g->G + gi) * Bsz, col + (n - n0) * L, 0, g->Hs, W); \
+      built = ng;                                                                                          \
+      gemm_tiles_##T(0, 0, m1 - m0, W, K, w + (gi * g->Cs + m0) * K, K, col, W, 0, out, W);                \
+      for (int64_t n = n0; n < n1; n++)                                                                    \
+        for (int64_t o = m0; o < m1; o++) {                                                                \
+          T bv = bias ? bias[gi * g->Cs + o] : (T)0, *dst = small + ((n * g->G + gi) * g->Cs + o) * L;     \
+          const T *src = out + (o - m0) * W + (n - n0) * L;                                                \
+          for (int64_t l = 0; l < L; l++) dst[l] = src[l] + bv;                                            \
+        }                                                                                                  \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* the same for big = col2im(W^T @ small): items (image group, group); the images' small grids gathered  \
+     side by side first */                                                                                 \
+  static void conv_big_multi_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,  \
+                                 T *col, int64_t lo, int64_t hi) {                                         \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
+    int64_t ni = lt_conv_nimg(g);                                                                          \
+    T *in = col + K * ni * L;                                                                              \
+    for (int64_t it = lo; it < hi; it++) {                                                                 \
+      int64_t gi = it % g->G, n0 = it / g->G * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L; \
+      for (int64_t n = n0; n < n1; n++)                                                                    \
+        for (int64_t o = 0; o < g->Cs; o++)                                                                \
+          memcpy(in + o * W + (n - n0) * L, small + ((n * g->G + gi) * g->Cs + o) * L, sizeof(T) * (size_t)L); \
+      gemm_tiles_##T(1, 0, K, W, g->Cs, w + gi * g->Cs * K, K, in, W, 0, col, W);                          \
+      for (int64_t n = n0; n < n1; n++) {                                                                  \
+        T *b = big + (n * g->G + gi) * Bsz;                                                                \
+        memset(b, 0, sizeof(T) * (size_t)Bsz);                                                             \
+        col2im_##T(g, col + (n - n0) * L, W, b, 0, g->Hs);                                                 \
+        if (bias)                                                                                          \
+          for (int64_t c = 0; c < g->Cb; c++)                                                              \
+            for (int64_t p = 0; p < P; p++) b[c * P + p] += bias[gi * g->Cb + c];                          \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
   /* items: (sample, group, block of small rows, slice of the small channels), flattened in that order;  \
      each part builds the im2col of the blocks it meets (a block split over two parts is built twice:     \
      cheap next to the gemms, K x Lc copies against Cs/parts multiply-adds per copied value) */            \
@@ -281,6 +348,7 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
     int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, parts = g->cs_parts > 0 ? g->cs_parts : 1;   \
     int direct = is_direct(g);                                                                             \
     int64_t built = -1;   /* the block whose im2col is in col: a part's slices of one block share it */   \
+    if (lt_conv_nimg(g) > 1) { conv_small_multi_##T(g, big, w, bias, small, col, lo, hi); return; }        \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t part = it % parts, blk = (it / parts) % nb, ng = it / parts / nb;                            \
       int64_t gi = ng % g->G, n = ng / g->G;                                                               \
@@ -289,7 +357,7 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
       const T *b = big + (n * g->G + gi) * Bsz;                                                            \
       T *s = small + ((n * g->G + gi) * g->Cs + m0) * L + c0 * g->Ws;                                      \
       if (m1 <= m0) continue;                                                                              \
-      if (!direct && built != it / parts) im2col_##T(g, b, col, c0, c1);                                   \
+      if (!direct && built != it / parts) im2col_##T(g, b, col, c0, c1, Lc);                               \
       built = it / parts;                                                                                  \
       /* with a bias, the block starts as the bias and the gemm adds to it (beta = 1, as PyTorch's       \
          addmm): no separate zeroing pass and no second pass for the bias */                               \
@@ -308,6 +376,7 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
     int64_t cb = lt_conv_rows(g);                                                                          \
     int direct = is_direct(g);                                                                             \
+    if (lt_conv_nimg(g) > 1) { conv_big_multi_##T(g, small, w, bias, big, col, lo, hi); return; }          \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t gi = it % g->G, n = it / g->G;                                                               \
       T *b = big + (n * g->G + gi) * Bsz;                                                                  \
@@ -338,37 +407,52 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
   static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
                              int64_t lo, int64_t hi) {                                                     \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb, Cs = g->Cs;         \
-    int64_t cb = lt_conv_rows(g);                                                                          \
+    int64_t cb = lt_conv_rows(g), ni = lt_conv_nimg(g);                                                    \
     int direct = is_direct(g);                                                                             \
-    T *gt = col + lt_conv_scratch(g), *acc = gt + cb * g->Ws * Cs;                                         \
-    int tr = cb * g->Ws >= WGRAD_TR_MIN;   /* blocks wide enough for the transposed product */            \
+    /* gt and gw^T rows padded by 8 values: a row stride of 512 floats (2 KB) put a tile's rows in the same  \
+       few L1 sets (the 512-channel products ran at 10 GFLOP/s) */                                         \
+    int64_t ld = Cs + WGRAD_PAD;                                                                           \
+    T *gt = col + lt_conv_scratch(g), *acc = gt + cb * g->Ws * ni * ld;                                    \
+    int tr = wgrad_tr(g);                                                                                  \
     if (hi <= lo) { memset(gw, 0, sizeof(T) * (size_t)(g->G * Cs * K)); return; }                          \
-    for (int64_t n = lo; n < hi; n++)                                                                      \
-      for (int64_t gi = 0; gi < g->G; gi++) {                                                              \
-        const T *b = big + (n * g->G + gi) * Bsz;                                                          \
-        const T *s = small + (n * g->G + gi) * Cs * L;                                                     \
+    for (int64_t n0 = lo; n0 < hi; n0 += ni) {                                                             \
+      int64_t n1 = n0 + ni < hi ? n0 + ni : hi;                                                            \
+      for (int64_t gi = 0; gi < g->G; gi++)                                                                \
         for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                       \
-          int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                          \
-          T beta = (n == lo && c0 == 0) ? 0 : 1;                                                           \
-          if (!direct) im2col_##T(g, b, col, c0, c1);                                                      \
+          int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws, W = (n1 - n0) * Lc;      \
+          const T *b = big + (n0 * g->G + gi) * Bsz, *s = small + (n0 * g->G + gi) * Cs * L;               \
+          T beta = (n0 == lo && c0 == 0) ? 0 : 1;                                                          \
+          if (!direct)                                                                                     \
+            for (int64_t n = n0; n < n1; n++)                                                              \
+              im2col_##T(g, big + (n * g->G + gi) * Bsz, col + (n - n0) * Lc, c0, c1, W);                  \
+          if (!tr && ni > 1) {   /* small grids: the images' output gradients side by side, one NT product */ \
+            for (int64_t n = n0; n < n1; n++)                                                              \
+              for (int64_t o = 0; o < Cs; o++)                                                             \
+                memcpy(gt + o * W + (n - n0) * L, small + ((n * g->G + gi) * Cs + o) * L, sizeof(T) * (size_t)L); \
+            gemm_tiles_##T(0, 1, Cs, K, W, gt, W, col, W, beta, gw + gi * Cs * K, K);                       \
+            continue;                                                                                      \
+          }                                                                                                \
           if (!tr) {                                                                                       \
             gemm_tiles_##T(0, 1, Cs, K, Lc, s + c0 * g->Ws, L, direct ? b + c0 * g->Ws : col,              \
                            direct ? L : Lc, beta, gw + gi * Cs * K, K);                                    \
             continue;                                                                                      \
           }                                                                                                \
-          for (int64_t l0 = 0; l0 < Lc; l0 += 16)   /* by 16 columns: rows of gt stay in cache */         \
-            for (int64_t o = 0; o < Cs; o++) {                                                             \
-              const T *src = s + o * L + c0 * g->Ws;                                                       \
-              for (int64_t l = l0; l < l0 + 16 && l < Lc; l++) gt[l * Cs + o] = src[l];                    \
-            }                                                                                              \
-          gemm_tiles_##T(0, 0, K, Cs, Lc, direct ? b + c0 * g->Ws : col, direct ? L : Lc, gt, Cs, beta,    \
-                         acc + gi * K * Cs, Cs);                                                           \
+          for (int64_t n = n0; n < n1; n++) {                                                              \
+            const T *sn = small + (n * g->G + gi) * Cs * L + c0 * g->Ws;                                   \
+            T *gn = gt + (n - n0) * Lc * ld;                                                               \
+            for (int64_t l0 = 0; l0 < Lc; l0 += 16)   /* by 16 columns: rows of gt stay in cache */       \
+              for (int64_t o = 0; o < Cs; o++)                                                             \
+                for (int64_t l = l0; l < l0 + 16 && l < Lc; l++) gn[l * ld + o] = sn[o * L + l];           \
+          }                                                                                                \
+          gemm_tiles_##T(0, 0, K, Cs, W, direct ? b + c0 * g->Ws : col, direct ? L : W, gt, ld, beta,      \
+                         acc + gi * K * ld, ld);                                                           \
         }                                                                                                  \
-      }                                                                                                    \
-    if (tr)                                                                                                \
+    }                                                                                                      \
+    if (tr)   /* gw = (gw^T)^T by 16 rows of gw^T: both sides read and written in runs */                \
       for (int64_t gi = 0; gi < g->G; gi++)                                                                \
-        for (int64_t o = 0; o < Cs; o++)                                                                   \
-          for (int64_t k = 0; k < K; k++) gw[(gi * Cs + o) * K + k] = acc[(gi * K + k) * Cs + o];          \
+        for (int64_t k0 = 0; k0 < K; k0 += 16)                                                             \
+          for (int64_t o = 0; o < Cs; o++)                                                                 \
+            for (int64_t k = k0; k < k0 + 16 && k < K; k++) gw[(gi * Cs + o) * K + k] = acc[(gi * K + k) * ld + o]; \
   }
 FLOAT_TYPES(DEFINE_CONV)
 #undef DEFINE_CONV

@@ -43,10 +43,18 @@ int64_t lt_conv_rows(const lt_conv_geom *g);
 /* Elements of im2col scratch one part needs (0: none, the big image is
    read in place: 1x1 kernels with unit stride and no padding). */
 int64_t lt_conv_scratch(const lt_conv_geom *g);
-/* Work items of lt_conv_small: N * G * blocks of lt_conv_rows rows * cs_parts. */
+/* Images per product: 1, or for small grids (under 64 positions) enough
+   images for ~128 columns, which then share one im2col and one gemm. */
+int64_t lt_conv_nimg(const lt_conv_geom *g);
+/* Work items of lt_conv_small: image groups * G * blocks of lt_conv_rows
+   rows * cs_parts; of lt_conv_big: image groups * G. */
 static inline int64_t lt_conv_small_items(const lt_conv_geom *g) {
-  int64_t rb = lt_conv_rows(g), hs = g->Hs > 0 ? g->Hs : 1;
-  return g->N * g->G * ((hs + rb - 1) / rb) * (g->cs_parts > 1 ? g->cs_parts : 1);
+  int64_t rb = lt_conv_rows(g), hs = g->Hs > 0 ? g->Hs : 1, ni = lt_conv_nimg(g);
+  return (g->N + ni - 1) / ni * g->G * ((hs + rb - 1) / rb) * (g->cs_parts > 1 ? g->cs_parts : 1);
+}
+static inline int64_t lt_conv_big_items(const lt_conv_geom *g) {
+  int64_t ni = lt_conv_nimg(g);
+  return (g->N + ni - 1) / ni * g->G;
 }
 
 /* small = W @ im2col(big) (+ bias per small channel) for the items
@@ -71,7 +79,7 @@ int64_t lt_conv_dw_wgrad_scratch(const lt_conv_geom *g);
 void lt_conv_dw_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
                       int64_t hi);
 /* big[n, g] = col2im(W_g^T @ small[n, g]) (+ bias per big channel) for
-   the items [lo, hi) of N * G (item = (n, group)). */
+   the items [lo, hi) of lt_conv_big_items (item = (image group, group)). */
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
                  void *scratch, int64_t lo, int64_t hi);
 /* gw = sum over n in [lo, hi) of small[n] @ im2col(big[n])^T, per group

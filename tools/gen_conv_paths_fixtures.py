@@ -30,6 +30,9 @@ CASES = [
     ("grouped 3x3 groups 4 64->64 6x6", 2, 64, 64, 6, 6, 3, 1, 1, 4, True),
     ("batch 1 128->128 6x6 (channel slices)", 1, 128, 128, 6, 6, 3, 1, 1, 1, True),
     ("batch 1 64->64 24x24 (row blocks and channel slices)", 1, 64, 64, 24, 24, 3, 1, 1, 1, False),
+    ("3x3 64->32 on 3x3 grids, batch 20 (images share products)", 20, 64, 32, 3, 3, 3, 1, 1, 1, True),
+    ("3x3 stride 2 32->64 5x5, batch 5 (images share products)", 5, 32, 64, 5, 5, 3, 2, 1, 1, False),
+    ("grouped 3x3 groups 2 on 4x4 grids, batch 3", 3, 16, 16, 4, 4, 3, 1, 1, 2, True),
 ]
 
 
