@@ -116,9 +116,14 @@ int64_t lt_conv_scratch(const lt_conv_geom *g) {
   return (is_direct(g) ? 0 : g->Cb * g->kh * g->kw * cols) + (ni > 1 ? g->Cs * cols : 0);
 }
 /* the weight gradient as gw^T += im2col @ gout^T (see conv_wgrad): one
-   image per product and blocks of >= WGRAD_TR_MIN columns */
+   image per product, blocks of >= WGRAD_TR_MIN columns, and products large
+   enough to repay the transpositions (a 1 -> 16 channel first layer took
+   4x longer that way) */
 #define WGRAD_TR_MIN 64
-static int wgrad_tr(const lt_conv_geom *g) { return lt_conv_rows(g) * g->Ws >= WGRAD_TR_MIN && lt_conv_nimg(g) == 1; }
+static int wgrad_tr(const lt_conv_geom *g) {
+  return lt_conv_rows(g) * g->Ws >= WGRAD_TR_MIN && lt_conv_nimg(g) == 1 && g->Cs >= 32 &&
+         g->Cb * g->kh * g->kw >= 64;
+}
 int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
   int64_t ld = g->Cs + WGRAD_PAD, tr = wgrad_tr(g);
   return lt_conv_scratch(g) + lt_conv_rows(g) * g->Ws * lt_conv_nimg(g) * ld + (tr ? g->G * ld * g->Cb * g->kh * g->kw : 0);
@@ -139,8 +144,17 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
       else if (beta == 0) for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(T) * (size_t)N);  \
       return;                                                                                              \
     }                                                                                                      \
+    if ((double)M * (double)N * (double)K <= 4.0 * GEMM_SERIAL_MNK) {                                    \
+      /* a small product (a few-channel CNN): bands of rows with K whole, the fewest calls */             \
+      int64_t parts = (int64_t)((double)M * (double)N * (double)K / GEMM_SERIAL_MNK) + 1, rb;             \
+      rb = (M + parts - 1) / parts;                                                                        \
+      for (int64_t m0 = 0; m0 < M; m0 += rb)                                                               \
+        gemm_##T(ta, tb, M - m0 < rb ? M - m0 : rb, N, K, ta ? A + m0 : A + m0 * lda, lda, B, ldb, beta,  \
+                 C + m0 * ldc, ldc);                                                                       \
+      return;                                                                                              \
+    }                                                                                                      \
     /* the K tiles depend on K alone, so that the row blocks and channel slices the binding cuts for       \
-       threads sum every value in the same order: results do not depend on the thread count */           \
+       threads (products over 4 x GEMM_SERIAL_MNK) sum every value in the same order */                    \
     int64_t kb = K <= 2 * GEMM_TILE ? K : GEMM_TILE, mb = M < GEMM_TILE ? M : GEMM_TILE;                   \
     int64_t nb = GEMM_SERIAL_MNK / (mb * kb);                                                              \
     if (nb > 16) nb -= nb % 16;   /* whole vector columns: 64x48x72 tiles ran 1.4x faster than 64x56x72 */ \

@@ -18,11 +18,14 @@
    scalar remainder: on a 7x7 plane that was most of the work), so both the
    buffer and the chunk have DW_SLACK spare values */
 #define DW_SLACK 16
-/* the weight gradient keeps one double per tap and output channel of a group on the stack */
+/* output channels per group the kernels take (the weight gradient keeps one
+   double per tap and output channel of a group on the stack) */
 #define DW_WGRAD_MULT 8
 
 int lt_conv_dw_ok(const lt_conv_geom *g) {
-  if (g->Cb != 1 || g->dh != 1 || g->dw != 1 || g->sh < 1 || g->sh > 2 || g->sw < 1 || g->sw > 2) return 0;
+  /* (more output channels per input channel, e.g. a first layer on one-channel images: the gemm is
+     faster than a pass per output plane) */
+  if (g->Cb != 1 || g->Cs > DW_WGRAD_MULT || g->dh != 1 || g->dw != 1 || g->sh < 1 || g->sh > 2 || g->sw < 1 || g->sw > 2) return 0;
   if (g->kh < 1 || g->kw < 1 || g->kh > 7 || g->kw > 7 || g->ph >= g->kh || g->pw >= g->kw) return 0;
   int64_t hp = g->Hb + 2 * g->ph, wp = g->Wb + 2 * g->pw;
   if (hp < g->kh || wp < g->kw || g->Hb < 1 || g->Wb < 1) return 0;
