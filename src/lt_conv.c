@@ -76,10 +76,11 @@ static int is_direct(const lt_conv_geom *g) {
    of the 512-channel layers that re-packed all of B each call.  BLAS=none:
    the built-in gemm never threads, and gets the product whole. */
 #ifdef LT_BLAS_NONE
-#define GEMM_SERIAL_MNK 0
+#define GEMM_WHOLE 1
 #else
-#define GEMM_SERIAL_MNK 262144
+#define GEMM_WHOLE 0
 #endif
+#define GEMM_SERIAL_MNK 262144
 #define GEMM_TILE 64
 
 /* The im2col (col2im) block: a whole image while its columns fit in
@@ -139,7 +140,7 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
   static void gemm_tiles_##T(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,     \
                              const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {                         \
     if (M <= 0 || N <= 0) return;                                                                          \
-    if (GEMM_SERIAL_MNK == 0 || K <= 0 || (double)M * (double)N * (double)K <= (double)GEMM_SERIAL_MNK) { \
+    if (GEMM_WHOLE || K <= 0 || (double)M * (double)N * (double)K <= (double)GEMM_SERIAL_MNK) { \
       if (K > 0) gemm_##T(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);                                  \
       else if (beta == 0) for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(T) * (size_t)N);  \
       return;                                                                                              \
