@@ -9,7 +9,8 @@ bench/convs_torch.py at 1 and at 2 threads (with GLIBC_TUNABLES raising
 malloc's mmap and trim thresholds, so that PyTorch reuses its large
 buffers), and OpenBLAS's sgemm alone (bench/sgemm_peak.c, one thread) on the
 gemm shape of every 3x3 convolution with >= 64 channels.  Every figure is the
-minimum over the rounds of each side's per-case minimum (wall time).  Prints
+minimum over the rounds of each side's per-case minimum (wall time; one
+column compares the one-thread sides' CPU times, which load disturbs less).  Prints
 a markdown table; the spread line says how noisy the rounds were."""
 import argparse, os, re, subprocess, sys, time
 
@@ -31,7 +32,7 @@ def run_side(kind, threads, filt):
     res = {}
     for line in out.splitlines():
         name, wall, cpu = line.split("\t")
-        res[name] = float(wall)
+        res[name] = (float(wall), float(cpu))
     return res
 
 
@@ -72,14 +73,15 @@ def main():
     a = ap.parse_args()
     peak_bin = "build/bin/sgemm_peak"
     subprocess.run("cc -O2 -o %s bench/sgemm_peak.c $(pkg-config --cflags --libs openblas)" % peak_bin, shell=True, check=True)
-    best, rounds = {}, {}
+    best, rounds, cpu = {}, {}, {}
     peaks = {}
     for r in range(a.rounds):
         for cfg in CONFIGS:
             res = run_side(cfg[0], cfg[1], a.filter)
-            for k, v in res.items():
+            for k, (v, c) in res.items():
                 rounds.setdefault((cfg, k), []).append(v)
                 best[(cfg, k)] = min(best.get((cfg, k), v), v)
+                cpu[(cfg, k)] = min(cpu.get((cfg, k), c), c)
             sys.stderr.write("round %d %s %s: %d cases\n" % (r + 1, cfg[0], cfg[1], len(res)))
         shapes = sorted({gemm_shape(parse(k)) for (_, k) in best if big3x3(parse(k))} | {(1024, 1024, 1024)})
         args = [str(v) for s in shapes for v in s]
@@ -91,8 +93,8 @@ def main():
             peaks[key] = max(peaks.get(key, 0.0), float(gf))
     names = [k for (cfg, k) in best if cfg == CONFIGS[0]]
     print("| case | GFLOP | ltensor default | ltensor 1 thread | PyTorch 1t | PyTorch 2t | PyTorch best / ltensor default "
-          "| PyTorch 1t / ltensor 1t | ltensor 1t GFLOP/s (sgemm 1t of that shape) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| PyTorch 1t / ltensor 1t | same, CPU time | ltensor 1t GFLOP/s (sgemm 1t of that shape) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     below = []
     for k in names:
         c = parse(k)
@@ -104,8 +106,9 @@ def main():
         if big3x3(c) and c["mode"] == "fwd":
             pk = peaks.get(gemm_shape(c))
             note = " (%.0f, %.0f%%)" % (pk, 100 * gf / pk)
-        print("| %s | %.3g | %s | %s | %s | %s | %.2fx | %.2fx | %.0f%s |" % (k, flops(c) * 1e-9, fmt(lt), fmt(lt1), fmt(p1), fmt(p2),
-              pb / lt, p1 / lt1, gf, note))
+        c1 = cpu[(CONFIGS[2], k)] / max(cpu[(CONFIGS[1], k)], 1e-9)
+        print("| %s | %.3g | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx | %.0f%s |" % (k, flops(c) * 1e-9, fmt(lt), fmt(lt1), fmt(p1),
+              fmt(p2), pb / lt, p1 / lt1, c1, gf, note))
         if pb / lt < 1:
             below.append(k)
     print()
