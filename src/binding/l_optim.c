@@ -31,6 +31,7 @@
 #include <math.h>
 #include <string.h>
 #include "l_lua.h"
+#include "lt_cpu.h"
 
 enum {
   K_SGD = 1,       /* b1 momentum_buffer; h: lr, momentum, dampening, wd, nesterov, maximize, first */
@@ -234,10 +235,10 @@ OPTIM_KERNELS(double, sqrt, fabs, f64, )
    for the binary kernels): wider loads and stores, same operations in the
    same order (no "fma": every product and sum still rounds separately), so
    results are bit-identical to the baseline build. */
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#if LT_CPU_X86
 #define LT_OPTIM_AVX2 1
-OPTIM_KERNELS(float, sqrtf, fabsf, f32_avx2, __attribute__((target("avx2"))))
-OPTIM_KERNELS(double, sqrt, fabs, f64_avx2, __attribute__((target("avx2"))))
+OPTIM_KERNELS(float, sqrtf, fabsf, f32_avx2, LT_TARGET_AVX2)
+OPTIM_KERNELS(double, sqrt, fabs, f64_avx2, LT_TARGET_AVX2)
 #endif
 
 static const char *const kind_fnames[K_LAST + 1] = {
@@ -318,7 +319,7 @@ static int l_optim_update(lua_State *L) {
     }                                                                                              \
   } while (0)
 #ifdef LT_OPTIM_AVX2
-  if (n >= 16 && __builtin_cpu_supports("avx2")) {
+  if (n >= 16 && lt_cpu_has_avx2()) {
     if (p->dtype == LTENSOR_FLOAT32) DISPATCH(float, f32_avx2);
     else DISPATCH(double, f64_avx2);
   } else

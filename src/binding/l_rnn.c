@@ -25,6 +25,7 @@
 #include <string.h>
 #include "l_lua.h"
 #include "lt_blas.h"
+#include "lt_cpu.h"
 #include "lt_parallel.h"
 
 enum { RNN_TANH = 0, RNN_RELU = 1, RNN_LSTM = 2, RNN_GRU = 3 };
@@ -176,9 +177,9 @@ static lt_tensor *opt_arg(lua_State *L, int idx, ltensor_dtype dt, int ndim, con
   }
 
 #define RNN_O3
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
+#if LT_CPU_X86 && !defined(__clang__)
 #define RNN_HAVE_AVX2 1
-#define RNN_AVX2 __attribute__((target("avx2,fma")))
+#define RNN_AVX2 LT_TARGET_AVX2_FMA
 #else
 #define RNN_HAVE_AVX2 0
 #endif
@@ -209,7 +210,7 @@ static const rnn_rows rows_avx2[2] = { RNN_TABLE(f32_avx2), RNN_TABLE(f64_avx2) 
 static const rnn_rows *rows_for(ltensor_dtype dt) {
   int k = dt == LTENSOR_FLOAT64;
 #if RNN_HAVE_AVX2
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &rows_avx2[k];
+  if (lt_cpu_has_avx2_fma()) return &rows_avx2[k];
 #endif
   return &rows_gen[k];
 }
