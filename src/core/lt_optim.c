@@ -48,6 +48,7 @@
   T mi = m[i] * b1 + omb1 * d;                                                 \
   T vi = v[i] * b2 + (omb2 * d) * d;                                           \
   m[i] = mi; v[i] = vi
+/* the kernels with structural variants (SGD, Adam, RMSprop) */
 #define OPTIM_KERNELS(T, SQRT, FABS, SUF, ATTR)                                                        \
   INL ATTR void sgd_k_##SUF(int64_t n, T *p, const T *g, T *buf, const double *h, const int mom_on,  \
                        const int first, const int nesterov) {                                    \
@@ -133,7 +134,9 @@
       else rmsprop_k_##SUF(n, p, g, sq, buf, ga, h, 1, 0);                                       \
     } else if (ga) rmsprop_k_##SUF(n, p, g, sq, buf, ga, h, 0, 1);                               \
     else rmsprop_k_##SUF(n, p, g, sq, buf, ga, h, 0, 0);                                         \
-  }                                                                                              \
+  }
+/* the one-buffer and two-buffer kernels without structural variants */
+#define OPTIM_KERNELS_2(T, SQRT, FABS, SUF, ATTR)                                                      \
   static ATTR void adagrad_##SUF(int64_t n, T *p, const T *g, T *sum, const double *h) {             \
     const T negclr = (T)(-h[0]), eps = (T)h[1], wd = (T)h[2];                                    \
     const int maximize = h[3] != 0, has_wd = h[2] != 0;                                          \
@@ -211,7 +214,9 @@
   }
 
 OPTIM_KERNELS(float, sqrtf, fabsf, f32, )
+OPTIM_KERNELS_2(float, sqrtf, fabsf, f32, )
 OPTIM_KERNELS(double, sqrt, fabs, f64, )
+OPTIM_KERNELS_2(double, sqrt, fabs, f64, )
 /* AVX2 builds of the same loops, chosen at run time (as lt_k_loops.h does
    for the binary kernels): wider loads and stores, same operations in the
    same order (no "fma": every product and sum still rounds separately), so
@@ -219,7 +224,9 @@ OPTIM_KERNELS(double, sqrt, fabs, f64, )
 #if LT_CPU_X86
 #define LT_OPTIM_AVX2 1
 OPTIM_KERNELS(float, sqrtf, fabsf, f32_avx2, LT_TARGET_AVX2)
+OPTIM_KERNELS_2(float, sqrtf, fabsf, f32_avx2, LT_TARGET_AVX2)
 OPTIM_KERNELS(double, sqrt, fabs, f64_avx2, LT_TARGET_AVX2)
+OPTIM_KERNELS_2(double, sqrt, fabs, f64_avx2, LT_TARGET_AVX2)
 #endif
 
 
