@@ -431,10 +431,10 @@ static void fv_piece(void *v, int64_t s, int64_t e, int t) {
     for (int64_t i = 0; i < w; i++) y[i] = x[i];                              \
     lt_odo_next(&rw);                                                         \
     for (k = 1; k + 4 <= n; k += 4) {                                         \
-      r0 = x + rw.off[0]; lt_odo_next(&rw);                                \
-      r1 = x + rw.off[0]; lt_odo_next(&rw);                                \
-      r2 = x + rw.off[0]; lt_odo_next(&rw);                                \
-      r3 = x + rw.off[0]; lt_odo_next(&rw);                                \
+      r0 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r1 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r2 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r3 = x + rw.off[0]; lt_odo_next(&rw);                                  \
       for (int64_t i = 0; i < w; i++) {                                       \
         T m = y[i], v;                                                        \
         v = r0[i]; m = BETTER(v, m) ? v : m;                                  \
@@ -468,10 +468,10 @@ static void fv_piece(void *v, int64_t s, int64_t e, int t) {
     for (int64_t i = 0; i < w; i++) { af[i] = 0; ad[i] = 0; }                 \
     int cnt = 0;                                                              \
     for (; k + 4 <= n; k += 4) {                                              \
-      r0 = x + rw.off[0]; lt_odo_next(&rw);                                \
-      r1 = x + rw.off[0]; lt_odo_next(&rw);                                \
-      r2 = x + rw.off[0]; lt_odo_next(&rw);                                \
-      r3 = x + rw.off[0]; lt_odo_next(&rw);                                \
+      r0 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r1 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r2 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r3 = x + rw.off[0]; lt_odo_next(&rw);                                  \
       for (int64_t i = 0; i < w; i++) af[i] += (r0[i] + r1[i]) + (r2[i] + r3[i]); \
       if ((cnt += 4) >= CFLUSH) {                                             \
         for (int64_t i = 0; i < w; i++) { ad[i] += (double)af[i]; af[i] = 0; } \
