@@ -124,7 +124,7 @@ $(B)/obj/%.o: src/binding/%.c $(BLAS_STAMP) | $(B)/obj
 # flags, because GCC's optimize pragma stops the if-conversion they need.
 $(B)/obj/lt_k_binary.o: CFLAGS_ALL += -O3 -fno-math-errno
 $(B)/obj/lt_k_unary.o: CFLAGS_ALL += -O3 -fno-math-errno -ffp-contract=fast
-$(B)/obj/l_optim.o: CFLAGS_ALL += -O3 -fno-math-errno
+$(B)/obj/lt_optim.o: CFLAGS_ALL += -O3 -fno-math-errno
 # The built-in gemm's micro-kernel needs -O3's full unrolling (the tile
 # stays in registers) and contraction into FMA instructions.
 $(B)/obj/lt_gemm.o: CFLAGS_ALL += -O3 -ffp-contract=fast
