@@ -16,6 +16,7 @@ typedef int blasint;          /* a non-OpenBLAS cblas.h: LP64 ints */
 #include <math.h>
 #include <string.h>
 #include "lt_conv.h"
+#include "lt_cpu.h"
 
 /* ---- per-dtype primitives ------------------------------------------------- */
 #ifdef LT_BLAS_NONE
@@ -642,12 +643,12 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 /* compiled for the baseline ISA and for AVX2 (picked per call, as
    lt_k_loops.h does): the 2x2 selects run ~1.5-2x faster 8 lanes wide */
-#define POOL2_AVX2 __attribute__((target("avx2")))
+#define POOL2_AVX2 LT_TARGET_AVX2
 DEFINE_POOL2(float, uint32_t, _base, )
 DEFINE_POOL2(double, uint64_t, _base, )
 DEFINE_POOL2(float, uint32_t, _avx2, POOL2_AVX2)
 DEFINE_POOL2(double, uint64_t, _avx2, POOL2_AVX2)
-#define POOL2_PICK(fn, ...) (__builtin_cpu_supports("avx2") ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
+#define POOL2_PICK(fn, ...) (lt_cpu_has_avx2() ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
 #else
 DEFINE_POOL2(float, uint32_t, _base, )
 DEFINE_POOL2(double, uint64_t, _base, )

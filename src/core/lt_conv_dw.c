@@ -11,6 +11,7 @@
    is rewritten), so padding costs nothing per plane.  See lt_conv.h. */
 #include <string.h>
 #include "lt_conv.h"
+#include "lt_cpu.h"
 
 /* outputs computed per pass (on the padded pitch) before they are copied out */
 #define DW_CHUNK 1024
@@ -210,7 +211,7 @@ int64_t lt_conv_dw_scratch(const lt_conv_geom *g) {
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 /* baseline and AVX2+FMA builds, picked per call (as lt_conv.c's pools) */
-#define DW_AVX2 __attribute__((target("avx2,fma")))
+#define DW_AVX2 LT_TARGET_AVX2_FMA
 DEFINE_DW(float, _base, )
 DEFINE_DW(double, _base, )
 DEFINE_DW(float, _avx2, DW_AVX2)
@@ -219,7 +220,7 @@ DEFINE_DW_WGRAD(float, _base, )
 DEFINE_DW_WGRAD(double, _base, )
 DEFINE_DW_WGRAD(float, _avx2, DW_AVX2)
 DEFINE_DW_WGRAD(double, _avx2, DW_AVX2)
-#define DW_PICK(fn, ...) (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
+#define DW_PICK(fn, ...) (lt_cpu_has_avx2_fma() ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
 #else
 DEFINE_DW(float, _base, )
 DEFINE_DW(double, _base, )
