@@ -68,8 +68,10 @@ static void row_strides(const lt_tensor *t, int64_t *rs, int64_t *cs) {
 
 static void mm_into(lua_State *L, lt_tensor *out, const lt_tensor *a, int64_t M, int64_t K, int64_t ars, int64_t acs,
                     const lt_tensor *b, int64_t N, int64_t brs, int64_t bcs) {
-  (ltl_one_thread(L) ? lt_mm_1t : lt_mm)(out->dtype, M, N, K, lt_data(a), ars, acs, lt_data(b), brs, bcs,
-                                         lt_data(out), N, 1);
+  /* a large product runs in panels so that Ctrl-C (the interrupt flag)
+     stops it within a fraction of a second; the trampoline raises */
+  lt_mm_stoppable(&ltl_settings_of(L)->interrupt, ltl_one_thread(L), out->dtype, M, N, K, lt_data(a), ars, acs,
+                  lt_data(b), brs, bcs, lt_data(out), N, 1);
 }
 
 /* ---- mm / mv / dot / outer ---------------------------------------------- */
@@ -155,6 +157,7 @@ static int l_outer(lua_State *L) {
 typedef struct {
   ltensor_dtype dt;
   int nbd, one_thread;   /* one_thread: every product on its caller's thread (lt_mm_1t) */
+  const volatile sig_atomic_t *stop;   /* the state's interrupt flag */
   const int64_t *bshape, *abst, *bbst;
   int64_t M, N, K, ars, acs, brs, bcs, sz;
   const char *A, *B;
@@ -170,8 +173,9 @@ static void batch_range(void *ctx, int64_t k0, int64_t k1, int part) {
   for (int64_t k = k0; k < k1; k++) {
     int64_t ao = 0, bo = 0;
     for (int i = 0; i < j->nbd; i++) { ao += idx[i] * j->abst[i]; bo += idx[i] * j->bbst[i]; }
-    (j->one_thread ? lt_mm_1t : lt_mm)(j->dt, j->M, j->N, j->K, j->A + ao * j->sz, j->ars, j->acs,
-                                       j->B + bo * j->sz, j->brs, j->bcs, j->C + k * j->M * j->N * j->sz, j->N, 1);
+    if (lt_mm_stoppable(j->stop, j->one_thread, j->dt, j->M, j->N, j->K, j->A + ao * j->sz, j->ars, j->acs,
+                        j->B + bo * j->sz, j->brs, j->bcs, j->C + k * j->M * j->N * j->sz, j->N, 1))
+      return;   /* interrupted: the trampoline raises */
     for (int i = j->nbd - 1; i >= 0; i--) {
       if (++idx[i] < j->bshape[i]) break;
       idx[i] = 0;
@@ -191,7 +195,7 @@ static void batched(lua_State *L, lt_tensor *out, int nbd, const int64_t *bshape
   int64_t nb = 1;
   for (int i = 0; i < nbd; i++) nb *= bshape[i];
   if (nb == 0 || M == 0 || N == 0) return;
-  batch_job j = { out->dtype, nbd, ltl_one_thread(L), bshape, abst, bbst, M, N, K, ars, acs, brs, bcs,
+  batch_job j = { out->dtype, nbd, ltl_one_thread(L), &ltl_settings_of(L)->interrupt, bshape, abst, bbst, M, N, K, ars, acs, brs, bcs,
                   (int64_t)lt_itemsize(out->dtype), lt_data(a), lt_data(b), lt_data(out) };
   double mnk = (double)M * (double)N * (double)K;
   int parts = 1;
