@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include "l_lua.h"
+#include "l_autograd.h"   /* ltl_linear_dtype_check */
 #include "lt_blas.h"
 #include "lt_parallel.h"
 #include "lt_promote.h"
@@ -33,8 +34,10 @@ static ltensor_dtype result_dtype(lua_State *L, const char *fname, const lt_tens
    (otherwise the result is filled without a dispatch). */
 static ltensor_dtype same_dtype(lua_State *L, const char *fname, const char *kernel, const lt_tensor *a,
                                 const lt_tensor *b, int64_t out_numel, int64_t K) {
-  if (a->dtype != b->dtype)
+  if (a->dtype != b->dtype) {
+    ltl_linear_dtype_check(L, a->dtype, b->dtype);   /* a layer's input: say which layer and what to do */
     ltl_error(L, fname, "expected scalar type %s but found %s", lt_torch_name(a->dtype), lt_torch_name(b->dtype));
+  }
   if (a->dtype == LTENSOR_BOOL && out_numel > 0 && K > 0)
     ltl_error(L, fname, "\"%s\" not implemented for '%s'", kernel, lt_torch_name(a->dtype));
   return a->dtype;
