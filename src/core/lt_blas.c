@@ -305,11 +305,12 @@ void lt_mm_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, 
    One OpenBLAS call cannot be stopped, so a product that would take long is
    cut into panels of output rows (or columns, when there are more of them),
    each a bounded amount of work, and *stop is read between panels.  The
-   cut only starts past PANEL_MNK multiply-adds (~0.1-0.3 s in OpenBLAS on
-   one core): smaller products run whole, exactly as lt_mm.  Re-packing the
-   other operand per panel costs K*N per M_panel*K*N of arithmetic: below
-   0.5% with panels of 200+ rows. */
-#define PANEL_MNK ((int64_t)1 << 32)
+   cut only starts past PANEL_MNK multiply-adds (0.3-0.6 s in OpenBLAS on
+   two busy cores; smaller panels cost a visible 5-10% on a 3000^3 product,
+   by measurement): smaller products run whole, exactly as lt_mm; larger
+   ones are cut into equal panels (no small last one).  Re-packing the
+   other operand per panel costs K*N per M_panel*K*N of arithmetic. */
+#define PANEL_MNK ((int64_t)1 << 34)
 #define PANEL_MNK_LOOP ((int64_t)1 << 24)   /* the plain C loop: 1-15 ns per multiply-add */
 #define PANEL_MIN 64   /* rows per BLAS panel at least: packing stays amortised */
 
@@ -326,6 +327,8 @@ int lt_mm_stoppable(const volatile sig_atomic_t *stop, int serial, ltensor_dtype
     mm(dt, serial, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs);
     return stop && *stop;
   }
+  int64_t panels = (len + step - 1) / step;
+  step = (len + panels - 1) / panels;
   size_t sz = lt_itemsize(dt);
   for (int64_t i = 0; i < len; i += step) {
     if (*stop) return 1;
