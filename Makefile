@@ -132,6 +132,9 @@ $(B)/obj/lt_gemm.o: CFLAGS_ALL += -O3 -ffp-contract=fast
 $(B)/obj/l_nnfused.o: CFLAGS_ALL += -O3
 # The 2x2 max-pool rows are written for the vectoriser (compare-and-blend).
 $(B)/obj/lt_conv.o: CFLAGS_ALL += -O3
+# The depthwise rows are FMA loops over contiguous taps, for the vectoriser;
+# its row copies (7-112 values) stay loops, not memcpy calls.
+$(B)/obj/lt_conv_dw.o: CFLAGS_ALL += -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns
 
 $(B)/obj/ltensor_lua.o: $(GEN) src/binding/l_embedded.h $(BLAS_STAMP) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
