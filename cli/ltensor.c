@@ -3,9 +3,11 @@
  *
  *   ltensor script.lua args...   run a script; `arg` and `...` as in lua5.4
  *   ltensor -e 'code'            run code (may repeat; mixes with -l)
- *   ltensor                      interactive: each line is evaluated and its
- *                                values printed (tostring); incomplete input
- *                                continues on the next line
+ *   ltensor                      on a terminal, interactive: each line is
+ *                                evaluated and its values printed; incomplete
+ *                                input continues on the next line; Ctrl-C drops
+ *                                the line or stops the running code
+ *   ltensor < script.lua         piped input runs as one chunk (lua5.4 < file)
  *
  * Options: -e stat, -l name (require name into global name), -i (REPL after
  * the script), -v (version), -- (stop options), - (script from stdin).
@@ -30,22 +32,51 @@
 
 static const char *progname = "ltensor";
 
-/* ---- Ctrl-C: stop the running chunk, as lua.c does --------------------- */
-/* A signal handler can only reach the state through a global; this is the
+/* ---- Ctrl-C ---------------------------------------------------------------
+   While a chunk runs: stop it, as lua.c does -- a hook raises at the next
+   Lua call, return or instruction count, and the state's interrupt flag
+   (ltensor_interrupt_flag) stops a long C operation (a large matmul, a
+   convolution, a reduction) between chunks of its work.  A second Ctrl-C
+   before the chunk ends kills the program (the handler is reset), the way
+   out of a C call that never checks.  At the prompt: the line or the
+   pending block is dropped and a fresh prompt shown (prompt_action).
+   A signal handler can only reach the state through globals; this is the
    program, not the library, so the no-global rule does not apply. */
 static lua_State *globalL = NULL;
+static volatile sig_atomic_t *interrupt_flag = NULL;   /* globalL's, set once the library is open */
+static volatile sig_atomic_t prompt_interrupted = 0;
 
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
+  /* a flag already consumed: a C operation has raised "ltensor.<fn>:
+     interrupted" and this hook runs for the error's message handler */
+  if (interrupt_flag && *interrupt_flag == 0) return;
+  if (interrupt_flag) *interrupt_flag = 0;
   luaL_error(L, "interrupted!");
 }
 
 static void laction(int i) {
-  int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
+  int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT;
   signal(i, SIG_DFL);
+  if (interrupt_flag) *interrupt_flag = 1;
   lua_sethook(globalL, lstop, flag, 1);
 }
+
+/* At the prompt: no SA_RESTART, so the read under readline/fgets returns
+   (EINTR) and the line reader sees prompt_interrupted. */
+static void prompt_action(int i) {
+  (void)i;
+  prompt_interrupted = 1;
+}
+static void catch_at_prompt(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = prompt_action;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+}
+static int in_repl = 0;   /* Ctrl-C between chunks goes to prompt_action */
 
 static void report_message(const char *msg) {
   fprintf(stderr, "%s: %s\n", progname, msg);
@@ -77,9 +108,13 @@ static int docall(lua_State *L, int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   globalL = L;
+  if (interrupt_flag == NULL) interrupt_flag = ltensor_interrupt_flag(L);
   signal(SIGINT, laction);
   int status = lua_pcall(L, narg, nres, base);
-  signal(SIGINT, SIG_DFL);
+  if (in_repl) catch_at_prompt();
+  else signal(SIGINT, SIG_DFL);
+  lua_sethook(L, NULL, 0, 0);   /* a Ctrl-C that came as the chunk ended */
+  if (interrupt_flag) *interrupt_flag = 0;
   lua_remove(L, base);
   return status;
 }
@@ -167,7 +202,10 @@ static int readline_plain(lua_State *L) {
   luaL_buffinit(L, &b);
   int got = 0;
   for (;;) {   /* a line longer than the buffer arrives in pieces */
-    if (fgets(buf, sizeof buf, stdin) == NULL) break;
+    if (fgets(buf, sizeof buf, stdin) == NULL) {
+      if (prompt_interrupted) { clearerr(stdin); luaL_pushresult(&b); lua_pop(L, 1); return -2; }
+      break;
+    }
     got = 1;
     size_t l = strlen(buf);
     if (l > 0 && buf[l - 1] == '\n') { luaL_addlstring(&b, buf, l - 1); break; }
@@ -178,9 +216,12 @@ static int readline_plain(lua_State *L) {
   return 1;
 }
 
+/* 1: a line pushed; 0: end of input; -2: Ctrl-C (nothing pushed). */
 static int readline_into(lua_State *L, const char *prompt, int tty) {
+  prompt_interrupted = 0;
   if (!tty) return readline_plain(L);
   char *line = readline(prompt);
+  if (prompt_interrupted) { free(line); return -2; }
   if (line == NULL) return 0;
   lua_pushstring(L, line);
   free(line);
@@ -238,7 +279,9 @@ static int multiline(lua_State *L, int tty) {
     const char *line = lua_tolstring(L, 1, &len);
     int status = luaL_loadbuffer(L, line, len, "=stdin");
     if (!incomplete(L, status)) return status;
-    if (!readline_into(L, ">> ", tty)) return status;   /* EOF in the middle */
+    int got = readline_into(L, ">> ", tty);
+    if (got == -2) { lua_pop(L, 1); return -2; }   /* Ctrl-C: the block is dropped */
+    if (!got) return status;   /* EOF in the middle */
     lua_pushliteral(L, "\n");
     lua_insert(L, -2);
     lua_concat(L, 3);
@@ -253,13 +296,16 @@ static void remember(const char *chunk) {
   if (history_path[0]) write_history(history_path);
 }
 
-/* Returns -1 at end of input, else the load status (chunk or error on top). */
+/* Returns -1 at end of input, -2 after Ctrl-C (nothing to run), else the
+   load status (chunk or error on top). */
 static int loadline(lua_State *L, int tty) {
   lua_settop(L, 0);
-  if (!readline_into(L, "> ", tty)) return -1;
+  int got = readline_into(L, "> ", tty);
+  if (got <= 0) return got == -2 ? -2 : -1;
   rewrite_help(L);
   int status = addreturn(L);
   if (status != LUA_OK) status = multiline(L, tty);
+  if (status == -2) { lua_settop(L, 0); return -2; }
   if (tty) remember(lua_tostring(L, 1));
   lua_remove(L, 1);   /* the source line */
   return status;
@@ -447,7 +493,14 @@ static void repl(lua_State *L) {
   }
   lua_pop(L, 1);
   if (tty) edit_begin(L);
+  in_repl = 1;
+  catch_at_prompt();
   while ((status = loadline(L, tty)) != -1) {
+    if (status == -2) {   /* Ctrl-C at the prompt: a fresh one, as Python's */
+      fputs(tty ? "^C\n" : "\n", stdout);
+      fflush(stdout);
+      continue;
+    }
     if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
     if (status == LUA_OK) {
       int n = lua_gettop(L);
@@ -461,6 +514,8 @@ static void repl(lua_State *L) {
       lua_pop(L, 1);
     }
   }
+  in_repl = 0;
+  signal(SIGINT, SIG_DFL);
   lua_settop(L, 0);
   if (tty) { edit_end(); fputs("\n", stdout); }
   fflush(stdout);
@@ -484,9 +539,11 @@ static const char usage_text[] =
   "  --version      show version information\n"
   "  --        stop handling options\n"
   "  -         stop handling options and execute stdin\n"
-  "With no arguments: an interactive prompt that prints values; Tab completes,\n"
-  "help(f) or ?f documents f, history is kept in ~/.ltensor_history\n"
-  "($LTENSOR_HISTORY).  LUA_INIT_5_4 or LUA_INIT runs first, as in lua5.4.\n";
+  "With no arguments: on a terminal, an interactive prompt that prints values\n"
+  "(Tab completes, help(f) or ?f documents f, Ctrl-C drops the line or stops\n"
+  "the running code, history is kept in ~/.ltensor_history or\n"
+  "$LTENSOR_HISTORY); piped or redirected input runs as one script, as\n"
+  "lua5.4 < file (-i gives the prompt).  LUA_INIT_5_4 or LUA_INIT runs first.\n";
 
 static void print_usage(const char *badoption) {
   if (badoption[1] == 'e' || badoption[1] == 'l')
@@ -595,11 +652,15 @@ static int pmain(lua_State *L) {
   if (args & HAS_I) {
     repl(L);
   } else if (script == argc && !(args & (HAS_E | HAS_V))) {
-    if (isatty(0)) {
+    if (!isatty(0)) {
+      /* piped or redirected input is one chunk, as `lua5.4 < file`: locals
+         live across lines, the first error stops it (exit status 1) */
+      if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 0;
+    } else {
       print_version();
       printf("T = require \"ltensor\" is loaded; expressions print their value.\n");
+      repl(L);
     }
-    repl(L);
   }
   lua_pushboolean(L, 1);
   return 1;

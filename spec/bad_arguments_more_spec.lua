@@ -197,7 +197,7 @@ describe("one checker words every unknown option", function()
     fails("optim.SGD", "unknown option 'lrr' (did you mean 'lr'?)", T.optim.SGD, p, { lrr = 0.1 })
     fails("utils.data.DataLoader", "unknown option 'batchSize' (did you mean 'batch_size'?)",
       T.utils.data.DataLoader, T.utils.data.TensorDataset(T.ones(4, 2)), { batchSize = 2 })
-    fails("utils.progress", "unknown option 'colour' (options: desc, disable, file, interval, leave, refresh, total, tty,",
+    fails("utils.progress", "unknown option 'colour' (options: desc, disable, file, interval, leave, ncols, refresh, total, tty,",
       T.utils.progress, 3, { colour = "x" })
     fails("utils.progress", "unknown option 'dsc' (did you mean 'desc'?)", T.utils.progress, 3, { dsc = "x" })
     fails("optim.lr_scheduler.StepLR", "unknown option 'gama' (did you mean 'gamma'?)",

@@ -1,5 +1,6 @@
 -- T.plot: SVG files that parse as XML, with the series, axes, ticks,
 -- legend and title a reader expects; and the errors of bad arguments.
+-- (PNG output, log scales, 2-D y: plot_png_spec.lua.)
 local T = require "ltensor"
 
 local tmpdir = os.tmpname()
@@ -38,7 +39,7 @@ describe("T.plot", function()
   it("line: several series with a legend, title and axis labels", function()
     local x = T.linspace(0, 6, 50)
     local svg = T.plot.line({ { x = x, y = T.sin(x), label = "sin" }, { x = x, y = T.cos(x), label = "cos <&>" } },
-      { file = tmp("line.svg"), title = "Waves", xlabel = "time", ylabel = "value" })
+      { file = tmp("line.svg"), title = "Waves", xlabel = "time", ylabel = "value" }).svg
     assert.equal(svg, io.open(tmp("line.svg")):read("*a"))
     local n, texts = xml_summary(tmp("line.svg"))
     assert.equal(2, n.polyline)
@@ -68,14 +69,14 @@ describe("T.plot", function()
     local n, texts = xml_summary(tmp("h.svg"))
     assert.equal(1 + 1 + 3, n.rect)      -- background, frame, 3 bars
     assert.truthy(texts:find("|3|", 1, true))
-    local svg = T.plot.hist({ y = T.randn(100), label = "x" }, { bins = 10, density = true })
+    local svg = T.plot.hist({ y = T.randn(100), label = "x" }, { bins = 10, density = true }).svg
     assert.truthy(svg:find("<svg", 1, true))
   end)
   it("heatmap: one cell per element and a colour bar", function()
     T.plot.heatmap(T.arange(12):view(3, 4), { file = tmp("m.svg"), title = "map" })
     local n = xml_summary(tmp("m.svg"))
     assert.truthy(n.rect >= 12 + 50)
-    local svg = T.plot.heatmap({ { 1, 2 }, { 3, 4 } }, { colorbar = false, cmap = "gray" })
+    local svg = T.plot.heatmap({ { 1, 2 }, { 3, 4 } }, { colorbar = false, cmap = "gray" }).svg
     assert.truthy(svg:find("#ffffff", 1, true) and svg:find("#000000", 1, true))
   end)
   it("names bad arguments and unknown options", function()

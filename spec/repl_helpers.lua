@@ -13,20 +13,23 @@ function M.sh(cmd)
   return (out:gsub("rc=%d+%s*$", "")), code
 end
 
--- Feeds `input` to the prompt through a pipe (no terminal).
+-- Feeds `input` to the prompt through a pipe (no terminal).  -i: without
+-- it, piped input runs as one script (as lua5.4 < file).
 function M.piped(input, args)
   local f = os.tmpname()
   local h = assert(io.open(f, "w")) h:write(input) h:close()
-  local out, code = M.sh(M.CLI .. " " .. (args or "") .. " < " .. f)
+  local out, code = M.sh(M.CLI .. " -i " .. (args or "") .. " < " .. f)
   os.remove(f)
-  return out, code
+  return (out:gsub("^ltensor %S+ %b()\n", "")), code   -- -i's version line
 end
 
 -- Types `keys` (one chunk per element) at the prompt in a pseudo-terminal.
-function M.typed(keys, history)
+-- opts.cols: the terminal's width (tools/pty_drive.py --cols).
+function M.typed(keys, history, opts)
   local f = os.tmpname()
   local h = assert(io.open(f, "w")) h:write(table.concat(keys, "\n"), "\n") h:close()
-  local out = M.sh("python3 tools/pty_drive.py --env LTENSOR_HISTORY=" .. history .. " -- " .. M.CLI .. " < " .. f)
+  local cols = opts and opts.cols and (" --cols " .. opts.cols) or ""
+  local out = M.sh("python3 tools/pty_drive.py" .. cols .. " --env LTENSOR_HISTORY=" .. history .. " -- " .. M.CLI .. " < " .. f)
   os.remove(f)
   return (out:gsub("\r", ""))
 end

@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 """Drive a program through a pseudo-terminal, as a person at a keyboard.
 
-    pty_drive.py [--env K=V ...] -- program args...   < keys.txt
+    pty_drive.py [--cols N] [--env K=V ...] -- program args...   < keys.txt
 
 keys.txt holds one chunk of keystrokes per line, sent with a pause between
 chunks (escape sequences as Python string escapes: \\t is Tab, \\x1b[A is
 the up arrow, \\r is Enter).  Everything the program writes to the terminal
 is printed to stdout.  Standard library only (spec/repl_spec.lua uses it).
 """
-import os, pty, select, sys, time
+import fcntl, os, pty, select, struct, sys, termios, time
 
 def main():
     argv = sys.argv[1:]
     env = dict(os.environ)
-    while argv and argv[0] == "--env":
-        k, v = argv[1].split("=", 1)
-        env[k] = v
+    cols = None
+    while argv and argv[0] in ("--env", "--cols"):
+        if argv[0] == "--cols":
+            cols = int(argv[1])
+        else:
+            k, v = argv[1].split("=", 1)
+            env[k] = v
         argv = argv[2:]
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -23,6 +27,9 @@ def main():
     env["TERM"] = "xterm"
     pid, fd = pty.fork()
     if pid == 0:
+        if cols:  # the window size the program asks the terminal for (TIOCGWINSZ)
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+            env.pop("COLUMNS", None)  # no hint from the environment: the terminal answers
         os.execvpe(argv[0], argv, env)
     out = bytearray()
 

@@ -444,6 +444,28 @@ local function st_int(name, what, v)
   return v
 end
 
+-- A file whose length prefix is no safetensors header and whose 9th byte
+-- is not the header's '{': not a safetensors file at all.  Says what it
+-- starts with (and what it looks like, for a few common formats) rather
+-- than reporting a nonsense header length.
+local LOOKS_LIKE = {
+  { "\137PNG", "a PNG image: T.load_image reads it" }, { "\255\216\255", "a JPEG image" },
+  { "\31\139", "gzip-compressed: decompress it first" }, { "\137HDF", "an HDF5 file (Keras .h5?)" },
+  { "{", "JSON or text" }, { "\128", "a pickle (torch.save's legacy format?)" },
+}
+local function unknown_format(path, f)
+  f:seek("set", 0)
+  local head = f:read(16) or ""
+  f:seek("set", 8)
+  if head:sub(9, 9) == "{" then return end   -- a safetensors file: its own messages follow
+  local shown = head:gsub("[^\32-\126]", function(c) return ("\\x%02x"):format(c:byte()) end)
+  local hint = ""
+  for _, k in ipairs(LOOKS_LIKE) do
+    if head:sub(1, #k[1]) == k[1] then hint = " (" .. k[2] .. ")" break end
+  end
+  fail("load", "'%s' is not a safetensors, .npy or PyTorch file: it starts with \"%s\"%s", path, shown, hint)
+end
+
 --- T.load(path) -> table name -> tensor (or the tensor saved alone), metadata
 function T.load(path)
   local f, size = open_read("load", path)
@@ -464,6 +486,7 @@ function T.load(path)
     end
     if size < 8 then fail("load", "'%s' is too small to be a safetensors file (%d bytes)", path, size) end
     local n = compat.sunpack("<i8", f:read(8))
+    if n < 2 or n > MAX_HEADER or n > size - 8 then unknown_format(path, f) end
     if n < 0 or n > MAX_HEADER then
       fail("load", "'%s': header length is larger than the limit of %d bytes", path, MAX_HEADER)
     end

@@ -1,17 +1,28 @@
--- ltensor.plot: SVG plots with no dependency (T.plot.line, scatter, hist,
--- heatmap).  Each returns the SVG text and, with opts.file, writes it.
+-- ltensor.plot: plots with no dependency (T.plot.line, scatter, hist,
+-- heatmap), as SVG or PNG.  Each returns a figure: tostring(fig) is a
+-- one-line summary (so the prompt prints one line, not the SVG), fig.svg
+-- the SVG text, fig:save(path) writes it again (".svg" or ".png"), and
+-- fig:image() the pixels as a 3 x H x W uint8 tensor.
 --
---   T.plot.line({x = xs, y = ys, label = "loss"}, {file = "loss.svg", title = "training"})
+--   T.plot.line({x = xs, y = ys, label = "loss"}, {file = "loss.png", title = "training", yscale = "log"})
 --   T.plot.line({{y = a, label = "a"}, {y = b, label = "b"}}, {xlabel = "epoch"})
+--   T.plot.line({y = Y, label = {"train", "test"}})        -- a 2-D y: one series per column
 --   T.plot.scatter({x = t[{{}, 1}], y = t[{{}, 2}]}, {file = "points.svg"})
 --   T.plot.hist(T.randn(1000), {bins = 30, file = "hist.svg"})
---   T.plot.heatmap(T.rand(8, 8), {file = "map.svg", colorbar = true})
+--   T.plot.heatmap(T.rand(8, 8), {file = "map.png", colorbar = true})
 --
+-- opts.file: a path ending in .svg (the SVG text) or .png (drawn by
+-- plot_raster.lua's small rasteriser and written by T.save_image); any
+-- other ending is refused.
 -- Series values are 1-D tensors or Lua lists of numbers; x defaults to
--- 1..n.  Options: file, title, xlabel, ylabel, width, height (pixels),
--- legend (default: when a series has a label), grid (default true),
--- xlim/ylim ({lo, hi}); line: markers; scatter: size; hist: bins, range,
--- density; heatmap: colorbar, cmap ("viridis" or "gray"), vmin, vmax.
+-- 1..n; a 2-D y (n x k tensor, or a list of n rows) is k series sharing x,
+-- labelled by a list (label = {"a", "b"}).  Options: file, title, xlabel,
+-- ylabel, width, height (pixels), legend (default: when a series has a
+-- label), grid (default true), xlim/ylim ({lo, hi}); line and scatter:
+-- xscale/yscale ("linear" or "log": decade ticks; values <= 0 are dropped,
+-- as matplotlib masks them, and the figure's summary says how many);
+-- line: markers; scatter: size; hist: bins, range, density; heatmap:
+-- colorbar, cmap ("viridis" or "gray"), vmin, vmax.
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
@@ -28,7 +39,7 @@ local PALETTE = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 local COMMON = { file = true, title = true, xlabel = true, ylabel = true, width = true, height = true,
                  legend = true, grid = true, xlim = true, ylim = true }
 local EXTRA = {
-  line = { markers = true }, scatter = { size = true },
+  line = { markers = true, xscale = true, yscale = true }, scatter = { size = true, xscale = true, yscale = true },
   hist = { bins = true, range = true, density = true, label = true },
   heatmap = { colorbar = true, cmap = true, vmin = true, vmax = true },
 }
@@ -65,6 +76,23 @@ local function numbers(fname, what, v)
   fail(fname, ("%s must be a tensor or a list of numbers (got %s)"):format(what, type(v)))
 end
 
+-- y as a list of columns: a 2-D tensor (n x k) or a list of n rows of k
+-- numbers is k series (matplotlib's plot(x, Y)); anything else is one.
+local function columns(fname, i, y)
+  if type(y) == "table" and not is_t(y) and type(y[1]) == "table" then
+    local ok, t = pcall(T.tensor, y, { dtype = T.float64 })
+    if not ok then fail(fname, ("series %d: y rows must be lists of numbers of one length"):format(i)) end
+    y = t
+  end
+  if is_t(y) and y:dim() == 2 and y:size(2) > 1 then
+    local out = {}
+    for c = 1, y:size(2) do out[c] = numbers(fname, "y", y:select(2, c)) end
+    return out
+  end
+  if is_t(y) and y:dim() > 2 then fail(fname, ("series %d: y must be 1-D or 2-D, got %d dims"):format(i, y:dim())) end
+  return { numbers(fname, "y", y) }
+end
+
 -- series argument -> list of {x=, y=, label=}
 local function series_list(fname, s)
   if is_t(s) or (type(s) == "table" and type(s[1]) == "number") then s = { y = s } end
@@ -79,11 +107,22 @@ local function series_list(fname, s)
         fail(fname, ("series %d: unknown field '%s'"):format(i, tostring(k)))
       end
     end
-    local y = numbers(fname, "y", e.y)
+    local cols = columns(fname, i, e.y)
     local x
-    if e.x ~= nil then x = numbers(fname, "x", e.x) else x = {} for j = 1, #y do x[j] = j end end
-    if #x ~= #y then fail(fname, ("series %d: x has %d values but y has %d"):format(i, #x, #y)) end
-    out[i] = { x = x, y = y, label = e.label and tostring(e.label), color = e.color or PALETTE[(i - 1) % #PALETTE + 1] }
+    if e.x ~= nil then x = numbers(fname, "x", e.x) else x = {} for j = 1, #cols[1] do x[j] = j end end
+    if #x ~= #cols[1] then fail(fname, ("series %d: x has %d values but y has %d"):format(i, #x, #cols[1])) end
+    local labels = e.label
+    if type(labels) == "table" and #labels ~= #cols then
+      fail(fname, ("series %d: %d labels for %d columns of y"):format(i, #labels, #cols))
+    end
+    for c, y in ipairs(cols) do
+      local label = labels
+      if type(labels) == "table" then label = labels[c]
+      elseif labels ~= nil and #cols > 1 then label = tostring(labels) .. " " .. c end
+      local n = #out + 1
+      out[n] = { x = x, y = y, label = label and tostring(label),
+                 color = (#cols == 1 and e.color) or PALETTE[(n - 1) % #PALETTE + 1] }
+    end
   end
   return out
 end
@@ -120,6 +159,45 @@ local function fmt_tick(v, step)
   return (("%." .. decimals .. "f"):format(v))
 end
 
+local function log10(v) return math.log(v, 10) end
+
+-- Ticks of a log axis over [lo, hi] (both > 0): every decade labelled,
+-- 2..9 times a decade as short unlabelled ticks; a range of less than two
+-- decades also labels 2 and 5 (or there would be one label or none).
+local function dec_label(k)
+  if k >= -3 and k <= 4 then return (("%." .. math.max(0, -k) .. "f"):format(10 ^ k)) end
+  return ("1e%d"):format(k)
+end
+local function log_ticks(lo, hi)
+  local out, majors = {}, 0
+  local k0, k1 = math.floor(log10(lo) + 1e-9), math.ceil(log10(hi) - 1e-9)
+  for k = k0, k1 do
+    local v = 10 ^ k
+    if v >= lo * (1 - 1e-9) and v <= hi * (1 + 1e-9) then majors = majors + 1 end
+  end
+  for k = k0, k1 do
+    for m = 1, 9 do
+      local v = m * 10 ^ k
+      if v >= lo * (1 - 1e-9) and v <= hi * (1 + 1e-9) then
+        local label
+        if m == 1 then label = dec_label(k)
+        elseif majors < 2 and (m == 2 or m == 5) then label = (("%g"):format(v)) end
+        out[#out + 1] = { v = v, label = label, minor = m ~= 1 }
+      end
+    end
+  end
+  return out
+end
+
+-- Ticks of an axis: list of {v =, label = (nil: unlabelled), minor =}.
+local function axis_ticks(lo, hi, n, integral, log)
+  if log then return log_ticks(lo, hi) end
+  local tk, step = ticks(lo, hi, n, integral)
+  local out = {}
+  for i, v in ipairs(tk) do out[i] = { v = v, label = fmt_tick(v, step) } end
+  return out
+end
+
 local function esc(s)
   return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
 end
@@ -136,28 +214,36 @@ local function frame(opts, xlo, xhi, ylo, yhi, extra_right, yintegral)
       :format(W, H, W, H),
     ('<rect x="0" y="0" width="%d" height="%d" fill="white"/>'):format(W, H),
   }
-  local function X(v) return left + (v - xlo) / (xhi - xlo) * pw end
-  local function Y(v) return top + ph - (v - ylo) / (yhi - ylo) * ph end
+  -- a log axis maps log10 of the value (its limits are positive)
+  local lx, ly = opts.xscale == "log", opts.yscale == "log"
+  local function tx(v) return lx and log10(v) or v end
+  local function ty(v) return ly and log10(v) or v end
+  local txlo, txhi, tylo, tyhi = tx(xlo), tx(xhi), ty(ylo), ty(yhi)
+  local function X(v) return left + (tx(v) - txlo) / (txhi - txlo) * pw end
+  local function Y(v) return top + ph - (ty(v) - tylo) / (tyhi - tylo) * ph end
   -- an axis may run backwards (a heatmap's rows go down)
   local xmin, xmax = math.min(xlo, xhi), math.max(xlo, xhi)
   local ymin, ymax = math.min(ylo, yhi), math.max(ylo, yhi)
-  local xt, xs = ticks(xmin, xmax, 7)
-  local yt, ys = ticks(ymin, ymax, 6, yintegral)
   local grid = opts.grid ~= false
-  for _, v in ipairs(xt) do
-    if v >= xmin - 1e-12 and v <= xmax + 1e-12 then
-      local px = X(v)
-      if grid then parts[#parts + 1] = ('<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#e5e5e5"/>'):format(n2(px), top, n2(px), top + ph) end
-      parts[#parts + 1] = ('<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="black"/>'):format(n2(px), top + ph, n2(px), top + ph + 5)
-      parts[#parts + 1] = ('<text x="%s" y="%d" text-anchor="middle">%s</text>'):format(n2(px), top + ph + 18, esc(fmt_tick(v, xs)))
+  local function inside(v, lo, hi) return v >= lo - 1e-12 * math.abs(lo) - 1e-300 and v <= hi + 1e-12 * math.abs(hi) end
+  for _, t in ipairs(axis_ticks(xmin, xmax, 7, false, lx)) do
+    if inside(t.v, xmin, xmax) then
+      local px = X(t.v)
+      if grid and not t.minor then parts[#parts + 1] = ('<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#e5e5e5"/>'):format(n2(px), top, n2(px), top + ph) end
+      parts[#parts + 1] = ('<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="black"/>'):format(n2(px), top + ph, n2(px), top + ph + (t.minor and 3 or 5))
+      if t.label then
+        parts[#parts + 1] = ('<text x="%s" y="%d" text-anchor="middle">%s</text>'):format(n2(px), top + ph + 18, esc(t.label))
+      end
     end
   end
-  for _, v in ipairs(yt) do
-    if v >= ymin - 1e-12 and v <= ymax + 1e-12 then
-      local py = Y(v)
-      if grid then parts[#parts + 1] = ('<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e5e5e5"/>'):format(left, n2(py), left + pw, n2(py)) end
-      parts[#parts + 1] = ('<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="black"/>'):format(left - 5, n2(py), left, n2(py))
-      parts[#parts + 1] = ('<text x="%d" y="%s" text-anchor="end">%s</text>'):format(left - 8, n2(py + 4), esc(fmt_tick(v, ys)))
+  for _, t in ipairs(axis_ticks(ymin, ymax, 6, yintegral, ly)) do
+    if inside(t.v, ymin, ymax) then
+      local py = Y(t.v)
+      if grid and not t.minor then parts[#parts + 1] = ('<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e5e5e5"/>'):format(left, n2(py), left + pw, n2(py)) end
+      parts[#parts + 1] = ('<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="black"/>'):format(left - (t.minor and 3 or 5), n2(py), left, n2(py))
+      if t.label then
+        parts[#parts + 1] = ('<text x="%d" y="%s" text-anchor="end">%s</text>'):format(left - 8, n2(py + 4), esc(t.label))
+      end
     end
   end
   parts[#parts + 1] = ('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>'):format(left, top, pw, ph)
@@ -198,7 +284,7 @@ local function legend(parts, list, box, kind)
   parts[#parts + 1] = "</g>"
 end
 
-local function limits(list, key, lim)
+local function limits(list, key, lim, log)
   if lim then return lim[1], lim[2] end
   local lo, hi = math.huge, -math.huge
   for _, s in ipairs(list) do
@@ -207,30 +293,112 @@ local function limits(list, key, lim)
     end
   end
   if lo > hi then return 0, 1 end
-  if lo == hi then return lo - 0.5, hi + 0.5 end
+  if lo == hi then
+    if log then return lo / 2, hi * 2 end
+    return lo - 0.5, hi + 0.5
+  end
   return lo, hi
 end
 
 local function pad(lo, hi, f) local d = (hi - lo) * f return lo - d, hi + d end
 
--- Writes through T.save's atomic writer (temporary file, fsync, rename).
-local function finish(fname, parts, opts)
-  parts[#parts + 1] = "</svg>\n"
-  local svg = table.concat(parts, "\n")
-  if opts.file ~= nil then
-    if type(opts.file) ~= "string" then fail(fname, "option 'file' must be a path string") end
-    T._atomic_write("plot." .. fname, opts.file, { svg })
+-- The figure a plot function returns: the SVG and what drew it.  Its
+-- tostring is one line, so a plot typed at the prompt prints a summary.
+local Figure = {}
+Figure.__index = Figure
+Figure.__name = "ltensor.plot.Figure"
+
+local function file_format(fname, path)
+  if type(path) ~= "string" then fail(fname, "option 'file' must be a path string") end
+  local ext = path:match("%.([%w]+)$")
+  ext = ext and ext:lower()
+  if ext == "svg" or ext == "png" then return ext end
+  fail(fname, ("cannot write '%s': plots are written as .svg or .png"):format(path))
+end
+
+-- Writes the figure to path, SVG or PNG by its ending (T.save's atomic
+-- writer; PNG through T.save_image).
+function Figure:save(path)
+  local fname = self.kind or "save"
+  local fmt = file_format(fname, path)
+  if fmt == "png" then
+    T.save_image(path, self:image())
+  else
+    T._atomic_write("plot." .. fname, path, { self.svg })
   end
-  return svg
+  self.file = path
+  return self
+end
+
+-- The pixels, 3 x H x W uint8 (drawn once, then kept).
+function Figure:image()
+  if not self._image then self._image = require("ltensor.plot_raster").render(self.svg) end
+  return self._image
+end
+
+function Figure:__tostring()
+  local s = ("T.plot.Figure(%s, %dx%d"):format(self.kind, self.width, self.height)
+  if self.nseries then s = s .. (", %d series"):format(self.nseries) end
+  s = s .. ")"
+  if self.file then s = s .. " written to " .. self.file end
+  if self.notes and #self.notes > 0 then s = s .. " (" .. table.concat(self.notes, "; ") .. ")" end
+  return s
+end
+
+local function finish(fname, parts, opts, info)
+  parts[#parts + 1] = "</svg>\n"
+  local fig = setmetatable({ kind = fname, svg = table.concat(parts, "\n"), width = opts.width or 640,
+                             height = opts.height or 420 }, Figure)
+  for k, v in pairs(info or {}) do fig[k] = v end
+  if opts.file ~= nil then
+    file_format(fname, opts.file)
+    fig:save(opts.file)
+  end
+  return fig
+end
+
+-- Log scales: values <= 0 (and their points) leave the plot, as matplotlib
+-- masks them; the count goes into the figure's notes.
+local function drop_nonpositive(fname, list, key, notes)
+  local dropped, kept = 0, 0
+  for _, s in ipairs(list) do
+    local v = {}
+    for i, x in ipairs(s[key]) do
+      if x <= 0 then v[i] = 0 / 0 dropped = dropped + 1 else v[i] = x if finite(x) then kept = kept + 1 end end
+    end
+    s[key] = v
+  end
+  if kept == 0 then fail(fname, ("%sscale 'log' needs positive values, %s has none"):format(key, key)) end
+  if dropped > 0 then notes[#notes + 1] = ("%d %s value%s <= 0 dropped on the log scale"):format(dropped, key, dropped == 1 and "" or "s") end
+end
+
+local function check_scale(fname, opts, key)
+  local v = opts[key]
+  if v ~= nil and v ~= "linear" and v ~= "log" then
+    fail(fname, ("option '%s' must be \"linear\" or \"log\" (got %s)"):format(key, tostring(v)))
+  end
+  return v == "log"
+end
+
+-- [lo, hi] widened by f of its span, in log space on a log axis
+local function pad_axis(lo, hi, f, log)
+  if not log then return pad(lo, hi, f) end
+  local a, b = pad(log10(lo), log10(hi), f)
+  return 10 ^ a, 10 ^ b
 end
 
 local function xy_plot(fname, series, opts)
   opts = check_opts(fname, opts)
   local list = series_list(fname, series)
-  local xlo, xhi = limits(list, "x", opts.xlim)
-  local ylo, yhi = limits(list, "y", opts.ylim)
-  if not opts.ylim then ylo, yhi = pad(ylo, yhi, 0.05) end
-  if not opts.xlim and fname == "scatter" then xlo, xhi = pad(xlo, xhi, 0.05) end
+  local lx, ly = check_scale(fname, opts, "xscale"), check_scale(fname, opts, "yscale")
+  local notes = {}
+  if lx then drop_nonpositive(fname, list, "x", notes) end
+  if ly then drop_nonpositive(fname, list, "y", notes) end
+  local xlo, xhi = limits(list, "x", opts.xlim, lx)
+  local ylo, yhi = limits(list, "y", opts.ylim, ly)
+  if (lx and xlo <= 0) or (ly and ylo <= 0) then fail(fname, "a log axis needs positive limits") end
+  if not opts.ylim then ylo, yhi = pad_axis(ylo, yhi, 0.05, ly) end
+  if not opts.xlim and fname == "scatter" then xlo, xhi = pad_axis(xlo, xhi, 0.05, lx) end
   local parts, X, Y, box = frame(opts, xlo, xhi, ylo, yhi)
   parts[#parts + 1] = ('<clipPath id="plotarea"><rect x="%d" y="%d" width="%d" height="%d"/></clipPath>')
     :format(box.left, box.top, box.pw, box.ph)
@@ -271,7 +439,7 @@ local function xy_plot(fname, series, opts)
   end
   parts[#parts + 1] = "</g>"
   if opts.legend ~= false then legend(parts, list, box, fname) end
-  return finish(fname, parts, opts)
+  return finish(fname, parts, opts, { nseries = #list, notes = notes })
 end
 
 function plot.line(series, opts) return xy_plot("line", series, opts) end
@@ -320,7 +488,7 @@ function plot.hist(data, opts)
     end
   end
   if opts.legend ~= false then legend(parts, list, box, "hist") end
-  return finish("hist", parts, opts)
+  return finish("hist", parts, opts, { nseries = #list })
 end
 
 -- viridis, sampled at 9 points and interpolated
@@ -390,7 +558,7 @@ function plot.heatmap(t, opts)
       end
     end
   end
-  return finish("heatmap", parts, o)
+  return finish("heatmap", parts, o, { width = o.width or 640, height = o.height or 420 })
 end
 
 return plot

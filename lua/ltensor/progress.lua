@@ -19,8 +19,14 @@
 -- The bar is finished when the loop ends, also by break or error (it is the
 -- generic for's to-be-closed value).
 --
+-- On a terminal the whole line fits the window, so a redraw never wraps:
+-- the width comes from the terminal (asked at each redraw, so resizing
+-- works), else $COLUMNS, else 80 (ncols sets it); the bar cells shrink
+-- first, then the bar goes, then the line is cut.
+--
 -- Options: desc, total, file (default io.stderr), tty (force true/false),
--- width (bar cells, default 25), refresh (terminal redraw period, 0.1 s),
+-- width (bar cells at most, default 25), ncols (the line's width, default
+-- the terminal's), refresh (terminal redraw period, 0.1 s),
 -- interval (plain line period, 5 s), unit ("it"), leave (keep the finished
 -- bar on a terminal, default true), disable.
 local T = require "ltensor.core"
@@ -38,7 +44,17 @@ local function typename(x)
 end
 
 local KNOWN = { desc = true, total = true, file = true, tty = true, width = true, refresh = true, interval = true,
-  unit = true, leave = true, disable = true }
+  unit = true, leave = true, disable = true, ncols = true }
+
+-- The columns a redrawn line may use: one less than the window, since
+-- writing the last column makes some terminals wrap at once.
+local function columns(bar)
+  local c = bar.ncols
+  if not c and T._term_columns then c = T._term_columns(bar.file) end
+  if not c then c = tonumber(os.getenv("COLUMNS") or "") end
+  if not c or c < 1 then c = 80 end
+  return math.max(math.floor(c) - 1, 1)
+end
 
 local function fmt_time(s)
   if s ~= s or s == math.huge then return "??:??" end
@@ -92,15 +108,27 @@ function Bar:_line(final)
     local stats = string.format("%d/%d [%s<%s, %s%s]", n, total, fmt_time(el), fmt_time(eta), fmt_rate(rate, unit),
       self:_postfix())
     if self.tty then
-      local w = self.width
+      local cols = columns(self)
+      local pct = string.format("%3d%%", math.floor(frac * 100))
+      -- the bar takes what the text leaves, up to `width` cells
+      local w = math.min(self.width, cols - #desc - #pct - 3 - #stats)
+      if w < 4 then   -- no room for a useful bar: the text alone, the description cut first
+        local text = pct .. " " .. stats
+        if #desc + #text > cols and self.desc then
+          local keep = cols - #text - 3
+          desc = keep >= 3 and (self.desc:sub(1, keep) .. ": ") or ""
+        end
+        return ((desc .. text):sub(1, cols))
+      end
       local cells = math.floor(frac * w + 1e-9)
-      return string.format("%s%3d%%|%s%s| %s", desc, math.floor(frac * 100), string.rep("#", cells),
-        string.rep(".", w - cells), stats)
+      return string.format("%s%s|%s%s| %s", desc, pct, string.rep("#", cells), string.rep(".", w - cells), stats)
     end
     return string.format("%s%d/%d (%d%%) [%s<%s, %s%s]", desc, n, total, math.floor(frac * 100), fmt_time(el),
       fmt_time(eta), fmt_rate(rate, unit), self:_postfix())
   end
-  return string.format("%s%d%s [%s, %s%s]", desc, n, unit, fmt_time(el), fmt_rate(rate, unit), self:_postfix())
+  local line = string.format("%s%d%s [%s, %s%s]", desc, n, unit, fmt_time(el), fmt_rate(rate, unit), self:_postfix())
+  if self.tty then line = line:sub(1, columns(self)) end
+  return line
 end
 
 function Bar:_draw(final)
@@ -110,7 +138,9 @@ function Bar:_draw(final)
   if self.tty then
     if not final and t - self.last < self.refresh then return end
     local line = self:_line(final)
-    local pad = self.drawn_len > #line and string.rep(" ", self.drawn_len - #line) or ""
+    -- blanks over the rest of a longer previous line, never past the window
+    local upto = math.min(self.drawn_len, columns(self))
+    local pad = upto > #line and string.rep(" ", upto - #line) or ""
     f:write("\r" .. line .. pad)
     self.drawn_len = #line
     if final then
@@ -145,7 +175,7 @@ function Bar:write(msg)
   msg = tostring(msg)
   local f = self.file
   if self.tty and not self.disable and self.drawn_len > 0 then
-    f:write("\r" .. string.rep(" ", self.drawn_len) .. "\r" .. msg .. "\n")
+    f:write("\r" .. string.rep(" ", math.min(self.drawn_len, columns(self))) .. "\r" .. msg .. "\n")
     self.drawn_len = 0
     if not self.closed then
       self.last = -math.huge
@@ -209,11 +239,14 @@ local function progress(src, opts)
     if mtype(opts.total) ~= "integer" or opts.total < 0 then fail("total must be a non-negative integer") end
     total = opts.total
   end
+  if opts.ncols ~= nil and (mtype(opts.ncols) ~= "integer" or opts.ncols < 1) then
+    fail("ncols must be a positive integer")
+  end
   local file = opts.file or io.stderr
   local tty = opts.tty
   if tty == nil then tty = T._isatty and T._isatty(file) or false end
   local bar = setmetatable({ next = nextf, total = total, n = 0, desc = opts.desc and tostring(opts.desc) or nil,
-    file = file, tty = tty, width = opts.width or 25, refresh = opts.refresh or 0.1,
+    file = file, tty = tty, width = opts.width or 25, ncols = opts.ncols, refresh = opts.refresh or 0.1,
     interval = opts.interval or 5, unit = opts.unit or "it", leave = opts.leave ~= false,
     disable = opts.disable or false, drawn_len = 0, start = now(), last = now() }, Bar)
   return bar, nil, nil, bar

@@ -147,6 +147,9 @@ void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, in
                      int nin, const int *inidx);
 const char *ag_node_name(lua_State *L, ag_node *n, int idx);
 int ltl_linear_fn(lua_State *L);   /* T._linear (l_grad_linear.c) */
+/* l_grad_linear.c: raises a message naming nn.functional.linear when the
+   running matmul was called by F.linear (a != b dtypes); else returns. */
+void ltl_linear_dtype_check(lua_State *L, ltensor_dtype a, ltensor_dtype b);
 
 #define ERR_FREED                                                                                        \
   "Trying to backward through the graph a second time (or directly access saved tensors after they "  \

@@ -107,6 +107,7 @@ int luaopen_ltensor_core(lua_State *L) {
   S->num_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);   /* threads of every parallel loop: core count */
   if (S->num_threads < 1) S->num_threads = 1;
   S->pool = lt_pool_new(S->num_threads);   /* NULL (out of memory): one thread; workers start on first use */
+  lt_pool_set_interrupt(S->pool, &S->interrupt);   /* parallel loops stop between chunks on Ctrl-C */
   S->allocf = lua_getallocf(L, &S->alloc_ud);
   ltl_alloc_open(L, S);
   lua_createtable(L, 0, 1);

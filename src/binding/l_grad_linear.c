@@ -17,6 +17,40 @@ static lt_tensor *blas_operand(lua_State *L, int idx) {
   return ltl_push_clone(L, t);
 }
 
+/* ---- dtype mismatch, named for the layer ----------------------------------
+   F.linear (and so nn.Linear) runs any input it cannot fuse through
+   matmul, whose dtype error is PyTorch's "expected scalar type Long but
+   found Float": true, but it names neither the layer nor the fix.  On that
+   error path only, matmul asks here whether its caller is F.linear (found
+   by identity on the stack, so wherever the Lua file lives) and raises a
+   message about the layer instead. */
+static int is_functional_linear(lua_State *L, int fn_idx) {
+  int found = 0;
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, "ltensor") == LUA_TTABLE && lua_getfield(L, -1, "nn") == LUA_TTABLE &&
+      lua_getfield(L, -1, "functional") == LUA_TTABLE && lua_getfield(L, -1, "linear") == LUA_TFUNCTION)
+    found = lua_rawequal(L, -1, fn_idx);
+  lua_settop(L, fn_idx - 1);
+  return found;
+}
+
+static void linear_dtype_message(lua_State *L, ltensor_dtype x, ltensor_dtype w) {
+  const char *xs = lt_dtypes[x].name, *ws = lt_dtypes[w].name;
+  if (lt_is_floating(w))
+    ltl_error(L, "nn.functional.linear", "input is %s but the weight is %s: convert the input (x:%s() or x:to(T.%s))",
+              xs, ws, w == LTENSOR_FLOAT64 ? "double" : w == LTENSOR_FLOAT32 ? "float" : "to", ws);
+  ltl_error(L, "nn.functional.linear", "input is %s but the weight is %s: convert one of them to the other's dtype "
+            "(x:to(w.dtype))", xs, ws);
+}
+
+void ltl_linear_dtype_check(lua_State *L, ltensor_dtype a, ltensor_dtype b) {
+  lua_Debug ar;
+  for (int level = 1; level <= 4 && lua_getstack(L, level, &ar); level++) {
+    lua_getinfo(L, "f", &ar);
+    if (is_functional_linear(L, lua_gettop(L))) linear_dtype_message(L, a, b);
+  }
+}
+
 /* T._linear(x, w [, b]) */
 int ltl_linear_fn(lua_State *L) {
   const char *fn = "_linear";
@@ -25,7 +59,8 @@ int ltl_linear_fn(lua_State *L) {
   if (!x->storage || !w->storage || (b && !b->storage)) return ltl_error(L, fn, "a tensor argument was freed");
   ltensor_dtype dt = x->dtype;
   if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return ltl_error(L, fn, "expected a float32 or float64 input");
-  if (w->dtype != dt || (b && b->dtype != dt)) return ltl_error(L, fn, "input, weight and bias must have the same dtype");
+  if (w->dtype != dt) linear_dtype_message(L, dt, w->dtype);
+  if (b && b->dtype != dt) return ltl_error(L, fn, "input, weight and bias must have the same dtype");
   if (x->ndim != 2 || w->ndim != 2 || (b && b->ndim != 1)) return ltl_error(L, fn, "expected a 2-D input and weight, a 1-D bias");
   int64_t N = x->shape[0], K = x->shape[1], O = w->shape[0];
   if (w->shape[1] != K)

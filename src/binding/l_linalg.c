@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include "l_lua.h"
+#include "l_autograd.h"   /* ltl_linear_dtype_check */
 #include "lt_blas.h"
 #include "lt_iter.h"
 #include "lt_parallel.h"
@@ -34,8 +35,10 @@ static ltensor_dtype result_dtype(lua_State *L, const char *fname, const lt_tens
    (otherwise the result is filled without a dispatch). */
 static ltensor_dtype same_dtype(lua_State *L, const char *fname, const char *kernel, const lt_tensor *a,
                                 const lt_tensor *b, int64_t out_numel, int64_t K) {
-  if (a->dtype != b->dtype)
+  if (a->dtype != b->dtype) {
+    ltl_linear_dtype_check(L, a->dtype, b->dtype);   /* a layer's input: say which layer and what to do */
     ltl_error(L, fname, "expected scalar type %s but found %s", lt_torch_name(a->dtype), lt_torch_name(b->dtype));
+  }
   if (a->dtype == LTENSOR_BOOL && out_numel > 0 && K > 0)
     ltl_error(L, fname, "\"%s\" not implemented for '%s'", kernel, lt_torch_name(a->dtype));
   return a->dtype;
@@ -69,8 +72,10 @@ static void row_strides(const lt_tensor *t, int64_t *rs, int64_t *cs) {
 
 static void mm_into(lua_State *L, lt_tensor *out, const lt_tensor *a, int64_t M, int64_t K, int64_t ars, int64_t acs,
                     const lt_tensor *b, int64_t N, int64_t brs, int64_t bcs) {
-  (ltl_one_thread(L) ? lt_mm_1t : lt_mm)(out->dtype, M, N, K, lt_data(a), ars, acs, lt_data(b), brs, bcs,
-                                         lt_data(out), N, 1);
+  /* a large product runs in panels so that Ctrl-C (the interrupt flag)
+     stops it within a fraction of a second; the trampoline raises */
+  lt_mm_stoppable(&ltl_settings_of(L)->interrupt, ltl_one_thread(L), out->dtype, M, N, K, lt_data(a), ars, acs,
+                  lt_data(b), brs, bcs, lt_data(out), N, 1);
 }
 
 /* ---- mm / mv / dot / outer ---------------------------------------------- */
@@ -156,6 +161,7 @@ static int l_outer(lua_State *L) {
 typedef struct {
   ltensor_dtype dt;
   int nbd, one_thread;   /* one_thread: every product on its caller's thread (lt_mm_1t) */
+  const volatile sig_atomic_t *stop;   /* the state's interrupt flag */
   const int64_t *bshape, *abst, *bbst;
   int64_t M, N, K, ars, acs, brs, bcs, sz;
   const char *A, *B;
@@ -170,8 +176,9 @@ static void batch_range(void *ctx, int64_t k0, int64_t k1, int part) {
   lt_odo_init_str(&w, j->nbd, j->bshape, j->abst, j->bbst, NULL);
   lt_odo_seek(&w, k0);
   for (int64_t k = k0; k < k1; k++, lt_odo_next(&w))
-    (j->one_thread ? lt_mm_1t : lt_mm)(j->dt, j->M, j->N, j->K, j->A + w.off[0] * j->sz, j->ars, j->acs,
-                                       j->B + w.off[1] * j->sz, j->brs, j->bcs, j->C + k * j->M * j->N * j->sz, j->N, 1);
+    if (lt_mm_stoppable(j->stop, j->one_thread, j->dt, j->M, j->N, j->K, j->A + w.off[0] * j->sz, j->ars, j->acs,
+                        j->B + w.off[1] * j->sz, j->brs, j->bcs, j->C + k * j->M * j->N * j->sz, j->N, 1))
+      return;   /* interrupted: the trampoline raises */
 }
 
 /* Products too small for OpenBLAS's own threads (below LT_BLAS_MT_MIN each:
@@ -186,7 +193,7 @@ static void batched(lua_State *L, lt_tensor *out, int nbd, const int64_t *bshape
   int64_t nb = 1;
   for (int i = 0; i < nbd; i++) nb *= bshape[i];
   if (nb == 0 || M == 0 || N == 0) return;
-  batch_job j = { out->dtype, nbd, ltl_one_thread(L), bshape, abst, bbst, M, N, K, ars, acs, brs, bcs,
+  batch_job j = { out->dtype, nbd, ltl_one_thread(L), &ltl_settings_of(L)->interrupt, bshape, abst, bbst, M, N, K, ars, acs, brs, bcs,
                   (int64_t)lt_itemsize(out->dtype), lt_data(a), lt_data(b), lt_data(out) };
   double mnk = (double)M * (double)N * (double)K;
   int parts = 1;

@@ -50,6 +50,8 @@ typedef struct ltl_settings {
   int sentinel_armed;            /* a collection-cycle sentinel exists (l_tensor.c) */
   int any_requires_grad;         /* some tensor of this state ever required grad: until then
                                     the autograd trampoline skips scanning arguments */
+  volatile sig_atomic_t interrupt; /* set by the host (ltensor_interrupt_flag: a Ctrl-C handler)
+                                    to stop the running op; long loops read it between chunks */
 } ltl_settings;
 
 ltl_settings *ltl_settings_slow(lua_State *L);
@@ -155,6 +157,9 @@ int ltl_checksize(lua_State *L, int first, int last, int64_t *shape, const char 
 const char *ltl_running_name(lua_State *L);
 /* Raises "ltensor.<fname>: <formatted message>". */
 int ltl_error(lua_State *L, const char *fname, const char *fmt, ...);
+/* l_settings.c: raises "ltensor.<fname>: interrupted" (and clears the flag)
+   when the host asked the running op to stop (ltensor_interrupt_flag). */
+void ltl_check_interrupt(lua_State *L, ltl_settings *S, const char *fname);
 /* Lua's argument checks in ltensor's error style: luaL_argerror's
    "bad argument #1 to 'add' (msg)" becomes "ltensor.add: bad argument #1
    (msg)", the name being the one the running function was registered under.

@@ -4,8 +4,10 @@
  *
  *   T._isatty(fd_or_file) -> boolean
  *   T._monotonic() -> seconds on a monotonic clock
+ *   T._term_columns(fd_or_file) -> the terminal's width in columns, or nil
  */
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "l_lua.h"
@@ -22,20 +24,35 @@ static int l_monotonic(lua_State *L) {
   return 1;
 }
 
+/* the descriptor of an integer or an open Lua file at idx, else -1 */
+static int fd_arg(lua_State *L, int idx) {
+  if (lua_isinteger(L, idx)) return (int)lua_tointeger(L, idx);
+  luaL_Stream *s = (luaL_Stream *)luaL_testudata(L, idx, LUA_FILEHANDLE);
+  return s && ltc_stream_open(s) ? fileno(s->f) : -1;
+}
+
 static int l_isatty(lua_State *L) {
-  int fd = -1;
-  if (lua_isinteger(L, 1)) {
-    fd = (int)lua_tointeger(L, 1);
-  } else {
-    luaL_Stream *s = (luaL_Stream *)luaL_testudata(L, 1, LUA_FILEHANDLE);
-    if (s && ltc_stream_open(s)) fd = fileno(s->f);
-  }
+  int fd = fd_arg(L, 1);
   lua_pushboolean(L, fd >= 0 && isatty(fd));
+  return 1;
+}
+
+/* The window width the terminal reports (TIOCGWINSZ), so that a redrawn
+   line never wraps; nil when fd is no terminal or reports no width. */
+static int l_term_columns(lua_State *L) {
+  int fd = fd_arg(L, 1);
+  struct winsize ws;
+  if (fd < 0 || ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushinteger(L, ws.ws_col);
   return 1;
 }
 
 const ltl_reg ltl_reg_progress[] = {
   {"_isatty", l_isatty, LT_MODULE, NULL},
   {"_monotonic", l_monotonic, LT_MODULE, NULL},
+  {"_term_columns", l_term_columns, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -2,6 +2,7 @@
    (and promote_types/result_type under it) and the thread count. */
 #include <string.h>
 #include "l_ew.h"
+#include "ltensor.h"
 
 /* ====================================================================== */
 /* promotion and threading settings                                      */
@@ -68,6 +69,21 @@ static int l_get_num_threads(lua_State *L) {
   return 1;
 }
 
+/* ---- interruption (ltensor.h: ltensor_interrupt_flag) --------------------- */
+volatile sig_atomic_t *ltensor_interrupt_flag(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ltl_key_settings);
+  ltl_settings *S = (ltl_settings *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return S && S->magic == LT_SETTINGS_MAGIC ? &S->interrupt : NULL;
+}
+
+/* Raises "ltensor.<fname>: interrupted" when the flag is set, clearing it:
+   one request stops one op (the error unwinds the Lua code that ran it). */
+void ltl_check_interrupt(lua_State *L, ltl_settings *S, const char *fname) {
+  if (!S->interrupt) return;
+  S->interrupt = 0;
+  ltl_error(L, fname, "interrupted");
+}
 
 const ltl_reg ltl_reg_settings[] = {
   {"promote_types", l_promote_types, LT_MODULE, NULL},

@@ -77,10 +77,15 @@ int ltl_trampoline(lua_State *L) {
       lua_pushvalue(L, lua_upvalueindex(4));
       lua_rotate(L, 1, 3);                    /* hook, name, raw, args... */
       lua_call(L, n + 2, LUA_MULTRET);
+      ltl_check_interrupt(L, S, r->name);
       return lua_gettop(L);
     }
   }
-  return r->fn(L);
+  int nres = r->fn(L);
+  /* a loop that saw the interrupt flag stopped early: its result is
+     incomplete and must not be seen */
+  if (S->interrupt) ltl_check_interrupt(L, S, r->name);
+  return nres;
 }
 
 

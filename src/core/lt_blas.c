@@ -300,3 +300,43 @@ void lt_mm_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, 
               int64_t ccs) {
   mm(dt, 1, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs);
 }
+
+/* ---- interruptible products ----------------------------------------------
+   One OpenBLAS call cannot be stopped, so a product that would take long is
+   cut into panels of output rows (or columns, when there are more of them),
+   each a bounded amount of work, and *stop is read between panels.  The
+   cut only starts past PANEL_MNK multiply-adds (0.3-0.6 s in OpenBLAS on
+   two busy cores; smaller panels cost a visible 5-10% on a 3000^3 product,
+   by measurement): smaller products run whole, exactly as lt_mm; larger
+   ones are cut into equal panels (no small last one).  Re-packing the
+   other operand per panel costs K*N per M_panel*K*N of arithmetic. */
+#define PANEL_MNK ((int64_t)1 << 34)
+#define PANEL_MNK_LOOP ((int64_t)1 << 24)   /* the plain C loop: 1-15 ns per multiply-add */
+#define PANEL_MIN 64   /* rows per BLAS panel at least: packing stays amortised */
+
+int lt_mm_stoppable(const volatile sig_atomic_t *stop, int serial, ltensor_dtype dt, int64_t M, int64_t N,
+                    int64_t K, const char *A, int64_t ars, int64_t acs, const char *B, int64_t brs,
+                    int64_t bcs, char *C, int64_t crs, int64_t ccs) {
+  int blas = lt_blas_dtype(dt);
+  int64_t budget = blas ? PANEL_MNK : PANEL_MNK_LOOP;
+  int rows = M >= N;   /* cut the longer side of the output */
+  int64_t len = rows ? M : N, other = (rows ? N : M) * (K > 0 ? K : 1);
+  int64_t step = other > 0 ? budget / other : len;
+  if (step < (blas ? PANEL_MIN : 1)) step = blas ? PANEL_MIN : 1;
+  if (!stop || step >= len) {
+    mm(dt, serial, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs);
+    return stop && *stop;
+  }
+  int64_t panels = (len + step - 1) / step;
+  step = (len + panels - 1) / panels;
+  size_t sz = lt_itemsize(dt);
+  for (int64_t i = 0; i < len; i += step) {
+    if (*stop) return 1;
+    int64_t n = len - i < step ? len - i : step;
+    if (rows)
+      mm(dt, serial, n, N, K, A + i * ars * (int64_t)sz, ars, acs, B, brs, bcs, C + i * crs * (int64_t)sz, crs, ccs);
+    else
+      mm(dt, serial, M, n, K, A, ars, acs, B + i * bcs * (int64_t)sz, brs, bcs, C + i * ccs * (int64_t)sz, crs, ccs);
+  }
+  return *stop != 0;
+}

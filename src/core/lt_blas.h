@@ -9,6 +9,7 @@
 #ifndef LT_BLAS_H
 #define LT_BLAS_H
 
+#include <signal.h>
 #include "lt_dtype.h"
 
 /* 1 if dt is computed by BLAS (when the operand layouts allow it). */
@@ -50,6 +51,15 @@ int lt_mm_acc_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K,
                  const char *A, int64_t ars, int64_t acs,
                  const char *B, int64_t brs, int64_t bcs,
                  char *C, int64_t ldc);
+
+/* lt_mm (serial 0) or lt_mm_1t (serial 1) that can be stopped: *stop is
+   read between panels of a large product (a few hundred ms of work each;
+   one OpenBLAS call cannot be interrupted).  Returns 1 when *stop was set
+   (C then partly written: discard it), 0 when C is complete.  stop may be
+   NULL (never stops; the product runs whole). */
+int lt_mm_stoppable(const volatile sig_atomic_t *stop, int serial, ltensor_dtype dt, int64_t M, int64_t N,
+                    int64_t K, const char *A, int64_t ars, int64_t acs, const char *B, int64_t brs,
+                    int64_t bcs, char *C, int64_t crs, int64_t ccs);
 
 /* Products with M*N*K at or above this go to OpenBLAS's threads; smaller
    ones that OpenBLAS would still split over its threads (it does from

@@ -15,6 +15,7 @@ typedef struct work {
   lt_chunk_fn fn;
   void *ctx;
   int64_t nchunks;
+  const volatile sig_atomic_t *stop;   /* the state's interrupt flag, or NULL */
   atomic_llong next;        /* next chunk index */
   int want, joined;         /* workers wanted / that took part (under mu) */
 } work_t;
@@ -28,6 +29,7 @@ struct lt_pool {
   atomic_int busy;          /* a piece of work is running: nested calls run inline */
   _Atomic uint64_t gen;     /* bumped (under mu) per piece of work */
   work_t *w;                /* the current work, NULL between calls */
+  const volatile sig_atomic_t *stop;   /* lt_pool_set_interrupt */
   pthread_t th[LT_MAX_THREADS];
 };
 
@@ -35,6 +37,10 @@ static void do_chunks(work_t *w) {
   for (;;) {
     int64_t c = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed);
     if (c >= w->nchunks) return;
+    if (w->stop && *w->stop) {   /* interrupted: the remaining chunks are skipped */
+      atomic_store_explicit(&w->next, w->nchunks, memory_order_relaxed);
+      return;
+    }
     w->fn(w->ctx, c);
   }
 }
@@ -148,24 +154,38 @@ void lt_pool_set_threads(lt_pool *p, int nthreads) {
 
 int lt_pool_threads(const lt_pool *p) { return p ? p->nthreads : 1; }
 
+void lt_pool_set_interrupt(lt_pool *p, const volatile sig_atomic_t *flag) {
+  if (p) p->stop = flag;
+}
+
 void lt_pool_run(lt_pool *p, int nt, int64_t nchunks, lt_chunk_fn fn, void *ctx) {
   if (nchunks <= 0) return;
   if (nt > lt_pool_threads(p)) nt = lt_pool_threads(p);
   if (nt > nchunks) nt = (int)nchunks;
+  const volatile sig_atomic_t *stop = p ? p->stop : NULL;
   if (nt <= 1 || atomic_exchange(&p->busy, 1)) {   /* one thread, or nested: inline */
-    for (int64_t c = 0; c < nchunks; c++) fn(ctx, c);
+    for (int64_t c = 0; c < nchunks && !(stop && *stop); c++) fn(ctx, c);
     return;
   }
   work_t w;
   w.fn = fn;
   w.ctx = ctx;
   w.nchunks = nchunks;
+  w.stop = stop;
   atomic_init(&w.next, 0);
   w.joined = 0;
   pthread_mutex_lock(&p->mu);
-  while (p->nworkers < nt - 1) {
-    if (pthread_create(&p->th[p->nworkers], NULL, worker_main, p) != 0) break;
-    p->nworkers++;
+  if (p->nworkers < nt - 1) {
+    /* workers take no signals: a host's handler (Ctrl-C) runs on its own
+       threads, where it may touch its lua_State */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (p->nworkers < nt - 1) {
+      if (pthread_create(&p->th[p->nworkers], NULL, worker_main, p) != 0) break;
+      p->nworkers++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
   w.want = nt - 1 < p->nworkers ? nt - 1 : p->nworkers;
   p->w = &w;

@@ -30,6 +30,7 @@
 #ifndef LT_PARALLEL_H
 #define LT_PARALLEL_H
 
+#include <signal.h>
 #include <stdint.h>
 
 /* Units of work each thread must get before work is split. */
@@ -47,6 +48,13 @@ void lt_pool_free(lt_pool *p);
 /* Thread count for later calls (clamped to [1, LT_MAX_THREADS]). */
 void lt_pool_set_threads(lt_pool *p, int nthreads);
 int lt_pool_threads(const lt_pool *p);          /* 1 for NULL */
+
+/* Interruption: when *flag is non-zero, lt_pool_run stops handing out
+   chunks (the chunks running finish; the rest are skipped, so the result
+   is incomplete).  The binding points it at its state's interrupt flag
+   (ltensor_interrupt_flag) and raises "ltensor.<fn>: interrupted" after an
+   op that saw it set.  NULL (the default): never stops. */
+void lt_pool_set_interrupt(lt_pool *p, const volatile sig_atomic_t *flag);
 
 /* How many parts to cut `work` units into: min(threads, work / grain,
    units), at least 1 (units: the most independent pieces the loop has). */

@@ -31,6 +31,7 @@
 #ifndef LTENSOR_H
 #define LTENSOR_H
 
+#include <signal.h>
 #include <lua.h>
 #include "ltensor_types.h"   /* version, ltensor_dtype, ltensor_info: Lua-free */
 
@@ -65,5 +66,21 @@ int ltensor_get(lua_State *L, int idx, ltensor_info *info);
    live bytes frees nothing live: later allocations fail until tensors are
    collected.  Same as T.set_memory_limit(bytes) from Lua. */
 void ltensor_set_memory_limit(lua_State *L, size_t bytes);
+
+/* The state's interrupt flag, for stopping a long computation from outside:
+   a SIGINT handler (the ltensor program's Ctrl-C) or another host thread
+   stores a non-zero value; the op running on the state then stops at its
+   next check and raises "ltensor.<function>: interrupted", clearing the
+   flag.  Checked between the chunks of every parallel loop (elementwise,
+   reductions, convolutions) and between panels of a large matrix product
+   (a few hundred ms of work each: one OpenBLAS call cannot be stopped),
+   and after each C function that records autograd.  Lua code itself is
+   not stopped by the flag: a host that wants that too sets a hook, as
+   lua.c does (lua_sethook with LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT,
+   which is async-signal-safe).  Clear the flag after the pcall that was
+   interrupted if nothing consumed it.  Storing to it is async-signal-safe;
+   the pointer stays valid for the state's life.  NULL when ltensor is not
+   open in L.  Never raises. */
+volatile sig_atomic_t *ltensor_interrupt_flag(lua_State *L);
 
 #endif
