@@ -4,6 +4,7 @@
 local T = require "ltensor.core"
 require "ltensor.print"      -- tostring(t), T.set_printoptions
 require "ltensor.size"       -- T.Size: what t:size() and t.shape return
+require "ltensor.tensor_forms" -- PyTorch spellings: T.finfo/iinfo, T.as_tensor, t:tolist(), t:new_zeros ...
 require "ltensor.io"         -- T.save/T.load (safetensors), T.save_npy/T.load_npy
 require "ltensor.autograd"   -- backward, T.no_grad, T.autograd.*
 require "ltensor.structural" -- SPEC §6b structure, search/counting, statistics; nn.functional.pad

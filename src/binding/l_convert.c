@@ -58,21 +58,56 @@ static int convert_to(lua_State *L, ltensor_dtype dt, int copy) {
   lt_copy_into(out, t);
   return 1;
 }
+/* A device argument: ltensor runs on the CPU, so "cpu" (PyTorch code is
+   full of x:to("cpu") and {device = "cpu"}) is accepted and changes
+   nothing; any other device is refused by name. */
+static void check_device(lua_State *L, int idx) {
+  const char *d = lua_tostring(L, idx);
+  if (d && (strcmp(d, "cpu") == 0 || strcmp(d, "cpu:0") == 0)) return;
+  ltl_error(L, "to", "device '%s' is not available: ltensor runs on the CPU (use \"cpu\")",
+            d ? d : luaL_typename(L, idx));
+}
+
+/* t:to(dtype [, {copy=}]), t:to(device [, dtype] [, {copy=}]), t:to(other)
+   (other's dtype), t:to{dtype=, device=, copy=}: PyTorch's forms */
 static int l_to(lua_State *L) {
-  ltl_check(L, 1);
-  ltensor_dtype dt;
-  int copy = 0;
-  static const char *const TO_OPTS[] = {"dtype", "copy", NULL}, *const COPY_OPTS[] = {"copy", NULL};
+  lt_tensor *t = ltl_check(L, 1);
+  ltensor_dtype dt = t->dtype;
+  int copy = 0, opts = 0;
+  static const char *const TO_OPTS[] = {"dtype", "device", "copy", NULL}, *const COPY_OPTS[] = {"copy", NULL};
   if (lua_type(L, 2) == LUA_TTABLE && !luaL_testudata(L, 2, LT_DTYPE_MT)) {
     ltl_check_opts(L, 2, "to", TO_OPTS);
-    dt = ltl_opt_dtype(L, 2, ltl_check(L, 1)->dtype);
+    dt = ltl_opt_dtype(L, 2, t->dtype);
+    lua_getfield(L, 2, "device");
+    if (!lua_isnil(L, -1)) check_device(L, lua_gettop(L));
+    lua_pop(L, 1);
     copy = ltl_opt_bool(L, 2, "copy", 0);
+    return convert_to(L, dt, copy);
+  }
+  int next = 2;
+  if (lua_type(L, 2) == LUA_TSTRING) {   /* a device, then maybe a dtype */
+    check_device(L, 2);
+    next = 3;
+    if (luaL_testudata(L, 3, LT_DTYPE_MT)) { dt = ltl_checkdtype(L, 3); next = 4; }
+  } else if (ltl_test(L, 2)) {           /* another tensor: its dtype */
+    dt = ltl_check(L, 2)->dtype;
+    next = 3;
   } else {
     dt = ltl_checkdtype(L, 2);
-    ltl_check_opts(L, 3, "to", COPY_OPTS);
-    copy = ltl_opt_bool(L, 3, "copy", 0);
+    next = 3;
   }
+  opts = next;
+  ltl_check_opts(L, opts, "to", COPY_OPTS);
+  copy = ltl_opt_bool(L, opts, "copy", 0);
   return convert_to(L, dt, copy);
+}
+
+/* t:cpu(): the tensor itself (PyTorch returns self when already there) */
+static int l_cpu(lua_State *L) {
+  ltl_check(L, 1);
+  ltl_check_nargs(L, 1);
+  lua_settop(L, 1);
+  return 1;
 }
 static int l_type(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
@@ -101,6 +136,7 @@ const ltl_reg ltl_reg_convert[] = {
   {"fill_", l_fill_, LT_METHOD | LT_DIFF, NULL},
   {"zero_", l_zero_, LT_METHOD | LT_DIFF, NULL},
   {"to", l_to, LT_METHOD | LT_DIFF, NULL},
+  {"cpu", l_cpu, LT_METHOD, NULL},
   {"type", l_type, LT_METHOD, NULL},
   {"float", l_float, LT_METHOD | LT_DIFF, NULL},
   {"double", l_double, LT_METHOD | LT_DIFF, NULL},
