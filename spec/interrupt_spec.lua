@@ -44,7 +44,8 @@ describe("Ctrl-C at the ltensor prompt", function()
     assert.truthy(took and took < 4, out)
   end)
   it("stops a convolution between chunks of its work", function()
-    local out = typed({ "x = T.randn(16, 64, 128, 128); k = T.randn(64, 64, 5, 5)\\r",
+    -- (about 2 s of work since the conv kernels got faster: Ctrl-C comes 0.4 s in)
+    local out = typed({ "x = T.randn(64, 64, 128, 128); k = T.randn(64, 64, 5, 5)\\r",
                         "y = T.nn.functional.conv2d(x, k)\\r", "\\x03", "print('y', y)\\r" }, history)
     assert.truthy(out:find("interrupted", 1, true))
     assert.truthy(out:find("\ny\tnil\n", 1, true))
