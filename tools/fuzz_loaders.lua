@@ -1,5 +1,9 @@
 -- tools/fuzz_loaders.lua -- a mutation fuzzer for the file loaders
--- (T.load, T.load_npy, T.load_image): valid files of every kind are built,
+-- (T.load, T.load_npy, T.load_image, T.read_csv).  Half the inputs are
+-- structure-aware (tools/fuzz_structured.lua: valid CRCs, zlib streams,
+-- JSON and .npy headers around semantic mutations; PNGs from T._png_encode
+-- with their IHDR rewritten and re-CRC'd; CSV text with options); the
+-- other half: valid files of every kind are built,
 -- mutated (bit flips, interesting bytes and integers, insertions, deletions,
 -- truncation, splices, big numbers in text headers) and loaded; every
 -- outcome must be a tensor (or table of tensors) or an error that names the
@@ -60,7 +64,7 @@ for _, f in ipairs({ "f4_2x3", "c16_fortran_3d", "i4_bigendian", "u2", "b1" }) d
 end
 
 local LOADERS = { st = { T.load, "ltensor.load" }, npy = { T.load_npy, "ltensor.load_npy" },
-                  img = { T.load_image, "ltensor.load_image" } }
+                  img = { T.load_image, "ltensor.load_image" }, csv = { T.read_csv, "ltensor.read_csv" } }
 
 local INTERESTING8 = { 0, 1, 0x7f, 0x80, 0xff, 0x20, 0x30, 0x39, 0x7b, 0x7d, 0x22 }
 local INTERESTING32 = { 0, 1, 0x7fffffff, 0x80000000, 0xffffffff, 0x10000, 65535, 2 ^ 31 - 1 }
@@ -119,12 +123,60 @@ local function acceptable(ok, res, prefix)
   return true
 end
 
+local S = dofile((arg and arg[0] or "tools/x"):match("^(.*)/[^/]*$") .. "/fuzz_structured.lua")
+
+-- a real deflate stream (T._png_encode) under a rewritten IHDR
+local function png_real()
+  local h, w, c = math.random(1, 9), math.random(1, 9), math.random(1, 4)
+  local png = T._png_encode(T.randint(0, 256, { h, w, c }):to(T.uint8), c)
+  local ihdr = png:sub(17, 29)
+  local fields = { string.unpack(">I4>I4BBBBB", ihdr) }
+  local i = math.random(7)
+  fields[i] = ({ math.random(0, 20), math.random(0, 20), ({ 1, 2, 4, 8, 16, 3, 0 })[math.random(7)],
+                 ({ 0, 2, 3, 4, 6, 1 })[math.random(6)], math.random(0, 1), math.random(0, 1), math.random(0, 2) })[i]
+  fields[8] = nil
+  local new = string.pack(">I4>I4BBBBB", table.unpack(fields, 1, 7))
+  local crc = string.pack(">I4", S.crc32("IHDR" .. new))
+  return png:sub(1, 16) .. new .. crc .. png:sub(34), "png-real field " .. i
+end
+
+local STRUCT = { { "img", S.png }, { "img", png_real }, { "st", S.safetensors }, { "npy", S.npy }, { "csv", S.csv } }
+local struct_execs = 0
+
 local path = dir .. "/input"
 local start = T._clock and T._clock() or os.clock()
 local now = function() return T._clock and T._clock() or os.clock() end
 local execs, findings = 0, 0
 local last_report = start
+local function keep_finding(data, what, why)
+  findings = findings + 1
+  local keep = ("build/fuzz/finding-%d.bin"):format(findings)
+  local out = assert(io.open(keep, "wb"))
+  out:write(data)
+  out:close()
+  print(("finding %d: %s on %s: %s"):format(findings, what, keep, why))
+end
+
+local function structured()
+  local g = STRUCT[math.random(#STRUCT)]
+  local data, opts, desc = g[2]()
+  if type(opts) == "string" then desc, opts = opts, nil end
+  if opts and opts.dtype then opts.dtype = T[opts.dtype] end
+  local f = assert(io.open(path, "wb"))
+  f:write(data)
+  f:close()
+  local L = LOADERS[g[1]]
+  local ok, res = pcall(L[1], path, opts)
+  execs = execs + 1
+  struct_execs = struct_execs + 1
+  local good, why = acceptable(ok, res, L[2])
+  if not good then keep_finding(data, L[2] .. " (" .. desc .. ")", why) end
+end
+
 while now() - start < seconds do
+ if math.random(2) == 1 then
+  structured()
+ else
   local sd = seeds[math.random(#seeds)]
   local data = sd.data
   for _ = 1, math.random(1, 4) do data = mutate(data, seeds[math.random(#seeds)].data) end
@@ -137,16 +189,10 @@ while now() - start < seconds do
       local ok, res = pcall(L[1], path)
       execs = execs + 1
       local good, why = acceptable(ok, res, L[2])
-      if not good then
-        findings = findings + 1
-        local keep = ("build/fuzz/finding-%d.bin"):format(findings)
-        local out = assert(io.open(keep, "wb"))
-        out:write(data)
-        out:close()
-        print(("finding %d: %s on %s: %s"):format(findings, L[2], keep, why))
-      end
+      if not good then keep_finding(data, L[2], why) end
     end
   end
+ end
   if execs % 500 == 0 then collectgarbage() end
   if now() - last_report > 10 then
     last_report = now()
@@ -154,5 +200,5 @@ while now() - start < seconds do
   end
 end
 os.execute("rm -rf " .. dir)
-print(("loaders: %d executions in %.0f s, %d findings"):format(execs, now() - start, findings))
+print(("loaders: %d executions (%d structure-aware) in %.0f s, %d findings"):format(execs, struct_execs, now() - start, findings))
 os.exit(findings == 0 and 0 or 1)
