@@ -139,9 +139,9 @@ describe("internal entry points", function()
   it("optional numbers give the library's named argument errors", function()
     H.raises("ltensor._threshold_backward: bad argument #3 (number expected, got string)",
       T._threshold_backward, T.ones(2), T.ones(2), "x")
-    H.raises("ltensor._xent: bad argument #6 (number expected, got string)",
+    H.raises("ltensor.cross_entropy: bad argument #6 (number expected, got string)",
       T._xent, T.randn(2, 3), T.tensor({ 1, 2 }), nil, nil, false, "mean")
-    H.raises("ltensor._interp: bad argument #6 (number expected, got table)",
+    H.raises("ltensor.interpolate: bad argument #6 (number expected, got table)",
       T._interp, T.randn(1, 1, 2, 2), 4, 4, 1, false, {}, nil)
     local p = T.zeros(3)
     H.raises("ltensor._optim_update: bad argument #7 (number expected, got string)",

@@ -12,7 +12,7 @@ local help = require "ltensor.help"
 local host = dofile("spec/host.lua")
 
 -- areas whose every example is self-contained
-local RUNNABLE = { structural = true, composites = true, linalg = true, random = true, nn = true, nn_modules = true, optim = true }
+local RUNNABLE = { structural = true, composites = true, linalg = true, random = true, nn = true, nn_modules = true, optim = true, onnx = true }
 
 describe("the reference examples", function()
   -- an entry for a name that does not exist is docs_spec's failure, not this one's

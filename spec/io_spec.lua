@@ -213,7 +213,7 @@ describe("T.save / T.load (safetensors)", function()
 
   it("writes the layout PyTorch's safetensors reads: sorted, aligned, padded header", function()
     T.save(path("layout.safetensors"), { b = T.tensor({ 1, 2 }, { dtype = T.uint8 }), a = T.tensor { 1.5 },
-      c = T.tensor({ 7 }, { dtype = T.int64 }) }, { format = "pt" })
+      c = T.tensor({ 7 }, { dtype = T.int64 }) }, { metadata = { format = "pt" }, format = "safetensors" })
     local s = read(path("layout.safetensors"))
     local n = string.unpack("<I8", s)
     assert.are.equal(0, n % 8)

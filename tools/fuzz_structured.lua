@@ -260,4 +260,118 @@ function S.csv()
   return text, opts, ("csv %dx%d delim=%q"):format(rows, cols, delim)
 end
 
+-- ---- protobuf (ONNX) -------------------------------------------------------------
+-- A generic wire-format tree: a message is a list of fields {num, wt, v};
+-- a length-delimited field that parses as a message whole is kept as a
+-- sub-tree.  Mutations change varints (dims, dtypes, op versions, enum
+-- values) to interesting numbers, replace strings (op_type, names, data
+-- type names), delete, duplicate or swap fields, cut or extend raw bytes;
+-- encoding recomputes every length, so the file stays well-formed.
+local function read_varint(s, i)
+  local v, shift = 0, 0
+  while true do
+    local b = s:byte(i)
+    if not b or shift > 63 then return nil end
+    v = v | ((b & 0x7f) << shift)
+    i = i + 1
+    if b < 0x80 then return v, i end
+    shift = shift + 7
+  end
+end
+local function varint(v)
+  local out = {}
+  repeat
+    local b = v & 0x7f
+    v = v >> 7   -- logical shift: negative numbers take ten bytes, as protobuf's
+    out[#out + 1] = string.char(v ~= 0 and (b | 0x80) or b)
+  until v == 0
+  return table.concat(out)
+end
+
+local function parse(s, depth)
+  local i, n, fields = 1, #s, {}
+  while i <= n do
+    local key, j = read_varint(s, i)
+    if not key or key == 0 then return nil end
+    local num, wt = key >> 3, key & 7
+    local f = { num = num, wt = wt }
+    if wt == 0 then
+      f.v, j = read_varint(s, j)
+      if not f.v then return nil end
+    elseif wt == 1 then f.v = s:sub(j, j + 7) if #f.v < 8 then return nil end j = j + 8
+    elseif wt == 5 then f.v = s:sub(j, j + 3) if #f.v < 4 then return nil end j = j + 4
+    elseif wt == 2 then
+      local len
+      len, j = read_varint(s, j)
+      if not len or len < 0 or j + len - 1 > n then return nil end
+      f.v = s:sub(j, j + len - 1)
+      j = j + len
+      if depth < 8 and #f.v > 0 then f.sub = parse(f.v, depth + 1) end
+    else return nil end
+    fields[#fields + 1] = f
+    i = j
+  end
+  return fields
+end
+
+local function encode(fields)
+  local out = {}
+  for _, f in ipairs(fields) do
+    out[#out + 1] = varint((f.num << 3) | f.wt)
+    if f.wt == 0 then out[#out + 1] = varint(f.v)
+    elseif f.wt == 2 then
+      local body = f.sub and encode(f.sub) or f.v
+      out[#out + 1] = varint(#body) .. body
+    else out[#out + 1] = f.v end
+  end
+  return table.concat(out)
+end
+
+local PB_INTS = { 0, 1, 2, -1, -2, 7, 11, 13, 16, 17, 18, 99, 255, 65536, 2147483647, -2147483648, 1 << 32, 1 << 40,
+                  math.maxinteger, math.mininteger }
+local PB_STRINGS = { "", "Conv", "Gemm", "Reshape", "Add", "MatMul", "Relu", "Gather", "Slice", "Concat", "LSTM",
+                     "Unknown", "x", "input", "output", "0", "ai.onnx", "com.microsoft", "../../etc/passwd", ("A"):rep(300) }
+
+-- every field of the tree, with its parent list
+local function all_fields(fields, out, depth)
+  for idx, f in ipairs(fields) do
+    out[#out + 1] = { list = fields, idx = idx, f = f }
+    if f.sub and depth < 8 then all_fields(f.sub, out, depth + 1) end
+  end
+  return out
+end
+
+function S.protobuf(bytes)
+  local tree = parse(bytes, 0)
+  if not tree then return bytes, "pb(unparsed)" end
+  local notes = {}
+  for _ = 1, R(1, 3) do
+    local all = all_fields(tree, {}, 0)
+    if #all == 0 then break end
+    local e = pick(all)
+    local f, r = e.f, R(10)
+    if r <= 4 and f.wt == 0 then
+      f.v = pick(PB_INTS) notes[#notes + 1] = ("#%d=%d"):format(f.num, f.v)
+    elseif r <= 5 then
+      table.remove(e.list, e.idx) notes[#notes + 1] = "del#" .. f.num
+    elseif r <= 6 then
+      table.insert(e.list, e.idx, { num = f.num, wt = f.wt, v = f.v, sub = f.sub }) notes[#notes + 1] = "dup#" .. f.num
+    elseif r <= 7 and f.wt == 2 and not f.sub then
+      f.v = pick(PB_STRINGS) notes[#notes + 1] = "str#" .. f.num
+    elseif r <= 8 and f.wt == 2 then
+      f.sub = nil
+      local v = f.v
+      f.v = R(2) == 1 and v:sub(1, R(0, #v)) or v .. string.rep("\0", R(1, 16))
+      notes[#notes + 1] = "raw#" .. f.num
+    elseif r <= 9 and #e.list >= 2 then
+      local j = R(#e.list)
+      e.list[e.idx], e.list[j] = e.list[j], e.list[e.idx] notes[#notes + 1] = "swap"
+    elseif f.wt == 5 or f.wt == 1 then
+      f.v = f.wt == 5 and string.pack("<f", pick({ 0 / 0, math.huge, -1, 1e30 })) or string.pack("<d", pick({ 0 / 0, -math.huge, 1e300 }))
+      notes[#notes + 1] = "float#" .. f.num
+    end
+  end
+  return encode(tree), "pb " .. table.concat(notes, ",")
+end
+
 return S

@@ -379,6 +379,9 @@ rules.floor_divide = function(raw, a, b)
 end
 rules.pow = function(raw, a, b)
   local out = raw(a, b)
+  -- a boolean scalar is the number 1 or 0 (as PyTorch), for the rules' arithmetic
+  if type(a) == "boolean" then a = a and 1 or 0 end
+  if type(b) == "boolean" then b = b and 1 or 0 end
   if not is_t(b) then
     return { name = "PowBackward0", inputs = { a }, saved = { a, b, n = 2 },
       backward = function(n, g)
@@ -387,10 +390,14 @@ rules.pow = function(raw, a, b)
         return g * e * T.pow(x, e - 1)
       end }, out
   elseif not is_t(a) then
-    return { name = "PowBackward2", inputs = { a, b }, saved = { a, out, n = 2 },
+    return { name = "PowBackward2", inputs = { a, b }, saved = { a, out, b, n = 3 },
       backward = function(n, g)
-        local base, y = n.saved[1], n.saved[2]
-        if base == 0 then return nil, keep_where(T.lt(y, 0.5), g * y * math.log(base)) end
+        local base, y, e = n.saved[1], n.saved[2], n.saved[3]
+        -- 0^e: zero gradient where e >= 0 (PyTorch's pow_backward_exponent)
+        if base == 0 then
+          local ok = e.dtype.is_complex and T.logical_and(T.eq(T.imag(e), 0), T.ge(T.real(e), 0)) or T.ge(e, 0)
+          return nil, zero_where(ok, g * y * math.log(base))
+        end
         return nil, g * y * math.log(base)
       end }, out
   end

@@ -843,4 +843,43 @@ M.i0_ = named("i0_", function(x)
   return into("i0_", x, T.i0(x))
 end)
 
+-- masked_scatter(x, mask, source): x with source's leading elements, in
+-- row-major order, where the bool mask is true.  Built as
+-- where(mask, source[cumsum(mask)], x), so autograd covers it: x gets the
+-- gradient where the mask is false, source the gradient at the masked
+-- positions in order (zeros for its unused tail), as PyTorch.
+local function masked_scatter_of(fname, x, mask, source, shape)
+  local m, xe = mask:expand(shape), x:expand(shape)
+  local flat = m:reshape({ -1 })
+  local pos = T.cumsum(flat, 1)   -- the running count of true positions (int64)
+  local k = flat:numel() > 0 and pos[-1]:item() or 0
+  if k > source:numel() then fail(fname, "Number of elements of source < number of ones in mask") end
+  if k == 0 then return xe:clone() end
+  local vals = source:reshape({ -1 }):narrow(1, 1, k):index_select(1, T.clamp(pos, 1, k))
+  return T.where(m, vals:reshape(shape), xe)
+end
+local function masked_scatter_check(fname, x, mask, source)
+  check_t(fname, 1, x) check_t(fname, 2, mask) check_t(fname, 3, source)
+  if mask.dtype ~= T.bool then
+    fail(fname, ("masked_scatter only supports boolean masks, but got mask with dtype %s"):format(tostring(mask.dtype):gsub("^ltensor%.", "")))
+  end
+  if source.dtype ~= x.dtype then
+    fail(fname, ("masked_scatter: expected self and source to have same dtypes but got %s and %s"):format(
+      torch_dtype_name(x.dtype), torch_dtype_name(source.dtype)))
+  end
+end
+def("masked_scatter", function(x, mask, source)
+  masked_scatter_check("masked_scatter", x, mask, source)
+  return masked_scatter_of("masked_scatter", x, mask, source, T.broadcast_shapes(x.shape, mask.shape))
+end)
+M.masked_scatter_ = named("masked_scatter_", function(x, mask, source)
+  masked_scatter_check("masked_scatter_", x, mask, source)
+  local ok, bs = pcall(T.broadcast_shapes, x.shape, mask.shape)
+  if not ok or shape_str(bs) ~= shape_str(x.shape) then
+    fail("masked_scatter_", ("mask of shape %s cannot be broadcast to the shape %s of the tensor"):format(shape_str(mask.shape), shape_str(x.shape)))
+  end
+  return x:copy_(masked_scatter_of("masked_scatter_", x, mask, source, x.shape))
+end)
+T.masked_scatter_ = M.masked_scatter_   -- as T.masked_fill_
+
 return {}

@@ -187,9 +187,18 @@ local function broadcast_all(where, ...)
 end
 local function size_arg(where, s)
   if s == nil then return {} end
-  if type(s) == "number" then return { s } end
+  if type(s) == "number" then s = { s } end
   if type(s) ~= "table" or is_t(s) then fail(where, "sample_shape must be a table of sizes") end
-  return s
+  local out = {}
+  for i = 1, rawlen(s) do
+    local v = s[i]
+    local iv = type(v) == "number" and math.tointeger(v)
+    if not iv or iv < 0 then
+      fail(where, ("sample_shape must be a table of non-negative integers (entry %d is %s)"):format(i, type(v) == "number" and tostring(v) or type(v)))
+    end
+    out[i] = iv
+  end
+  return out
 end
 local function opts_of(a, b, where)   -- sample(shape, opts) or sample(opts)
   if type(a) == "table" and not is_t(a) and #a == 0 and next(a) ~= nil then a, b = nil, a end

@@ -24,4 +24,5 @@ require "ltensor.nn_init"    -- T.nn.init
 require "ltensor.nn_utils"   -- T.nn.utils
 require "ltensor.nn_rnn"     -- T.nn.RNN/LSTM/GRU and cells
 require "ltensor.nn_attention" -- T.nn.MultiheadAttention, TransformerEncoder(Layer)
+T.onnx = require "ltensor.onnx"    -- T.onnx.load: ONNX models as nn.Modules
 return T

@@ -1,4 +1,9 @@
 -- ltensor.io: T.save / T.load (safetensors) and T.save_npy / T.load_npy (.npy).
+-- T.load tells the format by its first bytes: a zip is a PyTorch checkpoint
+-- (io/pt.lua), "\147NUMPY" a .npy file, anything else safetensors; T.save
+-- writes a PyTorch checkpoint for a .pt/.pth path or {format = "pt"} as its
+-- 4th argument (the 3rd stays safetensors metadata: {format = "pt"} there is
+-- the metadata PyTorch's safetensors writers put, not a format choice).
 --
 -- safetensors (https://github.com/huggingface/safetensors): an 8-byte
 -- little-endian header length N, N bytes of JSON
@@ -326,9 +331,40 @@ local function check_name(fname, k)
   if k == "__metadata__" then fail(fname, "'__metadata__' is reserved and cannot name a tensor") end
 end
 
---- T.save(path, tensor_or_table [, metadata])
-function T.save(path, obj, metadata)
+--- T.save(path, tensor_or_table [, metadata [, {format = "pt" | "safetensors"}]])
+-- The third argument is an options table when it names a format (SPEC §12:
+-- T.save(path, tbl, {format = "pt"})): {format = "pt"|"safetensors",
+-- metadata = {...}, zip64 = ...}.  Any other table is the safetensors
+-- metadata itself (the older form T.save(path, tbl, metadata [, opts])).
+local SAVE_OPTS = { format = true, metadata = true, zip64 = true }
+local function save_args(third, fourth)
+  if type(third) ~= "table" or (third.format ~= "pt" and third.format ~= "safetensors") then return third, fourth end
+  for k in pairs(third) do
+    if not SAVE_OPTS[k] then
+      fail("save", "unknown option '%s' (options: format, metadata, zip64)", tostring(k))
+    end
+  end
+  if fourth ~= nil then fail("save", "options given twice (as argument 3 and argument 4)") end
+  return third.metadata, { format = third.format, zip64 = third.zip64 }
+end
+
+function T.save(path, obj, metadata, opts)
   if type(path) ~= "string" then fail("save", "expected a file name, got %s", type(path)) end
+  metadata, opts = save_args(metadata, opts)
+  -- a PyTorch checkpoint for a .pt/.pth path or {format = "pt"} (io/pt.lua)
+  if require("ltensor.io.pt").wants(path, opts) then
+    if metadata ~= nil and (type(metadata) ~= "table" or next(metadata) ~= nil) then
+      fail("save", "a PyTorch checkpoint has no metadata: pass nil (metadata is for safetensors files)")
+    end
+    return require("ltensor.io.pt").save(path, obj, atomic_write, opts)
+  end
+  if opts ~= nil then
+    if type(opts) ~= "table" then fail("save", "options must be a table, got %s", type(opts)) end
+    T._check_opts("save", opts, { "format", "zip64" })
+    if opts.format ~= "safetensors" and opts.format ~= nil then
+      fail("save", "unknown format '%s' (\"pt\" or \"safetensors\")", tostring(opts.format))
+    end
+  end
   local items = {}
   local meta = {}
   if T.is_tensor(obj) then
@@ -409,6 +445,15 @@ function T.load(path)
   if magic == "\147NUMPY" then f:close() return T.load_npy(path) end
   f:seek("set", 0)
   local ok, res, meta = pcall(function()
+    -- a zip is a PyTorch checkpoint (io/pt.lua); a pickle's PROTO 2 + LONG1
+    -- opening is torch.save's legacy format
+    local kind = magic and magic:sub(1, 4)
+    if kind == "PK\3\4" or kind == "PK\5\6" then return require("ltensor.io.pt").load(path, f, size) end
+    if kind == "\128\2\138\10" then
+      fail("load", "'%s' is a PyTorch checkpoint in the legacy format (torch.save with "
+        .. "_use_new_zipfile_serialization=False), which is not supported: re-save it with "
+        .. "torch.save(torch.load(path), path) in PyTorch >= 1.6", path)
+    end
     if size < 8 then fail("load", "'%s' is too small to be a safetensors file (%d bytes)", path, size) end
     local n = compat.sunpack("<i8", f:read(8))
     if n < 0 or n > MAX_HEADER then

@@ -1469,8 +1469,11 @@ function linalg.matrix_exp(A)
   local norm = T.no_grad(function() return T.amax(T.sum(T.abs(A), -2)):item() end)
   if norm ~= norm or norm == huge then return A + (norm * 0) end   -- NaN/inf propagate
   local s = 0
-  if norm > 0.5 then s = math.ceil(math.log(norm / 0.5, 2)) end
-  local X = s > 0 and A / (2 ^ s) or A
+  -- log2(norm / 0.5) written so it cannot overflow (norm > DBL_MAX / 2), and
+  -- A * 2^-s rather than A / 2^s: 2^s is inf in float32 once s > 127 (and in
+  -- Lua once s > 1023), while 2^-s stays exact down to s = 149 / 1074
+  if norm > 0.5 then s = math.ceil(math.log(norm, 2) + 1) end
+  local X = s > 0 and A * (2 ^ -s) or A
   local I = eye(n, A.dtype)
   -- Horner: I + X (I + X/2 (I + X/3 (...)))
   local R = I + X / 18

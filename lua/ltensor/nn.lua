@@ -465,6 +465,7 @@ local function ordered_dict(keys, map)
       end, t, nil
     end,
     __name = "ltensor.nn.StateDict",
+    __keys = keys,   -- the order, also where pairs() ignores __pairs (5.1, LuaJIT)
   })
 end
 nn.ordered_dict = ordered_dict
@@ -669,12 +670,25 @@ nn._pytuple = pytuple
 
 -- options tables are checked by the one checker (T._check_opts): an unknown
 -- key raises, suggesting the closest
+local BOOL_OPTS = {
+  bias = true, batch_first = true, bidirectional = true, add_bias_kv = true, add_zero_attn = true,
+  norm_first = true, enable_nested_tensor = true, elementwise_affine = true, inplace = true,
+  scale_grad_by_freq = true, sparse = true, freeze = true, need_weights = true, average_attn_weights = true,
+  affine = true, track_running_stats = true,
+}
 local function check_opts(fname, opts, allowed, argn)
   if opts == nil then return {} end
   if type(opts) ~= "table" then
     fail(fname, ("bad argument #%d 'opts' (table expected, got %s)"):format(argn or 1, typename(opts)))
   end
   T._check_opts("nn." .. fname, opts, allowed)
+  -- flags are booleans, as PyTorch's: {bias = "no"} is a slip, not true
+  for _, k in ipairs(allowed) do
+    local v = rawget(opts, k)
+    if BOOL_OPTS[k] and v ~= nil and type(v) ~= "boolean" then
+      fail(fname, ("bad option '%s' (boolean expected, got %s)"):format(k, typename(v)))
+    end
+  end
   return opts
 end
 nn._check_opts = check_opts
@@ -695,6 +709,7 @@ function Linear:init(in_features, out_features, bias, opts)
   opts = check_opts("Linear", opts, { "bias", "dtype" }, 3)
   if bias == nil then bias = opts.bias end
   if bias == nil then bias = true end
+  if type(bias) ~= "boolean" then fail("Linear", "bad argument #3 'bias' (boolean expected, got " .. typename(bias) .. ")") end
   check_size("Linear", 1, "in_features", in_features)
   check_size("Linear", 2, "out_features", out_features)
   self.in_features, self.out_features = in_features, out_features

@@ -113,7 +113,9 @@ end
 -- multi_head_attention_forward, PyTorch 1.13's arithmetic
 function MHA:forward(query, key, value, opts)
   local cname = "MultiheadAttention"
-  for i, t in ipairs({ query, key, value }) do
+  local qkv = { query, key, value }
+  for i = 1, 3 do   -- not ipairs, which stops at the first missing one
+    local t = qkv[i]
     if not is_t(t) then
       fail(cname, ("bad argument #%d '%s' (Tensor expected, got %s)"):format(i, ({ "query", "key", "value" })[i], typename(t)))
     end

@@ -68,6 +68,8 @@ local function known_of(names)
   end
   return k
 end
+-- the flags, booleans as PyTorch's ({ceil_mode = 1} is a slip, not true)
+local BOOL_ARGS = { ceil_mode = true, return_indices = true, count_include_pad = true }
 local function args_of(fname, names, ...)
   local a, n = {}, select("#", ...)
   for i = 1, n do
@@ -79,6 +81,11 @@ local function args_of(fname, names, ...)
     end
     if names[i] == nil then break end
     a[names[i]] = v
+  end
+  for k in next, BOOL_ARGS do
+    if a[k] ~= nil and type(a[k]) ~= "boolean" then
+      error(("ltensor.%s: bad option '%s' (boolean expected, got %s)"):format(fname, k, typename(a[k])), 0)
+    end
   end
   return a
 end
@@ -450,7 +457,7 @@ local function pool_result(t, nd, batched)
   return t
 end
 
-local function pool_geometry(fname, nd, x4, kernel, stride, padding, dilation, ceil_mode)
+local function pool_geometry(fname, nd, x4, kernel, stride, padding, dilation, ceil_mode, allow_empty)
   local k = ntuple(fname, "kernel_size", kernel, nd)
   local s = (stride == nil or (type(stride) == "table" and #stride == 0)) and k or ntuple(fname, "stride", stride, nd)
   local p = ntuple(fname, "padding", padding or 0, nd)
@@ -471,6 +478,12 @@ local function pool_geometry(fname, nd, x4, kernel, stride, padding, dilation, c
     outs[i] = pool_out(ins[i], k[i], s[i], p[i], d[i], ceil_mode)
     if outs[i] < 1 then bad = true end
   end
+  if bad and allow_empty then
+    -- PyTorch 1.13's max_pool1d without indices (no gradient needed):
+    -- an empty result where the (dilated) window is longer than the input
+    if outs[1] < 0 then fail(fname, "max_pool1d() Invalid computed output size: " .. outs[1]) end
+    bad = false
+  end
   if bad then
     local a, b = { shp[2] }, { shp[2] }
     for i = 1, nd do a[#a + 1], b[#b + 1] = ins[i], outs[i] end
@@ -488,7 +501,13 @@ local function max_pool(fname, nd, x, kernel, ...)
   local a = args_of("nn.functional." .. fname, MAXPOOL_ARGS, ...)
   local x4, batched = pool_input(fname, nd, x)
   float_only(fname, nd == 1 and "max_pool1d" or "max_pool2d", x)
-  local k, s, p, d, o = pool_geometry(fname, nd, x4, kernel, a.stride, a.padding, a.dilation, a.ceil_mode)
+  -- (PyTorch takes its with-indices path, which refuses, when the gradient is needed)
+  local allow_empty = nd == 1 and not a.return_indices and not (x.requires_grad and T.is_grad_enabled())
+  local k, s, p, d, o = pool_geometry(fname, nd, x4, kernel, a.stride, a.padding, a.dilation, a.ceil_mode, allow_empty)
+  if o[2] == 0 then
+    local shp = x4.shape
+    return pool_result(T.empty({ shp[1], shp[2], 1, 0 }, { dtype = x.dtype }), nd, batched)
+  end
   local out, idx = T._max_pool2d(x4, k[1], k[2], s[1], s[2], p[1], p[2], d[1], d[2], o[1], o[2],
     a.return_indices and true or false)
   out = pool_result(out, nd, batched)

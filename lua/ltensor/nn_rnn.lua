@@ -575,6 +575,7 @@ function RNNCellBase:_setup(cname, mode, input_size, hidden_size, bias, opts)
   opts = check_opts(cname, opts, { "bias", "nonlinearity", "dtype" }, 3)
   if bias == nil then bias = opts.bias end
   if bias == nil then bias = true end
+  if type(bias) ~= "boolean" then fail(cname, "bad argument #3 'bias' (boolean expected, got " .. typename(bias) .. ")") end
   if math.type(input_size) ~= "integer" or input_size < 0 then
     fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
   end
@@ -643,11 +644,19 @@ function RNNCellBase:forward(input, hx)
       if c then c = c:unsqueeze(1) end
     end
     for _, t in ipairs({ h, c }) do
-      if t:dim() ~= 2 or t.shape[1] ~= B or t.shape[2] ~= H then
-        if t.shape[1] ~= B then
-          fail(cname, ("Input batch size %d doesn't match hidden%s batch size %d"):format(B, is_lstm and (rawequal(t, h) and "0" or "1") or "", t.shape[1]))
+      local label = is_lstm and (rawequal(t, h) and "0" or "1") or ""
+      if t:dim() ~= 2 then   -- (dims counted as the caller gave them)
+        local got, want = t:dim() - (batched and 0 or 1), batched and 2 or 1
+        if not batched and got == 2 then
+          fail(cname, ("Input batch size 1 (unbatched 1-D input) doesn't match hidden%s batch size %d (2-D)"):format(label, t.shape[2]))
         end
-        fail(cname, ("hidden%s has inconsistent hidden_size: got %d, expected %d"):format(is_lstm and (rawequal(t, h) and "0" or "1") or "", t.shape[t:dim()], H))
+        fail(cname, ("hidden%s must be %d-D as the input is %s, but got a %d-D tensor"):format(label, want, batched and "batched (2-D)" or "unbatched (1-D)", got))
+      end
+      if t.shape[1] ~= B then
+        fail(cname, ("Input batch size %d doesn't match hidden%s batch size %d"):format(B, label, t.shape[1]))
+      end
+      if t.shape[2] ~= H then
+        fail(cname, ("hidden%s has inconsistent hidden_size: got %d, expected %d"):format(label, t.shape[2], H))
       end
     end
   end

@@ -1560,6 +1560,14 @@ local function pad(t, pads, mode, value, ...)
       fail(fname, "invalid padding: cannot replicate an empty dimension")
     end
     if n + l + r < 0 then fail(fname, "invalid padding: negative output size") end
+    if mode == "circular" and (l < 0 or r < 0) then
+      -- PyTorch crops first and wraps around what is left: pad (2, -1) of
+      -- {0, 1, 2} is {0, 1, 0, 1}, not a window of the uncropped wrap
+      local a, b = math.max(-l, 0), math.max(-r, 0)
+      x = x:narrow(d, a + 1, n - a - b)
+      n, l, r = n - a - b, math.max(l, 0), math.max(r, 0)
+      if l > n or r > n then fail(fname, "invalid padding: Padding value causes wrapping around more than once.") end
+    end
     local idx = T.arange(-l, n + r)
     if mode == "reflect" then
       idx = (n - 1) - T.abs((n - 1) - T.abs(idx))
@@ -2112,11 +2120,13 @@ local function quantile_impl(fname, t, q, dim, keepdim, opts, ignore_nan)
   local nq = qt:numel()
   local valid = T.sum(T.logical_not(T.isnan(sorted)):to(T.int64), -1, true)   -- (..., 1)
   local cnt = ignore_nan and valid or T.full(valid.shape, n, { dtype = T.int64 })
-  local qd = qt:to(T.float64)
+  -- the ranks in the input's dtype, as PyTorch: q * (n - 1) rounded to float32
+  -- decides which side of a half-way position "nearest" takes (round: half to even)
+  local qd = qt:to(t.dtype)
   local qshape = {}
   for _ = 1, #lead do qshape[#qshape + 1] = 1 end
   qshape[#qshape + 1] = nq
-  local rank = qd:reshape(qshape) * (cnt - 1):to(T.float64)               -- (..., nq)
+  local rank = qd:reshape(qshape) * (cnt - 1):to(t.dtype)                 -- (..., nq)
   if interp == "lower" then rank = T.floor(rank)
   elseif interp == "higher" then rank = T.ceil(rank)
   elseif interp == "nearest" then rank = T.round(rank) end

@@ -5,14 +5,45 @@
 #include <string.h>
 #include "l_lua.h"
 
+static const char *running_name(lua_State *L, lua_Debug *ar);
+
+/* An internal entry point ("_csv_parse") is called by the library's own Lua
+   code only, so its errors name the public function it works for. */
+static const char *const internal_names[][2] = {
+  {"_csv_parse", "read_csv"}, {"_csv_format", "write_csv"},
+  {"_png_decode", "load_image"}, {"_png_encode", "save_image"},
+  {"_lapack_getrf", "linalg.lu_factor"}, {"_lapack_getrs", "linalg.lu_solve"},
+  {"_lapack_perm", "linalg.lu"}, {"_lapack_solve", "linalg.solve"},
+  {"_lapack_potrf", "linalg.cholesky"}, {"_lapack_qr", "linalg.qr"},
+  {"_lapack_geqrf", "geqrf"}, {"_lapack_orgqr", "orgqr"}, {"_lapack_syevd", "linalg.eigh"},
+  {"_lapack_geev", "linalg.eig"}, {"_lapack_gesdd", "linalg.svd"}, {"_lapack_gels", "linalg.lstsq"},
+  {"_lapack_trsm", "linalg.solve_triangular"},
+  {"_conv_small", "conv2d"}, {"_conv_big", "conv_transpose2d"}, {"_conv_wgrad", "conv2d"},
+  {"_max_pool2d", "max_pool2d"}, {"_adaptive_max_pool2d", "adaptive_max_pool2d"},
+  {"_avg_pool2d", "avg_pool2d"}, {"_adaptive_avg_pool2d", "adaptive_avg_pool2d"},
+  {"_interp", "interpolate"}, {"_rnn_mm", "lstm"}, {"_rnn_forward", "lstm"},
+  {"_norm_rows", "layer_norm"}, {"_norm_chan", "batch_norm"}, {"_norm_chan_eval", "batch_norm"},
+  {"_xent", "cross_entropy"}, {"_linear", "linear"},
+  {NULL, NULL}};
+static int is_internal(const char *name) { return name[0] == '_' && name[1] != '_'; }
+static const char *public_name(const char *name) {
+  if (!is_internal(name)) return name;
+  for (int i = 0; internal_names[i][0]; i++)
+    if (strcmp(name, internal_names[i][0]) == 0) return internal_names[i][1];
+  return name;
+}
+
+/* No "file:line:" prefix: the position luaL_where gives is that of the
+   function's Lua caller, which is often the library's own code (a C function
+   called from lua/ltensor/), and the Lua side's errors (ltensor.util) carry
+   none either.  The message names the function; the traceback says where. */
 int ltl_error(lua_State *L, const char *fname, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  luaL_where(L, 1);
   lua_pushfstring(L, "ltensor.%s: ", fname);
   lua_pushvfstring(L, fmt, ap);
   va_end(ap);
-  lua_concat(L, 3);
+  lua_concat(L, 2);
   return lua_error(L);
 }
 
@@ -38,12 +69,12 @@ static const char *running_name(lua_State *L, lua_Debug *ar) {
 
 const char *ltl_running_name(lua_State *L) {
   lua_Debug ar;
-  return running_name(L, &ar);
+  return public_name(running_name(L, &ar));
 }
 
 int ltl_argerror(lua_State *L, int arg, const char *msg) {
   lua_Debug ar;
-  const char *fname = running_name(L, &ar);
+  const char *fname = public_name(running_name(L, &ar));
   if (ar.namewhat && strcmp(ar.namewhat, "method") == 0) {
     arg--;
     if (arg == 0) return ltl_error(L, fname, "bad self (%s)", msg);

@@ -199,6 +199,7 @@ extern const ltl_reg ltl_reg_io[];        /* l_io.c: raw bytes <-> tensors for s
 extern const ltl_reg ltl_reg_backward[];  /* l_backward.c: the backward pass (_ag_run, _sum_to) */
 extern const ltl_reg ltl_reg_autograd[];  /* l_autograd.c: graph nodes, recording hook, backward engine */
 extern const ltl_reg ltl_reg_fs[];        /* l_fs.c: path facts and fsync for safe saves */
+extern const ltl_reg ltl_reg_zip[];       /* l_zip.c: crc32, strided storage views (PyTorch checkpoints) */
 extern const ltl_reg ltl_reg_image[];     /* l_image.c: PNG encode/decode (zlib) */
 extern const ltl_reg ltl_reg_struct[];    /* l_struct.c: diagonal/flip/complex views and copies, scan kernels */
 extern const ltl_reg ltl_reg_search[];    /* l_search.c: searchsorted, bincount, histograms, mode kernels */

@@ -426,7 +426,7 @@ static int sort_common(lua_State *L, const char *fname, lt_tensor *t, int dim, i
 static int opt_flag(lua_State *L, int idx, int opts, const char *field, int def) {
   if (lua_type(L, idx) == LUA_TBOOLEAN) return lua_toboolean(L, idx);
   if (!lua_isnoneornil(L, idx) && !is_opts(L, idx))
-    ltl_error(L, field, "%s must be a boolean (got %s)", field, luaL_typename(L, idx));
+    ltl_argerror(L, idx, lua_pushfstring(L, "%s: boolean expected, got %s", field, luaL_typename(L, idx)));
   return opts ? ltl_opt_bool(L, opts, field, def) : def;
 }
 
@@ -475,10 +475,12 @@ static int l_topk(lua_State *L) {
   if (opts) ltl_check_opts(L, opts, "topk", TOPK_OPTS);
   lua_Integer d = -1;
   if (lua_type(L, 3) == LUA_TNUMBER) d = ltl_checkinteger(L, 3);
+  else if (!lua_isnoneornil(L, 3) && !is_opts(L, 3)) ltl_typeerror(L, 3, "dim (integer) or options table");
   else if (opts) { ltl_getopt(L, opts, "dim"); if (!lua_isnil(L, -1)) d = ltl_checkinteger(L, -1); lua_pop(L, 1); }
   int dim = ltl_checkdim(L, d, t->ndim, "topk");
   if (!t->ndim) dim = 0;
   int largest = opt_flag(L, 4, opts, "largest", 1);
+  (void)opt_flag(L, 5, opts, "sorted", 1);   /* checked only: the result is always sorted */
   int64_t n = t->ndim ? t->shape[dim] : 1;
   if (k < 0 || k > n) return ltl_error(L, "topk", "selected index k out of range");
   check_not_bool(L, "topk", t);   /* after the k check, in PyTorch's order */

@@ -133,10 +133,18 @@ static int l_histc(lua_State *L) {
   int64_t n = x->shape[0];
   for (int64_t i = 0; i < n; i++) {
     double v = xs[i];
-    if (!(v >= lo && v <= hi)) continue;
+    /* PyTorch 1.13's histc, operation for operation in the input's dtype:
+       range check against the edges min and max rounded to it, then
+       (x - min) / (max - min) * bins (the division first) truncated */
     int64_t pos;
-    if (f32) pos = (int64_t)(((float)v - (float)lo) * (float)bins / ((float)hi - (float)lo));
-    else pos = (int64_t)((v - lo) * (double)bins / (hi - lo));
+    if (f32) {
+      float fv = (float)v, flo = (float)lo, fhi = (float)hi;
+      if (!(fv >= flo && fv <= fhi)) continue;
+      pos = (int64_t)((fv - flo) / (fhi - flo) * (float)bins);
+    } else {
+      if (!(v >= lo && v <= hi)) continue;
+      pos = (int64_t)((v - lo) / (hi - lo) * (double)bins);
+    }
     if (pos >= bins) pos = bins - 1;
     if (pos < 0) pos = 0;
     d[pos] += 1;

@@ -387,6 +387,8 @@ static int l_split(lua_State *L) {
                     (lua_Integer)n);
   lua_Integer k = s == 0 ? 1 : n / s + (n % s != 0);   /* ceil without overflowing n + s */
   if (k == 0) k = 1;
+  /* the pieces come back in one Lua table, whose length is an int (as unbind) */
+  if (k > INT_MAX) return ltl_error(L, "split", "too many pieces (%I) to return in a table", k);
   for (lua_Integer i = 0; i < k; i++) {
     lua_Integer len = n - i * s < s ? n - i * s : s;   /* i < k, so i * s < n */
     lua_pushinteger(L, d + 1); lua_pushinteger(L, i * s + 1); lua_pushinteger(L, len);
@@ -405,6 +407,8 @@ static int l_chunk(lua_State *L) {
   int d = ltl_checkdim(L, ltl_optinteger(L, 3, 1), t->ndim, "chunk");
   int64_t n = t->shape[d];
   lua_Integer s = n / chunks + (n % chunks != 0);
+  if (s > 0 && n / s + (n % s != 0) > INT_MAX)
+    return ltl_error(L, "chunk", "too many pieces (%I) to return in a table", n / s + (n % s != 0));
   lua_settop(L, 1);
   lua_pushinteger(L, s);
   lua_pushinteger(L, d + 1);

@@ -38,5 +38,7 @@ return {
   { "T.index_fill_", "t:index_fill_(dim, index, value)", "In-place index_fill.", "x:index_fill_(2, idx, 0)" },
   { "T.masked_select", "t:masked_select(mask)", "The elements where the bool mask is true, as a 1-D tensor.", "x:masked_select(x:gt(0))" },
   { "T.masked_fill_", "t:masked_fill_(mask, value)", "In-place masked_fill.", "x:masked_fill_(x:lt(0), 0)" },
+  { "T.masked_scatter", "t:masked_scatter(mask, source)", "A copy of t with source's leading elements, in row-major order, where the bool mask is true (t and mask broadcast; source has t's dtype and at least as many elements as the mask has trues). Differentiable in t and source.", "T.zeros(2, 2):masked_scatter(T.tensor({{true, false}, {false, true}}), T.tensor({1., 2.}))  -- {{1, 0}, {0, 2}}" },
+  { "T.masked_scatter_", "t:masked_scatter_(mask, source)", "In-place masked_scatter (the mask broadcasts to t's shape).", "T.zeros(3):masked_scatter_(T.tensor({true, false, true}), T.tensor({5., 6.}))  -- {5, 0, 6}" },
   { "T.nonzero", "t:nonzero()", "The 1-based positions of nonzero elements, one row per element (n x dim, int64).", "T.tensor({0, 3, 0, 4}):nonzero()  -- {{2}, {4}}" },
 }
