@@ -96,7 +96,8 @@ function S.png()
   local ihdr = string.pack(">I4>I4BBBBB", w, h, depth, ct, comp, filt, interlace)
   if adv(20) then ihdr = ihdr:sub(1, R(0, 12)) .. (R(2) == 1 and "\0\0\0" or "") end
   local raw = ""
-  if w * h <= 4096 and depth <= 16 then raw = raw_image(w, h, ct, depth, interlace == 1 and 1 or 0) end
+  -- (each side first: w * h may wrap)
+  if w <= 4096 and h <= 4096 and w * h <= 4096 and depth <= 16 then raw = raw_image(w, h, ct, depth, interlace == 1 and 1 or 0) end
   local r = calm and 0 or R(8)   -- scanline data one byte short / long, or cut
   if r == 1 and #raw > 0 then raw = raw:sub(1, #raw - R(1, math.min(#raw, 8))) notes[#notes + 1] = "short"
   elseif r == 2 then raw = raw .. string.rep("\0", R(1, 64)) notes[#notes + 1] = "long" end
