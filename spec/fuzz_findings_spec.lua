@@ -3,6 +3,7 @@
 -- or a named error.  The fuzz log line of each is quoted.
 local T = require "ltensor"
 local H = require "spec.helpers"
+local F = T.nn.functional
 
 describe("fuzz findings", function()
   it("linspace with 0 steps and an integral dtype (heap overflow)", function()
@@ -29,5 +30,30 @@ describe("fuzz findings", function()
     local x = T.tensor({ 1.5, 2.5 }, { requires_grad = true })
     Sq(x):sum():backward()
     assert.same({ 3, 5 }, x.grad:totable())
+  end)
+
+  it("conv2d backward with a padding taller than the im2col block (heap overflow)", function()
+    -- "#135360 T.nn.functional.conv2d arg:#4 [padding]num=100; grad-inputs -> backward"
+    -- every input pixel meets every tap once when padding >= kernel - 1:
+    -- the weight gradient of sum(y) is each input channel's sum
+    for _, dt in ipairs({ T.float64, T.float32 }) do
+      for _, p in ipairs({ 50, 100, 300 }) do
+        T.manual_seed(p)
+        local x = T.randn(1, 3, 8, 8, { dtype = dt }):requires_grad_()
+        local w = T.randn(16, 3, 3, 3, { dtype = dt }):requires_grad_()
+        local y = F.conv2d(x, w, nil, { padding = p })
+        assert.same({ 1, 16, 6 + 2 * p, 6 + 2 * p }, y.shape)
+        y:sum():backward()
+        local want = x:detach():sum({ 1, 3, 4 })   -- per channel
+        for c = 1, 3 do
+          local g = w.grad:select(2, c)
+          assert.is_true(T.allclose(g, T.full_like(g, want[c]:item()), 1e-4, 1e-3), "channel " .. c)
+        end
+        for c = 1, 3 do   -- and the input's: each channel's taps, summed
+          local g = x.grad:select(2, c)
+          assert.is_true(T.allclose(g, T.full_like(g, w:detach():select(2, c):sum():item()), 1e-4, 1e-3))
+        end
+      end
+    end
   end)
 end)
