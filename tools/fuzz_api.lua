@@ -5,18 +5,25 @@
 -- it returns the building blocks: the value matrix, the list of targets, the
 -- deterministic call matrix and the classifier.
 --
--- As a script it is a longer randomized run, for hand use:
+-- As a script (make fuzz runs it under ASan+UBSan) it discovers every
+-- function, method, class and internal T._* entry point, captures valid
+-- calls from the reference examples and replays them with mutations,
+-- backward() through the results (tools/fuzz_gen.lua says how):
+--   build/asan/bin/ltensor tools/fuzz_api.lua [calls] [seed] [name-filter]
 --   LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/?.so;;' \
---     lua5.4 tools/fuzz_api.lua [iterations] [seed] [name-filter]
+--     lua5.4 tools/fuzz_api.lua [calls] [seed] [name-filter]
 -- With FUZZ_LOG=file each call is written (and flushed) to file before it
--- runs, so the last line names the call when the process crashes;
--- FUZZ_SKIP=file skips the calls listed in it (one a line, as logged);
--- FUZZ_FROM=name starts the deterministic matrix at that target;
--- FUZZ_THREADS=n sets the worker thread count.  Under the sanitizer build:
---   build/asan/bin/ltensor tools/fuzz_api.lua [iterations] [seed] [filter]
--- Prints a summary of the outcomes and every call whose error was a
--- non-string, a Lua runtime error ("attempt to ...") or a message that does
--- not name the function.
+-- runs, as "#i target mutations", so the last line names the call when the
+-- process crashes; FUZZ_ONLY=i replays call i alone (same seed);
+-- FUZZ_SECONDS=s stops after s seconds; FUZZ_MATRIX=1 runs the
+-- deterministic matrix below first (FUZZ_SKIP=file skips calls listed in
+-- it, FUZZ_FROM=name starts it at that target); FUZZ_THREADS=n sets the
+-- worker thread count; FUZZ_MEMORY=bytes the memory cap (1 GB);
+-- FUZZ_CALL_SECONDS=s the per-call watchdog for Lua loops (10).
+-- Prints every call whose error was a non-string, a Lua runtime error
+-- ("attempt to ...") or a message that does not name the function, except
+-- those tools/fuzz_known.txt lists (reported, shown as "known"), and a
+-- summary ending "problems: N".
 
 local M = {}
 

@@ -173,7 +173,7 @@ end
 -- ---- capture ---------------------------------------------------------------
 
 local MAX_RECORDS = 24          -- per target
-local MAX_NUMEL = 1 << 16       -- bigger tensors are not kept
+local MAX_NUMEL = 65536         -- bigger tensors are not kept
 
 function G.new_capture(T)
   local C = { T = T, records = {}, inst2rec = setmetatable({}, { __mode = "k" }), busy = false, strings = {},
@@ -451,7 +451,7 @@ for k, w in pairs(TMUT_W) do for _ = 1, w do TMUT_LIST[#TMUT_LIST + 1] = k end e
 table.sort(TMUT_LIST)
 
 local NUMS = { 0, -1, -2, 1, 2, 3, -100, 100, 1.5, 0.5, -0.5, 0 / 0, math.huge, -math.huge, 1e300,
-               math.maxinteger, math.mininteger, 2147483647, -2147483648, 4294967296, 1 << 40, 1 << 62, 65536 }
+               math.maxinteger, math.mininteger, 2147483647, -2147483648, 4294967296, 1099511627776, 4611686018427387904, 65536 }
 
 local function mutate_number(v)
   local r = R(4)

@@ -8,6 +8,9 @@
 -- duplicate keys; .npy descr/fortran_order/shape/version; CSV text with
 -- odd numbers, quoting, ragged rows and options.  Lua 5.3+ (string.pack).
 local S = {}
+-- (bit operators through ltensor.compat: tools/ parses under Lua 5.1 too)
+local C = require "ltensor.compat"
+local band, bor, bxor, shl, shr, idiv = C.band, C.bor, C.bxor, C.shl, C.shr, C.idiv
 
 local function R(a, b) if b then return math.random(a, b) end return math.random(a) end
 local function pick(t) return t[math.random(#t)] end
@@ -16,26 +19,26 @@ local function pick(t) return t[math.random(#t)] end
 local CRC = {}
 for i = 0, 255 do
   local c = i
-  for _ = 1, 8 do c = (c & 1) ~= 0 and (0xEDB88320 ~ (c >> 1)) or (c >> 1) end
+  for _ = 1, 8 do c = band(c, 1) ~= 0 and bxor(0xEDB88320, shr(c, 1)) or shr(c, 1) end
   CRC[i] = c
 end
 function S.crc32(s)
   local c = 0xFFFFFFFF
-  for i = 1, #s do c = CRC[(c ~ s:byte(i)) & 0xFF] ~ (c >> 8) end
-  return c ~ 0xFFFFFFFF
+  for i = 1, #s do c = bxor(CRC[band(bxor(c, s:byte(i)), 0xFF)], shr(c, 8)) end
+  return bxor(c, 0xFFFFFFFF)
 end
 local function adler32(s)
   local a, b = 1, 0
   for i = 1, #s do a = (a + s:byte(i)) % 65521 b = (b + a) % 65521 end
-  return (b << 16) | a
+  return bor(shl(b, 16), a)
 end
 -- a valid zlib stream of stored (uncompressed) deflate blocks
 function S.zlib_stored(data)
-  local out, pos, n = { "\x78\x01" }, 1, #data
+  local out, pos, n = { "\120\1" }, 1, #data
   repeat
     local len = math.min(65535, n - pos + 1)
     local final = (pos + len > n) and 1 or 0
-    out[#out + 1] = string.char(final) .. string.pack("<I2<I2", len, (~len) & 0xFFFF) .. data:sub(pos, pos + len - 1)
+    out[#out + 1] = string.char(final) .. string.pack("<I2<I2", len, 65535 - len) .. data:sub(pos, pos + len - 1)
     pos = pos + len
   until pos > n
   out[#out + 1] = string.pack(">I4", adler32(data))
@@ -56,7 +59,7 @@ local function raw_image(w, h, ct, depth, interlace, note)
   local function rows(pw, ph)
     local out = {}
     if pw == 0 or ph == 0 then return "" end
-    local bytes = (pw * ch * depth + 7) // 8
+    local bytes = idiv(pw * ch * depth + 7, 8)
     for _ = 1, ph do
       local f = R(12) == 1 and R(5, 255) or R(0, 4)
       local row = {}
@@ -68,8 +71,8 @@ local function raw_image(w, h, ct, depth, interlace, note)
   if interlace == 1 then
     local parts = {}
     for _, p in ipairs(ADAM7) do
-      local pw = (w - p[1] + p[3] - 1) // p[3]
-      local ph = (h - p[2] + p[4] - 1) // p[4]
+      local pw = idiv(w - p[1] + p[3] - 1, p[3])
+      local ph = idiv(h - p[2] + p[4] - 1, p[4])
       parts[#parts + 1] = rows(math.max(pw, 0), math.max(ph, 0))
     end
     return table.concat(parts)
@@ -89,8 +92,8 @@ function S.png()
   local ct = adv(10) and pick({ 1, 5, 7, 255 }) or pick({ 0, 2, 3, 4, 6 })
   local depth = (DEPTHS[ct] and R(8) ~= 1) and pick(DEPTHS[ct]) or pick({ 0, 3, 5, 7, 8, 16, 32, 255 })
   local w, h = R(1, 19), R(1, 19)
-  if adv(10) then w = pick({ 0, 0x7fffffff, 0x80000000, 0xffffffff, 65536, 1 << 20 }) notes[#notes + 1] = "w" end
-  if adv(10) then h = pick({ 0, 0x7fffffff, 0x80000000, 0xffffffff, 65536, 1 << 20 }) notes[#notes + 1] = "h" end
+  if adv(10) then w = pick({ 0, 0x7fffffff, 0x80000000, 0xffffffff, 65536, 1048576 }) notes[#notes + 1] = "w" end
+  if adv(10) then h = pick({ 0, 0x7fffffff, 0x80000000, 0xffffffff, 65536, 1048576 }) notes[#notes + 1] = "h" end
   local interlace = adv(10) and R(2, 255) or R(0, 1)
   local comp, filt = adv(20) and R(1, 255) or 0, adv(20) and R(1, 255) or 0
   local ihdr = string.pack(">I4>I4BBBBB", w, h, depth, ct, comp, filt, interlace)
@@ -162,7 +165,7 @@ function S.safetensors()
     if r == 1 then a, b = b, a notes[#notes + 1] = "reversed"
     elseif r == 2 then a = math.max(0, a - R(1, 8)) notes[#notes + 1] = "overlap"
     elseif r == 3 then b = b + R(1, 64) notes[#notes + 1] = "past"
-    elseif r == 4 then a = pick({ -1, 1 << 62, math.maxinteger }) notes[#notes + 1] = "off" end
+    elseif r == 4 then a = pick({ -1, 4611686018427387904, math.maxinteger }) notes[#notes + 1] = "off" end
     local offs = ("[%s,%s]"):format(r == 5 and pick(HUGE) or tostring(a), tostring(b))
     local name = R(10) == 1 and pick({ "", "a", "\\u0000", "__metadata__", "x\\\"y" }) or ("t" .. i)
     if R(40) == 1 and i > 1 then name = "t1" notes[#notes + 1] = "dup" end
@@ -171,7 +174,7 @@ function S.safetensors()
     if R(15) == 1 then fields[#fields + 1] = fields[R(#fields)] notes[#notes + 1] = "dupfield" end
     entries[#entries + 1] = ('"%s":{%s}'):format(name, table.concat(fields, ","))
     off = off + math.max(bytes, 0)
-    if bytes < 1 << 20 then blobs[#blobs + 1] = string.rep(string.char(R(0, 255)), bytes) end
+    if bytes < 1048576 then blobs[#blobs + 1] = string.rep(string.char(R(0, 255)), bytes) end
   end
   if R(4) == 1 then entries[#entries + 1] = pick({ '"__metadata__":{"format":"pt"}', '"__metadata__":{"a":1}', '"__metadata__":[]', '"__metadata__":"x"' }) end
   local header = "{" .. table.concat(entries, ",") .. "}"
@@ -181,7 +184,7 @@ function S.safetensors()
   local r = R(10)
   if r == 1 then data = data:sub(1, R(0, #data)) notes[#notes + 1] = "cut" elseif r == 2 then data = data .. "\0\0\0\0" end
   local hlen = #header
-  if R(15) == 1 then hlen = pick({ 0, hlen + 1, hlen - 1, 1 << 40, 0x7fffffffffffffff }) notes[#notes + 1] = "hlen" end
+  if R(15) == 1 then hlen = pick({ 0, hlen + 1, hlen - 1, 1099511627776, 0x7fffffffffffffff }) notes[#notes + 1] = "hlen" end
   return string.pack("<i8", hlen) .. header .. data, "st " .. table.concat(notes, ",")
 end
 
@@ -217,7 +220,7 @@ function S.npy()
   local hl = #header
   if R(15) == 1 then hl = pick({ 0, hl + 1, hl - 1, 65535 }) notes[#notes + 1] = "hlen" end
   local size = NPY_SIZE[descr:sub(2)] or 4
-  local bytes = math.min(numel * size, 1 << 16)
+  local bytes = math.min(numel * size, 65536)
   local data = string.rep(string.char(R(0, 255)), bytes)
   local r = R(8)
   if r == 1 then data = data:sub(1, R(0, #data)) notes[#notes + 1] = "cut" elseif r == 2 then data = data .. "xyz" end
@@ -273,7 +276,7 @@ local function read_varint(s, i)
   while true do
     local b = s:byte(i)
     if not b or shift > 63 then return nil end
-    v = v | ((b & 0x7f) << shift)
+    v = bor(v, shl(band(b, 0x7f), shift))
     i = i + 1
     if b < 0x80 then return v, i end
     shift = shift + 7
@@ -282,9 +285,9 @@ end
 local function varint(v)
   local out = {}
   repeat
-    local b = v & 0x7f
-    v = v >> 7   -- logical shift: negative numbers take ten bytes, as protobuf's
-    out[#out + 1] = string.char(v ~= 0 and (b | 0x80) or b)
+    local b = band(v, 0x7f)
+    v = shr(v, 7)   -- logical shift: negative numbers take ten bytes, as protobuf's
+    out[#out + 1] = string.char(v ~= 0 and bor(b, 0x80) or b)
   until v == 0
   return table.concat(out)
 end
@@ -294,7 +297,7 @@ local function parse(s, depth)
   while i <= n do
     local key, j = read_varint(s, i)
     if not key or key == 0 then return nil end
-    local num, wt = key >> 3, key & 7
+    local num, wt = shr(key, 3), band(key, 7)
     local f = { num = num, wt = wt }
     if wt == 0 then
       f.v, j = read_varint(s, j)
@@ -318,7 +321,7 @@ end
 local function encode(fields)
   local out = {}
   for _, f in ipairs(fields) do
-    out[#out + 1] = varint((f.num << 3) | f.wt)
+    out[#out + 1] = varint(bor(shl(f.num, 3), f.wt))
     if f.wt == 0 then out[#out + 1] = varint(f.v)
     elseif f.wt == 2 then
       local body = f.sub and encode(f.sub) or f.v
@@ -328,7 +331,7 @@ local function encode(fields)
   return table.concat(out)
 end
 
-local PB_INTS = { 0, 1, 2, -1, -2, 7, 11, 13, 16, 17, 18, 99, 255, 65536, 2147483647, -2147483648, 1 << 32, 1 << 40,
+local PB_INTS = { 0, 1, 2, -1, -2, 7, 11, 13, 16, 17, 18, 99, 255, 65536, 2147483647, -2147483648, 4294967296, 1099511627776,
                   math.maxinteger, math.mininteger }
 local PB_STRINGS = { "", "Conv", "Gemm", "Reshape", "Add", "MatMul", "Relu", "Gather", "Slice", "Concat", "LSTM",
                      "Unknown", "x", "input", "output", "0", "ai.onnx", "com.microsoft", "../../etc/passwd", ("A"):rep(300) }
