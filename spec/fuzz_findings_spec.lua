@@ -56,4 +56,17 @@ describe("fuzz findings", function()
       end
     end
   end)
+
+  it("atan2 and lerp backward with a boolean scalar operand (a raw Lua error)", function()
+    -- "#161259 T.atan2 arg:#2=nil; arg:#2 nil->true; ... grad-inputs backward"
+    local x = T.ones(2):requires_grad_()
+    T.atan2(x, true):sum():backward()                 -- d/dx atan2(x, 1) = 1 / (x^2 + 1)
+    assert.is_true(T.allclose(x.grad, T.full({ 2 }, 0.5)))
+    x.grad = nil
+    T.atan2(false, x):sum():backward()                -- d/dx atan2(0, x) = 0
+    assert.is_true(T.equal(x.grad, T.zeros(2)))
+    x.grad = nil
+    T.lerp(x, T.zeros(2), true):sum():backward()     -- weight 1: the end only
+    assert.is_true(T.equal(x.grad, T.zeros(2)))
+  end)
 end)
