@@ -85,7 +85,9 @@ CLI_OBJ := $(B)/obj/cli_ltensor.o
 # Run a Lua script against the in-tree build (paths first, then the defaults).
 RUN_LUA = LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(B)/?.so;;' $(LUA)
 
-SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
+# -fno-sanitize-recover=all: undefined behaviour aborts at its first report
+# (make fuzz and make asan fail on it, with the report as the last output)
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 PREFIX      ?= /usr/local
 INST_PREFIX ?= $(PREFIX)
@@ -254,9 +256,12 @@ asan: deps
 asan-build: $(GEN)
 	$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" SAN="-fsanitize=address,undefined" build/asan/libltensor.a build/asan/bin/ltensor
 
-# Fuzzing under ASan+UBSan: random calls of every public function
-# (tools/fuzz_api.lua, FUZZ_CALLS of them) and mutated safetensors/npy/PNG/
-# PPM files for the loaders (tools/fuzz_loaders.lua, FUZZ_SECONDS).  Ends
+# Fuzzing under ASan+UBSan: calls of every function, method and class of
+# the library, internal T._* entry points included, built from the
+# reference examples' valid calls by mutation, with backward() through the
+# results (tools/fuzz_api.lua and tools/fuzz_gen.lua: FUZZ_CALLS of them,
+# at most FUZZ_SECONDS), and structure-aware safetensors/npy/PNG/PPM/CSV
+# inputs for the loaders (tools/fuzz_loaders.lua, FUZZ_SECONDS).  Ends
 # with "N passed, M failed" (one per fuzzer); findings fail the target.
 FUZZ_CALLS   ?= 200000
 FUZZ_SECONDS ?= 600

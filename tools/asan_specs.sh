@@ -6,8 +6,9 @@
 # and the Lua modules as package.preload entries, so the specs exercise the
 # instrumented library rather than build/ltensor/core.so.
 #
-# ASan errors stop the run at once (memory is corrupt).  UBSan reports are
-# recoverable: the run goes on, and each report counts as one failure.
+# ASan errors stop the run at once (memory is corrupt), and so do UBSan
+# reports (the build has -fno-sanitize-recover=all): the summary line is
+# then missing and the run counts as failed; each report counts too.
 # Prints "N passed, M failed" as its last line; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.."

@@ -7,14 +7,16 @@ cd "$(dirname "$0")/.."
 calls=${1:-200000} seconds=${2:-600} seed=${3:-1}
 mkdir -p build/fuzz
 pass=0 fail=0
-echo "== fuzz_api: $calls random calls (seed $seed)"
-FUZZ_LOG=build/fuzz/api.log build/asan/bin/ltensor tools/fuzz_api.lua "$calls" "$seed" > build/fuzz/api.out 2>&1
+echo "== fuzz_api: $calls calls or $seconds s (seed $seed)"
+FUZZ_SECONDS=$seconds FUZZ_LOG=build/fuzz/api.log build/asan/bin/ltensor tools/fuzz_api.lua "$calls" "$seed" > build/fuzz/api.out 2>&1
 rc=$?
 tail -n 5 build/fuzz/api.out
 if [ $rc -eq 0 ] && grep -q 'problems: 0$' build/fuzz/api.out && ! grep -q 'runtime error:' build/fuzz/api.out; then
   pass=$((pass + 1))
 else
-  fail=$((fail + 1)); echo "fuzz_api: FAILED (rc=$rc; the last call is the last line of build/fuzz/api.log)"
+  fail=$((fail + 1))
+  echo "fuzz_api: FAILED (rc=$rc; the last call is the last line of build/fuzz/api.log: rerun it alone with"
+  echo "  FUZZ_ONLY=<its #number> build/asan/bin/ltensor tools/fuzz_api.lua $calls $seed)"
 fi
 echo "== fuzz_loaders: $seconds s of mutated files (seed $seed)"
 build/asan/bin/ltensor tools/fuzz_loaders.lua "$seconds" "$seed" > build/fuzz/loaders.out 2>&1

@@ -437,7 +437,7 @@ rules.minimum = maxmin_elem("MinimumBackward0", T.lt)
 
 rules.atan2 = function(raw, a, b)
   local out = raw(a, b)
-  return { name = "Atan2Backward0", inputs = { a, b }, saved = { a, b, n = 2 },
+  return { name = "Atan2Backward0", inputs = { a, b }, saved = { a == true and 1 or a == false and 0 or a, b == true and 1 or b == false and 0 or b, n = 2 },
     backward = function(n, g)
       local x, y = n.saved[1], n.saved[2]
       local d = x * x + y * y
@@ -464,7 +464,7 @@ rules.remainder = function(raw, a, b)
 end
 rules.lerp = function(raw, a, b, w)
   local out = raw(a, b, w)
-  return { name = is_t(w) and "LerpBackward1" or "LerpBackward0", inputs = { a, b, w }, saved = { a, b, w, n = 3 },
+  return { name = is_t(w) and "LerpBackward1" or "LerpBackward0", inputs = { a, b, w }, saved = { a, b, w == true and 1 or w == false and 0 or w, n = 3 },
     backward = function(n, g)
       local x, y, wt = n.saved[1], n.saved[2], n.saved[3]
       local gw

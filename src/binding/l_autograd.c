@@ -100,6 +100,10 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   if (lua_getfield(L, spec, "ninputs") == LUA_TNUMBER) nin = (int)lua_tointeger(L, -1);
   else nin = lua_istable(L, inputs) ? (int)lua_rawlen(L, inputs) : 0;
   lua_pop(L, 1);
+  /* a spec with ninputs but no inputs table (T._ag_attach's callers build
+     it in Lua): lua_rawgeti on a non-table crashed */
+  if (nin > 0 && !lua_istable(L, inputs))
+    ltl_error(L, fname, "spec.inputs must be a table of %d inputs (got %s)", nin, luaL_typename(L, inputs));
   int any = 0, nedge = 0, ndims = 0;
   for (int i = 1; i <= nin; i++) {
     lua_rawgeti(L, inputs, i);

@@ -286,7 +286,10 @@ static int space(lua_State *L, const char *fname, int is_log) {
   char *p = lt_data(t);
   size_t sz = lt_itemsize(dt);
   int64_t half = n / 2;
-  if (lt_is_integral(dt) && !is_log) {   /* start/end are first converted to the dtype */
+  /* start/end are first converted to the dtype, through the first element
+     (none when steps is 0: linspace(a, b, 0, {dtype = int32}) wrote past
+     an empty buffer) */
+  if (lt_is_integral(dt) && !is_log && n > 0) {
     lt_store_f64(dt, p, a); a = lt_load_f64(dt, p);
     lt_store_f64(dt, p, b); b = lt_load_f64(dt, p);
   }

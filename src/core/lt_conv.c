@@ -192,7 +192,10 @@ FLOAT_TYPES(DEFINE_GEMM_TILES)
           int64_t ow0, ow1, oh0, oh1, offw = j * g->dw - g->pw, offh = i * g->dh - g->ph;                  \
           valid_range(Ws, g->sw, offw, g->Wb, &ow0, &ow1);                                                 \
           valid_range(g->Hs, g->sh, offh, g->Hb, &oh0, &oh1);                                              \
+          /* (a padding taller than the block puts every valid row past it: the                          \
+             leading zeros stop at r1, as the block does) */                                               \
           if (oh0 < r0) oh0 = r0;                                                                          \
+          if (oh0 > r1) oh0 = r1;                                                                          \
           if (oh1 > r1) oh1 = r1;                                                                          \
           if (oh1 < oh0) oh1 = oh0;                                                                        \
           if (oh0 > r0) memset(row + r0 * Ws, 0, sizeof(T) * (size_t)((oh0 - r0) * Ws));                   \
