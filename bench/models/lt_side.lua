@@ -12,7 +12,24 @@ local models = dofile((arg[0]:match("^(.*)/") or ".") .. "/lmodels.lua")
 local dir, mode = arg[1], arg[2]
 local GEN_TOKENS = 100
 
-local function base_of(w) return (w:gsub("_train$", "")) end
+local function base_of(w) return (w:gsub("_train$", ""):gsub("_folded$", "")) end
+
+-- eval-mode BatchNorm folded into the convolution before it (as
+-- tmodels.fold): Module:fuse for Sequentials, fuse_modules for the
+-- conv1/bn1, conv2/bn2 attribute pairs of ResNet and BasicBlock
+local function fold(m)
+  m:fuse()
+  for _, nm in ipairs(m:named_modules()) do
+    local mod = nm[2]
+    for _, p in ipairs({ { "conv1", "bn1" }, { "conv2", "bn2" } }) do
+      local mods = rawget(mod, "_modules").map
+      if mods[p[1]] and mods[p[2]] and mods[p[2]]._classname == "BatchNorm2d" then
+        nn.utils.fuse_modules(mod, p, { inplace = true })
+      end
+    end
+  end
+  return m
+end
 
 local function no_dropout(m)
   for _, nm in ipairs(m:named_modules()) do
@@ -38,6 +55,7 @@ local function workload(w)
     wl.y = io.y
   else
     m:eval()
+    if w:match("_folded$") then fold(m) end
   end
   function wl.train_step()
     wl.opt:zero_grad()

@@ -26,7 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CACHE = os.path.join(ROOT, "build", "bench-models")
 PY = "/usr/bin/python3"
-WORKLOADS = ["resnet18", "mobilenet_v2", "resnet18_train", "transformer", "transformer_train", "lstm_lm"]
+WORKLOADS = ["resnet18", "mobilenet_v2", "resnet18_train", "transformer", "transformer_train", "lstm_lm",
+             "resnet18_folded", "mobilenet_v2_folded"]
 LABEL = {
     "resnet18": "resnet18 inference 1x3x224x224",
     "mobilenet_v2": "mobilenet_v2 inference 1x3x224x224",
@@ -34,9 +35,11 @@ LABEL = {
     "transformer": "TransformerEncoder inference batch 1, seq 128",
     "transformer_train": "TransformerEncoder training step batch 16 (Adam)",
     "lstm_lm": "LSTM LM greedy generation, per token",
+    "resnet18_folded": "resnet18 inference, BatchNorm folded (both sides)",
+    "mobilenet_v2_folded": "mobilenet_v2 inference, BatchNorm folded (both sides)",
 }
 TARGET = {"resnet18": 1.5, "mobilenet_v2": 1.5, "resnet18_train": 1.0, "transformer": 2.0,
-          "transformer_train": 1.0, "lstm_lm": 3.0}
+          "transformer_train": 1.0, "lstm_lm": 3.0, "resnet18_folded": 1.5, "mobilenet_v2_folded": 1.5}
 PER = {"lstm_lm": 100}   # figures divided by the tokens generated
 TUNED = "glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=4294967296"
 

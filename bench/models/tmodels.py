@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
+from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 VOCAB, EMB, HID, GEN_TOKENS = 1000, 256, 256, 100
 
@@ -67,10 +68,30 @@ def build(name):
     return m
 
 
+def fold(m):
+    """eval-mode BatchNorm folded into the convolution before it: inside
+    Sequentials, and torchvision's conv1/bn1, conv2/bn2 attribute pairs"""
+    for mod in list(m.modules()):
+        if isinstance(mod, nn.Sequential):
+            for i in range(len(mod) - 1):
+                if isinstance(mod[i], nn.Conv2d) and isinstance(mod[i + 1], nn.BatchNorm2d):
+                    mod[i] = fuse_conv_bn_eval(mod[i], mod[i + 1])
+                    mod[i + 1] = nn.Identity()
+        for c, b in (("conv1", "bn1"), ("conv2", "bn2")):
+            if isinstance(getattr(mod, c, None), nn.Conv2d) and isinstance(getattr(mod, b, None), nn.BatchNorm2d):
+                setattr(mod, c, fuse_conv_bn_eval(getattr(mod, c), getattr(mod, b)))
+                setattr(mod, b, nn.Identity())
+    return m
+
+
+def base_of(name):
+    return name.replace("_train", "").replace("_folded", "")
+
+
 def inputs(name):
     """the workload inputs, seeded (shared by both sides through the export)"""
     g = torch.Generator().manual_seed(2)
-    if name in ("resnet18", "mobilenet_v2"):
+    if base_of(name) in ("resnet18", "mobilenet_v2") and not name.endswith("_train"):
         return {"x": torch.randn(1, 3, 224, 224, generator=g)}
     if name == "resnet18_train":
         return {"x": torch.randn(8, 3, 112, 112, generator=g),
@@ -120,11 +141,12 @@ class Workload:
 
     def __init__(self, name):
         self.name = name
-        base = name.replace("_train", "")
-        self.model = build(base)
+        self.model = build(base_of(name))
         self.inp = inputs(name)
-        if name in ("resnet18", "mobilenet_v2", "transformer", "lstm_lm"):
+        if not name.endswith("_train"):
             self.model.eval()
+            if name.endswith("_folded"):
+                fold(self.model)
         else:
             self.model.train()
             if name == "resnet18_train":
@@ -166,4 +188,5 @@ class Workload:
             return {"out": self.model(self.inp["x"])}
 
 
-WORKLOADS = ["resnet18", "mobilenet_v2", "resnet18_train", "transformer", "transformer_train", "lstm_lm"]
+WORKLOADS = ["resnet18", "mobilenet_v2", "resnet18_train", "transformer", "transformer_train", "lstm_lm",
+             "resnet18_folded", "mobilenet_v2_folded"]
