@@ -124,7 +124,7 @@ $(B)/obj/%.o: src/binding/%.c $(BLAS_STAMP) | $(B)/obj
 # flags, because GCC's optimize pragma stops the if-conversion they need.
 $(B)/obj/lt_k_binary.o: CFLAGS_ALL += -O3 -fno-math-errno
 $(B)/obj/lt_k_unary.o: CFLAGS_ALL += -O3 -fno-math-errno -ffp-contract=fast
-$(B)/obj/l_optim.o: CFLAGS_ALL += -O3 -fno-math-errno
+$(B)/obj/lt_optim.o: CFLAGS_ALL += -O3 -fno-math-errno
 # The built-in gemm's micro-kernel needs -O3's full unrolling (the tile
 # stays in registers) and contraction into FMA instructions.
 $(B)/obj/lt_gemm.o: CFLAGS_ALL += -O3 -ffp-contract=fast
@@ -132,6 +132,9 @@ $(B)/obj/lt_gemm.o: CFLAGS_ALL += -O3 -ffp-contract=fast
 $(B)/obj/l_nnfused.o: CFLAGS_ALL += -O3
 # The 2x2 max-pool rows are written for the vectoriser (compare-and-blend).
 $(B)/obj/lt_conv.o: CFLAGS_ALL += -O3
+# The depthwise rows are FMA loops over contiguous taps, for the vectoriser;
+# its row copies (7-112 values) stay loops, not memcpy calls.
+$(B)/obj/lt_conv_dw.o: CFLAGS_ALL += -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns
 
 $(B)/obj/ltensor_lua.o: $(GEN) src/binding/l_embedded.h $(BLAS_STAMP) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@

@@ -93,6 +93,10 @@ end
 function M.needs_signed_zero_literals(why)
   if _VERSION == "Lua 5.1" and not M.luajit then skip("-0.0 and 0.0 literals share a constant", why) end
 end
+-- a == b consults either side's __eq (5.3+), not only a metamethod both share
+function M.needs_mixed_eq(why)
+  if M.luajit or _VERSION == "Lua 5.1" or _VERSION == "Lua 5.2" then skip("__eq only when both sides share it", why) end
+end
 function M.needs_lua54(why)
   if _VERSION ~= "Lua 5.4" then skip("not Lua 5.4", why) end
 end

@@ -3,6 +3,7 @@
 -- adds its part to that same table.
 local T = require "ltensor.core"
 require "ltensor.print"      -- tostring(t), T.set_printoptions
+require "ltensor.size"       -- T.Size: what t:size() and t.shape return
 require "ltensor.io"         -- T.save/T.load (safetensors), T.save_npy/T.load_npy
 require "ltensor.autograd"   -- backward, T.no_grad, T.autograd.*
 require "ltensor.structural" -- SPEC §6b structure, search/counting, statistics; nn.functional.pad

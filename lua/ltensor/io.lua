@@ -367,6 +367,14 @@ function T.save(path, obj, metadata, opts)
   end
   local items = {}
   local meta = {}
+  -- a nested checkpoint: tensors under flattened keys, the rest as a tree in
+  -- the metadata (io/checkpoint.lua)
+  local checkpoint = require "ltensor.io.checkpoint"
+  if checkpoint.is_nested(obj) then
+    local tree
+    obj, tree = checkpoint.flatten(obj)
+    meta[checkpoint.KEY] = checkpoint.encode(tree)
+  end
   if T.is_tensor(obj) then
     items[1] = { name = "tensor", t = obj }
     meta[SINGLE_KEY] = SINGLE_VALUE
@@ -538,6 +546,12 @@ function T.load(path)
     for _, en in ipairs(entries) do
       local bytes = read_at("load", f, path, data_start + en.b, en.e - en.b)
       out[en.name] = T._frombytes(bytes, en.dt, en.shape)
+    end
+    local checkpoint = require "ltensor.io.checkpoint"
+    local tree_text = metadata[checkpoint.KEY]
+    if tree_text ~= nil then
+      metadata[checkpoint.KEY] = nil
+      return checkpoint.unflatten(path, checkpoint.decode(path, tree_text), out), metadata
     end
     if metadata[SINGLE_KEY] == SINGLE_VALUE and #entries == 1 and out.tensor then
       metadata[SINGLE_KEY] = nil

@@ -4,9 +4,26 @@
 #include <string.h>
 #include "l_lua.h"
 
+/* The metatable of sizes (T.Size, lua/ltensor/size.lua) lives in the
+   registry under this byte's address; until it is set, a size is a plain
+   list. */
+static const char size_mt_key = 'S';
+
+/* t:size() / t.shape: a list of the sizes with T.Size's metatable (prints as
+   {2, 3}, compares by value, # and table.unpack work) */
 static void push_shape(lua_State *L, const lt_tensor *t) {
   lua_createtable(L, t->ndim, 0);
   for (int i = 0; i < t->ndim; i++) { lua_pushinteger(L, t->shape[i]); lua_rawseti(L, -2, i + 1); }
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &size_mt_key) == LUA_TTABLE) lua_setmetatable(L, -2);
+  else lua_pop(L, 1);
+}
+
+/* T._set_size_metatable(mt): size.lua hands over T.Size's metatable */
+static int l_set_size_metatable(lua_State *L) {
+  ltl_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &size_mt_key);
+  return 0;
 }
 
 static int l_size(lua_State *L) {
@@ -234,6 +251,7 @@ static int tensor_lt_error(lua_State *L) {
 
 const ltl_reg ltl_reg_attr[] = {
   {"size", l_size, LT_BOTH, NULL},
+  {"_set_size_metatable", l_set_size_metatable, LT_MODULE, NULL},
   {"stride", l_stride, LT_BOTH, NULL},
   {"dim", l_dim, LT_BOTH, NULL},
   {"numel", l_numel, LT_BOTH, NULL},

@@ -117,6 +117,10 @@ static void small_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   conv_job *j = (conv_job *)ctx;
   lt_conv_small(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
 }
+static void dw_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  conv_job *j = (conv_job *)ctx;
+  lt_conv_dw(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+}
 static void big_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   conv_job *j = (conv_job *)ctx;
   lt_conv_big(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
@@ -178,12 +182,46 @@ static void fill_bias(lt_tensor *out, const lt_tensor *b) {
 }
 
 /* scratch for nt workers, left on the stack */
-static char *push_scratch(lua_State *L, const lt_conv_geom *g, int nt, size_t *per) {
-  int64_t n = lt_conv_scratch(g);
+static char *push_scratch_n(lua_State *L, const lt_conv_geom *g, int64_t n, int nt, size_t *per) {
   *per = (size_t)n * lt_itemsize(g->dt);
   if (n == 0) return NULL;
   int64_t shape[1] = { n * nt };
   return lt_data(ltl_push_new(L, g->dt, 1, shape));
+}
+static char *push_scratch(lua_State *L, const lt_conv_geom *g, int nt, size_t *per) {
+  return push_scratch_n(L, g, lt_conv_scratch(g), nt, per);
+}
+
+/* Fewer blocks than a few per thread (a batch of 1, or 2 on 2 threads):
+   cut each image into row blocks of at least SPLIT_MIN_COLS columns (no
+   extra work), then, for layers of few rows and many channels (512 x 7x7),
+   into slices of at least 32 output channels (each slice builds its own
+   im2col: one copy per 32+ multiply-adds). */
+#define SPLIT_MIN_COLS 96
+static void split_small(lt_conv_geom *g, int nt) {
+  int64_t want = 4 * (int64_t)nt, items = lt_conv_small_items(g), ng = g->N * g->G;
+  if (items >= want || ng <= 0 || g->Hs <= 0 || g->Ws <= 0) return;
+  int64_t minrows = (SPLIT_MIN_COLS + g->Ws - 1) / g->Ws, per = (want + ng - 1) / ng;
+  int64_t blocks = g->Hs / (minrows > 0 ? minrows : 1);
+  if (blocks > per) blocks = per;
+  if (blocks > (g->Hs + lt_conv_rows(g) - 1) / lt_conv_rows(g)) g->col_rows = (g->Hs + blocks - 1) / blocks;
+  items = lt_conv_small_items(g);
+  if (items >= want) return;
+  int64_t cs = (want + items - 1) / items;
+  if (cs > g->Cs / 32) cs = g->Cs / 32;
+  g->cs_parts = cs > 1 ? cs : 1;
+}
+
+/* depthwise: a direct kernel over (sample, group) planes, memory-bound
+   (a few FMAs per value read), so split by the memory grain */
+static void conv_dw(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, lt_tensor *b, lt_tensor *out) {
+  int64_t items = g->N * g->G, per = lt_conv_dw_scratch(g);
+  int nt = par_threads_mem(L, items, (double)lt_numel(out) * (double)(g->kh * g->kw) / 4 + (double)lt_numel(x));
+  nt = parts_of(nt, items, per * (int64_t)lt_itemsize(g->dt));
+  conv_job j = { g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, (size_t)per * lt_itemsize(g->dt) };
+  int64_t shape[1] = { per * nt };
+  j.scratch = lt_data(ltl_push_new(L, g->dt, 1, shape));
+  par_run(L, nt, items, dw_range, &j);
 }
 
 static int l_conv_small(lua_State *L) {
@@ -194,20 +232,40 @@ static int l_conv_small(lua_State *L) {
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
   if (lt_numel(out) == 0) return 1;
   if (g.Cb * g.kh * g.kw == 0) { fill_bias(out, b); return 1; }   /* no input channels */
-  double work = 2.0 * (double)lt_numel(out) * (double)(g.Cb * g.kh * g.kw);
-  int64_t items = lt_conv_small_items(&g);
-  int nt = par_threads(L, items, work);
-  if (nt < par_threads(L, INT64_MAX, work)) {
-    /* fewer images than threads (the per-frame batch of 1): cut the images
-       into gemm bands, each worker doing the im2col of its own */
-    g.col_rows = lt_conv_band(&g);
-    items = lt_conv_small_items(&g);
-    nt = par_threads(L, items, work);
+  if (lt_conv_dw_ok(&g)) {
+    conv_dw(L, &g, x, w, b, out);
+    lua_settop(L, 13);
+    return 1;
   }
+  double work = 2.0 * (double)lt_numel(out) * (double)(g.Cb * g.kh * g.kw);
+  int nt = par_threads(L, INT64_MAX, work);
+  if (nt > 1) split_small(&g, nt);
+  int64_t items = lt_conv_small_items(&g);
+  nt = par_threads(L, items, work);
   nt = parts_of(nt, items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));   /* (each part its own scratch) */
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   par_run(L, nt, items, small_range, &j);
+  lua_settop(L, 13);
+  return 1;
+}
+
+/* The input gradient of a depthwise stride-1 conv (one small channel per
+   group) is the depthwise conv of the small grid with the kernel flipped and
+   padding k-1-p: lt_conv_dw.  1 when done (out on the stack's top). */
+static int dw_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, lt_tensor *b, lt_tensor *out) {
+  if (!lt_conv_dw_ok(g) || g->Cs != 1 || g->sh != 1 || g->sw != 1) return 0;
+  lt_conv_geom f = *g;
+  f.Hb = g->Hs; f.Wb = g->Ws; f.Hs = g->Hb; f.Ws = g->Wb;
+  f.ph = g->kh - 1 - g->ph; f.pw = g->kw - 1 - g->pw;
+  if (!lt_conv_dw_ok(&f)) return 0;
+  lt_tensor *wf = ltl_push_new(L, g->dt, 4, w->shape);
+  int64_t taps = g->kh * g->kw, sz = (int64_t)lt_itemsize(g->dt);
+  const char *src = lt_data(w);
+  char *dst = lt_data(wf);
+  for (int64_t c = 0; c < g->G; c++)
+    for (int64_t t = 0; t < taps; t++) memcpy(dst + (c * taps + t) * sz, src + (c * taps + taps - 1 - t) * sz, (size_t)sz);
+  conv_dw(L, &f, x, wf, b, out);
   lua_settop(L, 13);
   return 1;
 }
@@ -219,12 +277,14 @@ static int l_conv_big(lua_State *L) {
   int64_t shape[4] = { g.N, g.Cb * g.G, g.Hb, g.Wb };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);   /* the kernel writes every element */
   if (lt_numel(out) == 0) return 1;
+  if (dw_big(L, &g, x, w, b, out)) return 1;
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
-  int nt = parts_of(par_threads(L, g.N * g.G, work), g.N * g.G, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
+  int64_t items = lt_conv_big_items(&g);
+  int nt = parts_of(par_threads(L, items, work), items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   /* (as _conv_small: an empty kernel has no rows to gemm) */
-  if (g.Cs > 0 && g.Hs * g.Ws > 0 && g.kh * g.kw > 0) par_run(L, nt, g.N * g.G, big_range, &j);
+  if (g.Cs > 0 && g.Hs * g.Ws > 0 && g.kh * g.kw > 0) par_run(L, nt, items, big_range, &j);
   else fill_bias(out, b);   /* nothing from the input reaches the output */
   lua_settop(L, 13);
   return 1;
@@ -250,6 +310,11 @@ static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   }
 }
 
+static void dw_wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  wgrad_job *j = (wgrad_job *)ctx;
+  lt_conv_dw_wgrad(j->g, j->big, j->small, j->gw0, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+}
+
 static int l_conv_wgrad(lua_State *L) {
   const char *fname = "_conv_wgrad";
   lt_tensor *big = float_arg(L, 1, fname, 4), *small = float_arg(L, 2, fname, 4);
@@ -273,11 +338,23 @@ static int l_conv_wgrad(lua_State *L) {
     memset(lt_data(gw), 0, (size_t)lt_numel(gw) * lt_itemsize(g.dt));
     return 1;
   }
+  if (lt_conv_dw_wgrad_ok(&g)) {   /* depthwise: groups split over threads, no partial sums */
+    int64_t per = lt_conv_dw_wgrad_scratch(&g);
+    int nt = par_threads_mem(L, g.G, (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.kh * g.kw) / 4);
+    nt = parts_of(nt, g.G, per * (int64_t)lt_itemsize(g.dt));
+    wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, (size_t)per * lt_itemsize(g.dt), lt_numel(gw), g.N, nt,
+                    lt_data(gw) };
+    int64_t sshape[1] = { per * nt };
+    j.scratch = lt_data(ltl_push_new(L, g.dt, 1, sshape));
+    par_run(L, nt, g.G, dw_wgrad_range, &j);
+    lua_settop(L, 12);
+    return 1;
+  }
   /* samples split over threads; each sums into its own gw, added up after */
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
   int nt = par_threads_min(L, g.N, work, WGRAD_MIN_WORK);
   wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL };
-  j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
+  j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g), nt, &j.scratch_bytes);
   int64_t pshape[1] = { (nt - 1) * lt_numel(gw) };
   j.partial = nt > 1 ? lt_data(ltl_push_new(L, g.dt, 1, pshape)) : NULL;
   j.gw0 = lt_data(gw);

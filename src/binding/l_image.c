@@ -1,72 +1,20 @@
 /*
- * l_image.c -- PNG encoding and decoding over zlib, the C half of
- * lua/ltensor/image.lua (which handles files, PPM/PGM and dtype rules).
+ * l_image.c -- the binding of the PNG codec (src/core/lt_png.c), the C half
+ * of lua/ltensor/image.lua (which handles files, PPM/PGM and dtype rules):
+ * argument checks, buffers, errors.
  *
  *   T._png_encode(hwc_uint8, channels) -> PNG bytes (a Lua string)
  *   T._png_decode(bytes)               -> uint8 tensor C x H x W
  *
- * Decoding handles every PNG colour type (grey, RGB, palette, grey+alpha,
- * RGBA), bit depths 1-16 (16-bit samples are rounded to 8 bits as libpng's
- * strip_16 does, sub-byte grey is scaled to 0..255) and Adam7 interlacing.
- * Every length and CRC in a file is checked before memory is touched; a bad
- * file is a Lua error.  Scratch buffers are Lua userdata, so an error
- * (including out of memory) leaks nothing; the zlib stream is ended before
- * any error is raised.
+ * Scratch buffers are Lua userdata, so an error (including out of memory)
+ * leaks nothing; a bad file is a Lua error with the codec's message.
  */
-#include <limits.h>
 #include <stdint.h>
-#include <string.h>
-#include <zlib.h>
 #include "l_lua.h"
+#include "lt_png.h"
 
-static const unsigned char PNG_SIG[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
-
-/* Largest image accepted: keeps every size computation below far from
-   overflow (2^31 pixels per side would already be 8 GB per channel). */
-#define MAX_SIDE 65535u
-
-static void *scratch(lua_State *L, size_t n) {
+static unsigned char *scratch(lua_State *L, size_t n) {
   return lua_newuserdatauv(L, n ? n : 1, 0);
-}
-
-static uint32_t get_u32(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-static void put_u32(unsigned char *p, uint32_t v) {
-  p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
-  p[2] = (unsigned char)(v >> 8);  p[3] = (unsigned char)v;
-}
-
-static int paeth(int a, int b, int c) {
-  int p = a + b - c;
-  int pa = p > a ? p - a : a - p, pb = p > b ? p - b : b - p, pc = p > c ? p - c : c - p;
-  if (pa <= pb && pa <= pc) return a;
-  return pb <= pc ? b : c;
-}
-
-/* ---- encoding ------------------------------------------------------------ */
-
-/* Filters one row with filter type f into out (without the type byte). */
-static void filter_row(int f, const unsigned char *row, const unsigned char *prev,
-                       size_t n, size_t bpp, unsigned char *out) {
-  for (size_t i = 0; i < n; i++) {
-    int a = i >= bpp ? row[i - bpp] : 0, b = prev ? prev[i] : 0, c = (prev && i >= bpp) ? prev[i - bpp] : 0;
-    int pred = f == 0 ? 0 : f == 1 ? a : f == 2 ? b : f == 3 ? (a + b) / 2 : paeth(a, b, c);
-    out[i] = (unsigned char)(row[i] - pred);
-  }
-}
-
-static void add_chunk(luaL_Buffer *b, const char *type, const unsigned char *data, size_t n) {
-  unsigned char head[8];
-  put_u32(head, (uint32_t)n);
-  memcpy(head + 4, type, 4);
-  luaL_addlstring(b, (const char *)head, 8);
-  if (n) luaL_addlstring(b, (const char *)data, n);
-  uLong crc = crc32(0L, (const Bytef *)type, 4);
-  if (n) crc = crc32(crc, data, (uInt)n);
-  unsigned char tail[4];
-  put_u32(tail, (uint32_t)crc);
-  luaL_addlstring(b, (const char *)tail, 4);
 }
 
 static int l_png_encode(lua_State *L) {
@@ -77,283 +25,32 @@ static int l_png_encode(lua_State *L) {
   if (channels < 1 || channels > 4 || t->shape[2] != channels)
     return ltl_error(L, "save_image", "an image has 1 to 4 channels, got %d", (int)t->shape[2]);
   int64_t h = t->shape[0], w = t->shape[1];
+  int c = (int)channels;
   if (h < 1 || w < 1) return ltl_error(L, "save_image", "cannot write an empty image (%d x %d)", (int)h, (int)w);
-  if ((uint64_t)h > MAX_SIDE || (uint64_t)w > MAX_SIDE)
+  if ((uint64_t)h > LT_PNG_MAX_SIDE || (uint64_t)w > LT_PNG_MAX_SIDE)
     return ltl_error(L, "save_image", "image of %I x %I is larger than PNG allows here (%d per side)",
-                      (lua_Integer)h, (lua_Integer)w, (int)MAX_SIDE);
-  size_t bpp = (size_t)channels, stride = (size_t)w * bpp;
-  size_t rawlen = (size_t)h * (stride + 1);
-  unsigned char *raw = scratch(L, rawlen);
-  unsigned char *trial = scratch(L, stride);
-  const unsigned char *px = (const unsigned char *)lt_data(t);
-  /* Per row, the filter with the smallest sum of absolute signed bytes (the
-     heuristic libpng and most encoders use). */
-  for (int64_t y = 0; y < h; y++) {
-    const unsigned char *row = px + (size_t)y * stride, *prev = y ? row - stride : NULL;
-    unsigned char *dst = raw + (size_t)y * (stride + 1);
-    uint64_t best = UINT64_MAX;
-    for (int f = 0; f < 5; f++) {
-      filter_row(f, row, prev, stride, bpp, trial);
-      uint64_t sum = 0;
-      for (size_t i = 0; i < stride; i++) sum += trial[i] < 128 ? trial[i] : 256 - trial[i];
-      if (sum < best) { best = sum; dst[0] = (unsigned char)f; memcpy(dst + 1, trial, stride); }
-    }
-  }
-  uLongf zlen = compressBound((uLong)rawlen);
-  unsigned char *z = scratch(L, zlen);
-  if (compress2(z, &zlen, raw, (uLong)rawlen, 6) != Z_OK)
-    return ltl_error(L, "save_image", "zlib could not compress the image");
-  static const unsigned char colour_type[5] = { 0, 0, 4, 2, 6 };
-  unsigned char ihdr[13];
-  put_u32(ihdr, (uint32_t)w);
-  put_u32(ihdr + 4, (uint32_t)h);
-  ihdr[8] = 8; ihdr[9] = colour_type[channels]; ihdr[10] = 0; ihdr[11] = 0; ihdr[12] = 0;
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addlstring(&b, (const char *)PNG_SIG, 8);
-  add_chunk(&b, "IHDR", ihdr, 13);
-  add_chunk(&b, "IDAT", z, zlen);
-  add_chunk(&b, "IEND", NULL, 0);
-  luaL_pushresult(&b);
+                      (lua_Integer)h, (lua_Integer)w, (int)LT_PNG_MAX_SIDE);
+  unsigned char *work = scratch(L, lt_png_encode_scratch(h, w, c));
+  size_t cap = lt_png_encode_cap(h, w, c);
+  unsigned char *out = scratch(L, cap);
+  size_t n = lt_png_encode((const unsigned char *)lt_data(t), h, w, c, work, out, cap);
+  if (n == 0) return ltl_error(L, "save_image", "zlib could not compress the image");
+  lua_pushlstring(L, (const char *)out, n);
   return 1;
 }
-
-/* ---- decoding ------------------------------------------------------------ */
-
-typedef struct png_info {
-  uint32_t width, height;
-  int depth, colour, interlace;
-  int samples;                    /* samples per pixel in the file */
-  unsigned char palette[256][4];  /* RGBA */
-  int palette_len, has_trns;
-  uint16_t trns_grey, trns_rgb[3];
-} png_info;
-
-static int samples_of(int colour) {
-  switch (colour) { case 0: return 1; case 2: return 3; case 3: return 1; case 4: return 2; case 6: return 4; }
-  return 0;
-}
-
-static int valid_depth(int colour, int depth) {
-  switch (colour) {
-  case 0: return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
-  case 3: return depth == 1 || depth == 2 || depth == 4 || depth == 8;
-  case 2: case 4: case 6: return depth == 8 || depth == 16;
-  }
-  return 0;
-}
-
-/* Bytes of one filtered scanline (with its filter byte) of a pass w wide. */
-static size_t line_bytes(const png_info *p, uint32_t w) {
-  return ((size_t)w * (size_t)p->samples * (size_t)p->depth + 7) / 8 + 1;
-}
-
-static const int A7_X0[7] = { 0, 4, 0, 2, 0, 1, 0 }, A7_Y0[7] = { 0, 0, 4, 0, 2, 0, 1 };
-static const int A7_DX[7] = { 8, 8, 4, 4, 2, 2, 1 }, A7_DY[7] = { 8, 8, 8, 4, 4, 2, 2 };
-
-static uint32_t pass_extent(uint32_t size, int start, int step) {
-  return size > (uint32_t)start ? (size - (uint32_t)start + (uint32_t)step - 1) / (uint32_t)step : 0;
-}
-
-/* Reads sample s of pixel x from an unfiltered line (depth-aware). */
-static unsigned sample_at(const unsigned char *line, const png_info *p, uint32_t x, int s) {
-  size_t idx = (size_t)x * (size_t)p->samples + (size_t)s;
-  switch (p->depth) {
-  case 16: return (unsigned)line[2 * idx] << 8 | line[2 * idx + 1];
-  case 8: return line[idx];
-  default: {
-    size_t bit = idx * (size_t)p->depth;
-    unsigned byte = line[bit / 8];
-    int shift = 8 - p->depth - (int)(bit % 8);
-    return (byte >> shift) & ((1u << p->depth) - 1);
-  }
-  }
-}
-
-static unsigned to8(unsigned v, int depth) {
-  if (depth == 8) return v;
-  if (depth == 16) return (v * 255u + 32895u) >> 16;   /* libpng's rounding */
-  return v * 255u / ((1u << depth) - 1u);
-}
-
-/* Unfilters one line in place; prev is the unfiltered previous line of the
-   same pass or NULL.  Returns 0 for an unknown filter type. */
-static int unfilter(unsigned char *line, const unsigned char *prev, size_t n, size_t bpp) {
-  int f = line[0];
-  unsigned char *x = line + 1;
-  const unsigned char *up = prev ? prev + 1 : NULL;
-  for (size_t i = 0; i < n; i++) {
-    int a = i >= bpp ? x[i - bpp] : 0, b = up ? up[i] : 0, c = (up && i >= bpp) ? up[i - bpp] : 0;
-    int pred;
-    switch (f) {
-    case 0: pred = 0; break;
-    case 1: pred = a; break;
-    case 2: pred = b; break;
-    case 3: pred = (a + b) / 2; break;
-    case 4: pred = paeth(a, b, c); break;
-    default: return 0;
-    }
-    x[i] = (unsigned char)(x[i] + pred);
-  }
-  return 1;
-}
-
-/* Inflates src into dst, which must come out exactly dstlen bytes.
-   Returns NULL or an error message; never raises, so the stream is always
-   ended.  Once dst is full, output goes to a one-byte sink: a stream that
-   still produces data there is longer than the image. */
-static const char *inflate_all(const unsigned char *src, size_t srclen, unsigned char *dst, size_t dstlen) {
-  z_stream zs;
-  memset(&zs, 0, sizeof zs);
-  if (inflateInit(&zs) != Z_OK) return "zlib could not start";
-  const char *err = NULL;
-  size_t in_done = 0, out_done = 0;
-  const size_t cap = (size_t)1 << 30;   /* avail_in/out are uInt */
-  unsigned char sink;
-  for (;;) {
-    size_t in_chunk = srclen - in_done < cap ? srclen - in_done : cap;
-    size_t out_chunk = dstlen - out_done < cap ? dstlen - out_done : cap;
-    int full = out_chunk == 0;
-    zs.next_in = (Bytef *)(src + in_done); zs.avail_in = (uInt)in_chunk;
-    zs.next_out = full ? &sink : dst + out_done; zs.avail_out = full ? 1u : (uInt)out_chunk;
-    uInt out_before = zs.avail_out;
-    int rc = inflate(&zs, Z_NO_FLUSH);
-    in_done += in_chunk - zs.avail_in;
-    size_t produced = out_before - zs.avail_out;
-    if (full && produced) { err = "the compressed image data is longer than the image"; break; }
-    out_done += produced;
-    if (rc == Z_STREAM_END) {
-      if (out_done != dstlen) err = "the compressed image data is shorter than the image";
-      break;
-    }
-    if (rc == Z_BUF_ERROR) { err = "the compressed image data ends early"; break; }
-    if (rc != Z_OK) { err = rc == Z_DATA_ERROR ? "the compressed image data is corrupt" : "zlib failed"; break; }
-  }
-  inflateEnd(&zs);
-  return err;
-}
-
-#define BAD(...) return ltl_error(L, "load_image", __VA_ARGS__)
 
 static int l_png_decode(lua_State *L) {
   size_t len;
   const unsigned char *s = (const unsigned char *)ltl_checklstring(L, 1, &len);
-  if (len < 8 || memcmp(s, PNG_SIG, 8) != 0) BAD("not a PNG file (bad signature)");
-  png_info p;
-  memset(&p, 0, sizeof p);
-  int seen_ihdr = 0, seen_iend = 0;
-  size_t idat_total = 0;
-  /* pass 1: check every chunk, read the header and palette, size the data */
-  for (size_t pos = 8; !seen_iend;) {
-    if (len - pos < 12) BAD("truncated file (chunk header at byte %d)", (int)pos);
-    uint32_t n = get_u32(s + pos);
-    if (n > 0x7fffffffu || (size_t)n > len - pos - 12) BAD("truncated file (a chunk of %d bytes at byte %d)", (int)n, (int)pos);
-    const unsigned char *type = s + pos + 4, *data = s + pos + 8;
-    uLong crc = crc32(crc32(0L, type, 4), data, n);
-    if ((uint32_t)crc != get_u32(data + n)) BAD("CRC mismatch in chunk '%c%c%c%c'", type[0], type[1], type[2], type[3]);
-    if (!seen_ihdr && memcmp(type, "IHDR", 4) != 0) BAD("the first chunk is not IHDR");
-    if (memcmp(type, "IHDR", 4) == 0) {
-      if (seen_ihdr || n != 13) BAD("bad IHDR chunk");
-      seen_ihdr = 1;
-      p.width = get_u32(data); p.height = get_u32(data + 4);
-      p.depth = data[8]; p.colour = data[9]; p.interlace = data[12];
-      if (p.width == 0 || p.height == 0) BAD("image with zero width or height");
-      if (p.width > MAX_SIDE || p.height > MAX_SIDE) BAD("image of %d x %d is larger than supported (%d per side)",
-                                                        (int)p.width, (int)p.height, (int)MAX_SIDE);
-      if (!valid_depth(p.colour, p.depth)) BAD("invalid colour type %d with bit depth %d", p.colour, p.depth);
-      if (data[10] != 0 || data[11] != 0 || p.interlace > 1) BAD("unknown compression, filter or interlace method");
-      p.samples = samples_of(p.colour);
-    } else if (memcmp(type, "PLTE", 4) == 0) {
-      if (n % 3 != 0 || n / 3 > 256 || n == 0) BAD("bad PLTE chunk");
-      p.palette_len = (int)(n / 3);
-      for (int i = 0; i < p.palette_len; i++) {
-        p.palette[i][0] = data[3 * i]; p.palette[i][1] = data[3 * i + 1]; p.palette[i][2] = data[3 * i + 2];
-        p.palette[i][3] = 255;
-      }
-    } else if (memcmp(type, "tRNS", 4) == 0) {
-      if (p.colour == 3) {
-        if (n > (uint32_t)p.palette_len) BAD("bad tRNS chunk");
-        for (uint32_t i = 0; i < n; i++) p.palette[i][3] = data[i];
-        p.has_trns = 1;
-      } else if (p.colour == 0 && n == 2) {
-        p.trns_grey = (uint16_t)(data[0] << 8 | data[1]); p.has_trns = 1;
-      } else if (p.colour == 2 && n == 6) {
-        for (int i = 0; i < 3; i++) p.trns_rgb[i] = (uint16_t)(data[2 * i] << 8 | data[2 * i + 1]);
-        p.has_trns = 1;
-      } else BAD("bad tRNS chunk");
-    } else if (memcmp(type, "IDAT", 4) == 0) {
-      idat_total += n;
-    } else if (memcmp(type, "IEND", 4) == 0) {
-      seen_iend = 1;
-    } else if (!(type[0] & 0x20)) {
-      BAD("unknown critical chunk '%c%c%c%c'", type[0], type[1], type[2], type[3]);
-    }
-    pos += (size_t)n + 12;
-  }
-  if (p.colour == 3 && p.palette_len == 0) BAD("palette image without a PLTE chunk");
-  if (idat_total == 0) BAD("no image data (IDAT)");
-
-  /* pass 2: gather IDAT data contiguously */
-  unsigned char *z = scratch(L, idat_total);
-  size_t zpos = 0;
-  for (size_t pos = 8;;) {
-    uint32_t n = get_u32(s + pos);
-    if (memcmp(s + pos + 4, "IDAT", 4) == 0) { memcpy(z + zpos, s + pos + 8, n); zpos += n; }
-    if (memcmp(s + pos + 4, "IEND", 4) == 0) break;
-    pos += (size_t)n + 12;
-  }
-
-  /* the raw (filtered) size: one or seven passes */
-  int passes = p.interlace ? 7 : 1;
-  size_t rawlen = 0;
-  for (int k = 0; k < passes; k++) {
-    uint32_t pw = p.interlace ? pass_extent(p.width, A7_X0[k], A7_DX[k]) : p.width;
-    uint32_t ph = p.interlace ? pass_extent(p.height, A7_Y0[k], A7_DY[k]) : p.height;
-    if (pw && ph) rawlen += (size_t)ph * line_bytes(&p, pw);
-  }
-  unsigned char *raw = scratch(L, rawlen);
-  const char *zerr = inflate_all(z, idat_total, raw, rawlen);
-  if (zerr) BAD("%s", zerr);
-
-  /* output channels: grey 1, grey+alpha 2, RGB 3, RGBA 4; palette -> RGB(A);
-     a tRNS colour key on grey/RGB adds an alpha channel */
-  int out_c = p.colour == 3 ? (p.has_trns ? 4 : 3) : p.samples + ((p.colour == 0 || p.colour == 2) && p.has_trns);
-  int64_t shape[3] = { out_c, p.height, p.width };
+  char err[LT_PNG_ERRLEN];
+  lt_png_info p;
+  if (lt_png_read_header(s, len, &p, err) != 0) return ltl_error(L, "load_image", "%s", err);
+  unsigned char *z = scratch(L, p.idat_total);
+  unsigned char *raw = scratch(L, p.rawlen);
+  int64_t shape[3] = { p.out_c, p.height, p.width };
   lt_tensor *t = ltl_push_new(L, LTENSOR_UINT8, 3, shape);
-  unsigned char *out = (unsigned char *)lt_data(t);
-  size_t plane = (size_t)p.height * p.width;
-  size_t bpp = ((size_t)p.samples * (size_t)p.depth + 7) / 8;
-  unsigned char *line = raw;
-  for (int k = 0; k < passes; k++) {
-    uint32_t x0 = p.interlace ? (uint32_t)A7_X0[k] : 0, y0 = p.interlace ? (uint32_t)A7_Y0[k] : 0;
-    uint32_t dx = p.interlace ? (uint32_t)A7_DX[k] : 1, dy = p.interlace ? (uint32_t)A7_DY[k] : 1;
-    uint32_t pw = p.interlace ? pass_extent(p.width, (int)x0, (int)dx) : p.width;
-    uint32_t ph = p.interlace ? pass_extent(p.height, (int)y0, (int)dy) : p.height;
-    if (!pw || !ph) continue;
-    size_t lb = line_bytes(&p, pw);
-    unsigned char *prev = NULL;
-    for (uint32_t r = 0; r < ph; r++, prev = line, line += lb) {
-      if (!unfilter(line, prev, lb - 1, bpp)) BAD("unknown filter type %d in row %d", line[0], (int)r + 1);
-      const unsigned char *px = line + 1;
-      size_t y = (size_t)y0 + (size_t)r * dy;
-      for (uint32_t c = 0; c < pw; c++) {
-        size_t o = y * p.width + x0 + (size_t)c * dx;
-        if (p.colour == 3) {
-          unsigned idx = sample_at(px, &p, c, 0);
-          if ((int)idx >= p.palette_len) BAD("palette index %d out of range (palette of %d)", (int)idx, p.palette_len);
-          for (int ch = 0; ch < out_c; ch++) out[(size_t)ch * plane + o] = p.palette[idx][ch];
-          continue;
-        }
-        int key = p.has_trns;
-        for (int ch = 0; ch < p.samples; ch++) {
-          unsigned v = sample_at(px, &p, c, ch);
-          if (key && v != (p.colour == 0 ? p.trns_grey : p.trns_rgb[ch])) key = 0;
-          out[(size_t)ch * plane + o] = (unsigned char)to8(v, p.depth);
-        }
-        if (out_c > p.samples) out[(size_t)p.samples * plane + o] = key ? 0 : 255;
-      }
-    }
-  }
+  if (lt_png_decode(s, &p, z, raw, (unsigned char *)lt_data(t), err) != 0)
+    return ltl_error(L, "load_image", "%s", err);
   return 1;
 }
 

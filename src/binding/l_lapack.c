@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "l_lua.h"
+#include "lt_iter.h"
 #include "lt_lapack.h"
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -42,14 +43,10 @@ static int64_t nbatch_of(const lt_tensor *t, int nbd) {
 
 /* Element offset of batch entry b (row-major over the leading nbd dims). */
 static int64_t batch_off(const lt_tensor *t, int nbd, int64_t b) {
-  int64_t off = t->offset;
-  for (int i = nbd - 1; i >= 0; i--) {
-    int64_t s = t->shape[i];
-    if (s == 0) return off;
-    off += (b % s) * t->stride[i];
-    b /= s;
-  }
-  return off;
+  lt_odo w;
+  lt_odo_init_str(&w, nbd, t->shape, t->stride, NULL, NULL);
+  lt_odo_seek(&w, b);
+  return t->offset + w.off[0];
 }
 
 #define TILE 32

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "l_lua.h"
 #include "lt_blas.h"
+#include "lt_iter.h"
 #include "lt_parallel.h"
 #include "lt_promote.h"
 
@@ -165,18 +166,12 @@ typedef struct {
 static void batch_range(void *ctx, int64_t k0, int64_t k1, int part) {
   (void)part;
   const batch_job *j = (const batch_job *)ctx;
-  int64_t idx[LT_MAX_DIMS] = { 0 }, rest = k0;
-  for (int i = j->nbd - 1; i >= 0; i--) { idx[i] = rest % j->bshape[i]; rest /= j->bshape[i]; }
-  for (int64_t k = k0; k < k1; k++) {
-    int64_t ao = 0, bo = 0;
-    for (int i = 0; i < j->nbd; i++) { ao += idx[i] * j->abst[i]; bo += idx[i] * j->bbst[i]; }
-    (j->one_thread ? lt_mm_1t : lt_mm)(j->dt, j->M, j->N, j->K, j->A + ao * j->sz, j->ars, j->acs,
-                                       j->B + bo * j->sz, j->brs, j->bcs, j->C + k * j->M * j->N * j->sz, j->N, 1);
-    for (int i = j->nbd - 1; i >= 0; i--) {
-      if (++idx[i] < j->bshape[i]) break;
-      idx[i] = 0;
-    }
-  }
+  lt_odo w;   /* the batch dims: A's offset in off[0], B's in off[1] */
+  lt_odo_init_str(&w, j->nbd, j->bshape, j->abst, j->bbst, NULL);
+  lt_odo_seek(&w, k0);
+  for (int64_t k = k0; k < k1; k++, lt_odo_next(&w))
+    (j->one_thread ? lt_mm_1t : lt_mm)(j->dt, j->M, j->N, j->K, j->A + w.off[0] * j->sz, j->ars, j->acs,
+                                       j->B + w.off[1] * j->sz, j->brs, j->bcs, j->C + k * j->M * j->N * j->sz, j->N, 1);
 }
 
 /* Products too small for OpenBLAS's own threads (below LT_BLAS_MT_MIN each:

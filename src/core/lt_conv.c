@@ -16,6 +16,7 @@ typedef int blasint;          /* a non-OpenBLAS cblas.h: LP64 ints */
 #include <math.h>
 #include <string.h>
 #include "lt_conv.h"
+#include "lt_cpu.h"
 
 /* ---- per-dtype primitives ------------------------------------------------- */
 #ifdef LT_BLAS_NONE
@@ -65,68 +66,123 @@ static int is_direct(const lt_conv_geom *g) {
 }
 
 /* OpenBLAS 0.3.21 runs a gemm on its own threads once M*N*K passes
-   65536 * 4; its hand-off costs more than these products take here (and
-   would compete with our own split), so each gemm covers a band of
-   small-grid rows sized to stay under that. */
+   65536 * 4, and offers no per-call thread count (openblas_set_num_threads
+   is process-wide).  So every product here is cut into tiles under that
+   size (gemm_tiles): OpenBLAS then always runs on the calling thread, and
+   threads come from one place, the state's pool (the binding splits the
+   work), at any T.set_num_threads.  Tiles of 64x64x64 run at OpenBLAS's
+   one-thread speed or better on the conv shapes (126-164 GFLOP/s on the
+   resnet18 products, against 115-158 for one whole call: each tile's packed
+   operands stay in L1/L2); cutting rows only, as before, made 1-2-row gemms
+   of the 512-channel layers that re-packed all of B each call.  BLAS=none:
+   the built-in gemm never threads, and gets the product whole. */
+#ifdef LT_BLAS_NONE
+#define GEMM_WHOLE 1
+#else
+#define GEMM_WHOLE 0
+#endif
 #define GEMM_SERIAL_MNK 262144
-int64_t lt_conv_band(const lt_conv_geom *g) {
-  int64_t per_row = g->Cs * g->Cb * g->kh * g->kw * g->Ws;
-  /* a small grid stays whole (a gemm a few columns wide runs poorly);
-     the output channels are split instead (gemm_rows) */
-  if (g->Hs * g->Ws <= 64) return g->Hs > 0 ? g->Hs : 1;
-  int64_t r = per_row > 0 ? GEMM_SERIAL_MNK / per_row : g->Hs;
-  if (r < 1) r = 1;
-  if (r > g->Hs) r = g->Hs;
-  return r < 1 ? 1 : r;
-}
+#define GEMM_TILE 64
 
-/* The im2col (col2im) block is larger than a gemm band: a whole image while
-   its columns fit in COL_BYTES, so that the per-channel-and-tap work of
-   im2col/col2im (and col2im's read-modify-write passes, which stall on
-   store forwarding when short) is paid once per image, not once per band;
-   the gemms read their band of it in place (leading dimension = the
-   block's width). */
+/* The im2col (col2im) block: a whole image while its columns fit in
+   COL_BYTES, so that the per-channel-and-tap work of im2col/col2im is paid
+   once per image and the block stays in L2 while the tiles read it (in
+   place: leading dimension = the block's width). */
 #define COL_BYTES (1 << 20)
 int64_t lt_conv_rows(const lt_conv_geom *g) {
-  if (g->col_rows > 0) return g->col_rows < g->Hs ? g->col_rows : (g->Hs > 0 ? g->Hs : 1);
-  int64_t rb = lt_conv_band(g);
+  int64_t Hs = g->Hs > 0 ? g->Hs : 1;
+  if (g->col_rows > 0) return g->col_rows < Hs ? g->col_rows : Hs;
   int64_t per_row = g->Cb * g->kh * g->kw * g->Ws * (int64_t)lt_itemsize(g->dt);
-  int64_t r = per_row > 0 ? COL_BYTES / per_row : g->Hs;
-  r = r < rb ? rb : r / rb * rb;
-  if (r > g->Hs) r = g->Hs;
+  int64_t r = per_row > 0 ? COL_BYTES / per_row : Hs;
+  if (r > Hs) r = Hs;
   return r < 1 ? 1 : r;
 }
 
+/* Images per product: small grids (resnet18's 7x7 and 3x3 layers) make
+   gemms 9-49 columns wide, so up to SMALL_COLS columns' worth of images
+   share one im2col and one product (outputs scattered back per image). */
+#define SMALL_COLS 128
+/* the weight gradient's transposed buffers: row padding (see conv_wgrad) */
+#define WGRAD_PAD 8
+int64_t lt_conv_nimg(const lt_conv_geom *g) {
+  int64_t L = g->Hs * g->Ws;
+  if (is_direct(g) || L <= 0 || L >= 64 || lt_conv_rows(g) < g->Hs || g->N <= 1) return 1;
+  int64_t n = (SMALL_COLS + L - 1) / L;
+  return n < g->N ? n : g->N;
+}
+
+/* im2col block (times the images per product), then (several images) the
+   product's output before it is scattered */
 int64_t lt_conv_scratch(const lt_conv_geom *g) {
-  if (is_direct(g)) return 0;
-  return g->Cb * g->kh * g->kw * lt_conv_rows(g) * g->Ws;
+  int64_t ni = lt_conv_nimg(g), cols = lt_conv_rows(g) * g->Ws * ni;
+  return (is_direct(g) ? 0 : g->Cb * g->kh * g->kw * cols) + (ni > 1 ? g->Cs * cols : 0);
+}
+/* the weight gradient as gw^T += im2col @ gout^T (see conv_wgrad): one
+   image per product, blocks of >= WGRAD_TR_MIN columns, and products large
+   enough to repay the transpositions (a 1 -> 16 channel first layer took
+   4x longer that way) */
+#define WGRAD_TR_MIN 64
+static int wgrad_tr(const lt_conv_geom *g) {
+  return lt_conv_rows(g) * g->Ws >= WGRAD_TR_MIN && lt_conv_nimg(g) == 1 && g->Cs >= 32 &&
+         g->Cb * g->kh * g->kw >= 64;
+}
+int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
+  int64_t ld = g->Cs + WGRAD_PAD, tr = wgrad_tr(g);
+  return lt_conv_scratch(g) + lt_conv_rows(g) * g->Ws * lt_conv_nimg(g) * ld + (tr ? g->G * ld * g->Cb * g->kh * g->kw : 0);
 }
 
 #define FLOAT_TYPES(X) X(float) X(double)
 
-/* C (M x N, ldc) = op(A) (M x K) @ op(B) + beta C, cut into bands of rows
-   so that each call stays under GEMM_SERIAL_MNK */
-#define DEFINE_GEMM_ROWS(T)                                                                                 \
-  static void gemm_rows_##T(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,      \
-                            const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {                          \
-    int64_t per = N * K, parts = per > 0 ? (M * per + GEMM_SERIAL_MNK - 1) / GEMM_SERIAL_MNK : 1;          \
-    if (parts < 1) parts = 1;                                                                              \
-    if (parts > M) parts = M;                                                                              \
-    if (M <= 0) return;   /* no rows: nothing to do, and no division by parts = 0 */                     \
-    int64_t mb = (M + parts - 1) / parts;                                                                  \
+/* C (M x N, ldc) = op(A) (M x K) @ op(B) + beta C, in tiles of at most
+   GEMM_SERIAL_MNK multiply-adds (GEMM_TILE rows and K values, or all of K
+   up to twice that; N takes the rest of the budget); the K tiles after the
+   first add (beta = 1). */
+#define DEFINE_GEMM_TILES(T)                                                                                \
+  static void gemm_tiles_##T(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,     \
+                             const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {                         \
+    if (M <= 0 || N <= 0) return;                                                                          \
+    if (GEMM_WHOLE || K <= 0 || (double)M * (double)N * (double)K <= (double)GEMM_SERIAL_MNK) { \
+      if (K > 0) gemm_##T(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);                                  \
+      else if (beta == 0) for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(T) * (size_t)N);  \
+      return;                                                                                              \
+    }                                                                                                      \
+    if ((double)M * (double)N * (double)K <= 4.0 * GEMM_SERIAL_MNK) {                                    \
+      /* a small product (a few-channel CNN): bands of rows with K whole, the fewest calls */             \
+      int64_t parts = (int64_t)((double)M * (double)N * (double)K / GEMM_SERIAL_MNK) + 1, rb;             \
+      rb = (M + parts - 1) / parts;                                                                        \
+      for (int64_t m0 = 0; m0 < M; m0 += rb)                                                               \
+        gemm_##T(ta, tb, M - m0 < rb ? M - m0 : rb, N, K, ta ? A + m0 : A + m0 * lda, lda, B, ldb, beta,  \
+                 C + m0 * ldc, ldc);                                                                       \
+      return;                                                                                              \
+    }                                                                                                      \
+    /* the K tiles depend on K alone, so that the row blocks and channel slices the binding cuts for       \
+       threads (products over 4 x GEMM_SERIAL_MNK) sum every value in the same order */                    \
+    int64_t kb = K <= 2 * GEMM_TILE ? K : GEMM_TILE, mb = M < GEMM_TILE ? M : GEMM_TILE;                   \
+    int64_t nb = GEMM_SERIAL_MNK / (mb * kb);                                                              \
+    if (nb > 16) nb -= nb % 16;   /* whole vector columns: 64x48x72 tiles ran 1.4x faster than 64x56x72 */ \
+    if (nb > N) nb = N;                                                                                    \
+    if (nb < 1) nb = 1;                                                                                    \
     for (int64_t m0 = 0; m0 < M; m0 += mb) {                                                               \
       int64_t m = M - m0 < mb ? M - m0 : mb;                                                               \
-      gemm_##T(ta, tb, m, N, K, ta ? A + m0 : A + m0 * lda, lda, B, ldb, beta, C + m0 * ldc, ldc);         \
+      for (int64_t n0 = 0; n0 < N; n0 += nb) {                                                             \
+        int64_t n = N - n0 < nb ? N - n0 : nb;                                                             \
+        for (int64_t k0 = 0; k0 < K; k0 += kb) {                                                           \
+          int64_t k = K - k0 < kb ? K - k0 : kb;                                                           \
+          const T *a = ta ? A + k0 * lda + m0 : A + m0 * lda + k0;                                         \
+          const T *b = tb ? B + n0 * ldb + k0 : B + k0 * ldb + n0;                                         \
+          gemm_##T(ta, tb, m, n, k, a, lda, b, ldb, k0 == 0 ? beta : (T)1, C + m0 * ldc + n0, ldc);       \
+        }                                                                                                  \
+      }                                                                                                    \
     }                                                                                                      \
   }
-FLOAT_TYPES(DEFINE_GEMM_ROWS)
-#undef DEFINE_GEMM_ROWS
+FLOAT_TYPES(DEFINE_GEMM_TILES)
+#undef DEFINE_GEMM_TILES
 
 #define DEFINE_CONV(T)                                                                                      \
   /* im2col of one group's big image (Cb planes) for small rows [r0, r1):                                  \
      col has K rows of (r1 - r0) * Ws */                                                                   \
-  static void im2col_##T(const lt_conv_geom *g, const T *big, T *col, int64_t r0, int64_t r1) {           \
-    int64_t Ws = g->Ws, L = (r1 - r0) * Ws;                                                                \
+  static void im2col_##T(const lt_conv_geom *g, const T *big, T *col, int64_t r0, int64_t r1, int64_t L) { \
+    int64_t Ws = g->Ws;   /* L: col's row stride (>= (r1 - r0) * Ws; wider when images share it) */      \
     int span = g->sh == 1 && g->sw == 1 && Ws == g->Wb;                                                    \
     for (int64_t c = 0; c < g->Cb; c++) {                                                                  \
       const T *plane = big + c * g->Hb * g->Wb;                                                            \
@@ -158,6 +214,8 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
             const T *src = plane + (oh * g->sh + offh) * g->Wb + offw;                                     \
             for (int64_t ow = 0; ow < ow0; ow++) r[ow] = 0;                                                \
             if (g->sw == 1) memcpy(r + ow0, src + ow0, sizeof(T) * (size_t)(ow1 - ow0));                   \
+            else if (g->sw == 2)   /* a constant stride: vectorised (the stem's 7x7/2 spent a quarter here) */ \
+              for (int64_t ow = ow0; ow < ow1; ow++) r[ow] = src[2 * ow];                                  \
             else                                                                                           \
               for (int64_t ow = ow0; ow < ow1; ow++) r[ow] = src[ow * g->sw];                              \
             for (int64_t ow = ow1; ow < Ws; ow++) r[ow] = 0;                                               \
@@ -250,40 +308,91 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  /* items: (sample, group, block of small rows), flattened in that order */                               \
+  /* several images per product (lt_conv_nimg > 1: whole-image blocks): items (image group, group, channel \
+     slice); the images' im2cols side by side in col (row stride W), the product in out, scattered back */ \
+  static void conv_small_multi_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small, \
+                                   T *col, int64_t lo, int64_t hi) {                                       \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb, ni = lt_conv_nimg(g); \
+    int64_t parts = g->cs_parts > 0 ? g->cs_parts : 1, built = -1;                                         \
+    T *out = col + K * ni * L;                                                                             \
+    for (int64_t it = lo; it < hi; it++) {                                                                 \
+      int64_t part = it % parts, ng = it / parts, gi = ng % g->G, n0 = ng / g->G * ni;                     \
+      int64_t n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L;                                     \
+      int64_t m0 = g->Cs * part / parts, m1 = g->Cs * (part + 1) / parts;                                  \
+      if (m1 <= m0) continue;                                                                              \
+      if (built != ng)                                                                                     \
+        for (int64_t n = n0; n < n1; n++) im2col_##T(g, big + (n * g->G + gi) * Bsz, col + (n - n0) * L, 0, g->Hs, W); \
+      built = ng;                                                                                          \
+      gemm_tiles_##T(0, 0, m1 - m0, W, K, w + (gi * g->Cs + m0) * K, K, col, W, 0, out, W);                \
+      for (int64_t n = n0; n < n1; n++)                                                                    \
+        for (int64_t o = m0; o < m1; o++) {                                                                \
+          T bv = bias ? bias[gi * g->Cs + o] : (T)0, *dst = small + ((n * g->G + gi) * g->Cs + o) * L;     \
+          const T *src = out + (o - m0) * W + (n - n0) * L;                                                \
+          for (int64_t l = 0; l < L; l++) dst[l] = src[l] + bv;                                            \
+        }                                                                                                  \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* the same for big = col2im(W^T @ small): items (image group, group); the images' small grids gathered  \
+     side by side first */                                                                                 \
+  static void conv_big_multi_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,  \
+                                 T *col, int64_t lo, int64_t hi) {                                         \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
+    int64_t ni = lt_conv_nimg(g);                                                                          \
+    T *in = col + K * ni * L;                                                                              \
+    for (int64_t it = lo; it < hi; it++) {                                                                 \
+      int64_t gi = it % g->G, n0 = it / g->G * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L; \
+      for (int64_t n = n0; n < n1; n++)                                                                    \
+        for (int64_t o = 0; o < g->Cs; o++)                                                                \
+          memcpy(in + o * W + (n - n0) * L, small + ((n * g->G + gi) * g->Cs + o) * L, sizeof(T) * (size_t)L); \
+      gemm_tiles_##T(1, 0, K, W, g->Cs, w + gi * g->Cs * K, K, in, W, 0, col, W);                          \
+      for (int64_t n = n0; n < n1; n++) {                                                                  \
+        T *b = big + (n * g->G + gi) * Bsz;                                                                \
+        memset(b, 0, sizeof(T) * (size_t)Bsz);                                                             \
+        col2im_##T(g, col + (n - n0) * L, W, b, 0, g->Hs);                                                 \
+        if (bias)                                                                                          \
+          for (int64_t c = 0; c < g->Cb; c++)                                                              \
+            for (int64_t p = 0; p < P; p++) b[c * P + p] += bias[gi * g->Cb + c];                          \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* items: (sample, group, block of small rows, slice of the small channels), flattened in that order;  \
+     each part builds the im2col of the blocks it meets (a block split over two parts is built twice:     \
+     cheap next to the gemms, K x Lc copies against Cs/parts multiply-adds per copied value) */            \
   static void conv_small_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small,    \
                              T *col, int64_t lo, int64_t hi) {                                             \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, rb = lt_conv_band(g);                           \
+    int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, parts = g->cs_parts > 0 ? g->cs_parts : 1;   \
     int direct = is_direct(g);                                                                             \
+    int64_t built = -1;   /* the block whose im2col is in col: a part's slices of one block share it */   \
+    if (lt_conv_nimg(g) > 1) { conv_small_multi_##T(g, big, w, bias, small, col, lo, hi); return; }        \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
-      int64_t blk = it % nb, ng = it / nb;                                                                 \
+      int64_t part = it % parts, blk = (it / parts) % nb, ng = it / parts / nb;                            \
       int64_t gi = ng % g->G, n = ng / g->G;                                                               \
       int64_t c0 = blk * cb, c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;               \
+      int64_t m0 = g->Cs * part / parts, m1 = g->Cs * (part + 1) / parts;                                  \
       const T *b = big + (n * g->G + gi) * Bsz;                                                            \
-      if (!direct) im2col_##T(g, b, col, c0, c1);                                                          \
-      for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                           \
-        int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                                  \
-        T *s = small + (n * g->G + gi) * g->Cs * L + r0 * g->Ws;                                           \
-        /* with a bias, the band starts as the bias and the gemm adds to it (beta = 1, as PyTorch's   \
-           addmm): no separate zeroing pass by the BLAS and no second pass for the bias */                 \
-        if (bias)                                                                                          \
-          for (int64_t o = 0; o < g->Cs; o++) {                                                            \
-            T bv = bias[gi * g->Cs + o], *r = s + o * L;                                                   \
-            for (int64_t l = 0; l < Lb; l++) r[l] = bv;                                                    \
-          }                                                                                                \
-        T beta = bias ? (T)1 : (T)0;                                                                       \
-        if (direct) gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, b + r0 * g->Ws, L, beta, s, L);    \
-        else gemm_rows_##T(0, 0, g->Cs, Lb, K, w + gi * g->Cs * K, K, col + (r0 - c0) * g->Ws, Lc, beta, s, L); \
-      }                                                                                                    \
+      T *s = small + ((n * g->G + gi) * g->Cs + m0) * L + c0 * g->Ws;                                      \
+      if (m1 <= m0) continue;                                                                              \
+      if (!direct && built != it / parts) im2col_##T(g, b, col, c0, c1, Lc);                               \
+      built = it / parts;                                                                                  \
+      /* with a bias, the block starts as the bias and the gemm adds to it (beta = 1, as PyTorch's       \
+         addmm): no separate zeroing pass and no second pass for the bias */                               \
+      if (bias)                                                                                            \
+        for (int64_t o = m0; o < m1; o++) {                                                                \
+          T bv = bias[gi * g->Cs + o], *r = s + (o - m0) * L;                                              \
+          for (int64_t l = 0; l < Lc; l++) r[l] = bv;                                                      \
+        }                                                                                                  \
+      gemm_tiles_##T(0, 0, m1 - m0, Lc, K, w + (gi * g->Cs + m0) * K, K, direct ? b + c0 * g->Ws : col,    \
+                     direct ? L : Lc, bias ? (T)1 : (T)0, s, L);                                           \
     }                                                                                                      \
   }                                                                                                        \
   /* items: (sample, group): blocks of one image overlap in big */                                         \
   static void conv_big_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,      \
                            T *col, int64_t lo, int64_t hi) {                                               \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
-    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
+    int64_t cb = lt_conv_rows(g);                                                                          \
     int direct = is_direct(g);                                                                             \
+    if (lt_conv_nimg(g) > 1) { conv_big_multi_##T(g, small, w, bias, big, col, lo, hi); return; }          \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t gi = it % g->G, n = it / g->G;                                                               \
       T *b = big + (n * g->G + gi) * Bsz;                                                                  \
@@ -291,15 +400,11 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
       if (!direct) memset(b, 0, sizeof(T) * (size_t)Bsz);                                                  \
       for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                         \
         int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                            \
-        for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                         \
-          int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                                \
-          if (direct)                                                                                      \
-            gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0, b + r0 * g->Ws, L);   \
-          else {                                                                                           \
-            gemm_rows_##T(1, 0, K, Lb, g->Cs, w + gi * g->Cs * K, K, s + r0 * g->Ws, L, 0,                 \
-                          col + (r0 - c0) * g->Ws, Lc);                                                    \
-            col2im_##T(g, col + (r0 - c0) * g->Ws, Lc, b, r0, r1);                                         \
-          }                                                                                                \
+        if (direct)                                                                                        \
+          gemm_tiles_##T(1, 0, K, Lc, g->Cs, w + gi * g->Cs * K, K, s + c0 * g->Ws, L, 0, b + c0 * g->Ws, L); \
+        else {                                                                                             \
+          gemm_tiles_##T(1, 0, K, Lc, g->Cs, w + gi * g->Cs * K, K, s + c0 * g->Ws, L, 0, col, Lc);        \
+          col2im_##T(g, col, Lc, b, c0, c1);                                                               \
         }                                                                                                  \
       }                                                                                                    \
       if (bias)                                                                                            \
@@ -309,31 +414,61 @@ FLOAT_TYPES(DEFINE_GEMM_ROWS)
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  /* gw (written) = sum over samples [lo, hi) */                                                           \
+  /* gw (written) = sum over samples [lo, hi).  Computed transposed, gw^T (K x Cs) += im2col (K x Lc) @       \
+     gout^T (Lc x Cs), with gout's block transposed first (Cs x Lc values: a copy per K multiply-adds):   \
+     a plain NN product, where gout @ im2col^T is an NT one that OpenBLAS ran at two thirds of the speed   \
+     (its small-matrix NT kernel on 64^3 tiles).  Scratch: im2col, then the transposed block, then gw^T.  \
+     Blocks narrower than WGRAD_TR_MIN (512 channels at 3x3) keep the NT product straight into gw: the    \
+     transposed one would read and write all of gw^T per few columns. */                                  \
   static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
                              int64_t lo, int64_t hi) {                                                     \
-    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
-    int64_t cb = lt_conv_rows(g), rb = lt_conv_band(g);                                                       \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb, Cs = g->Cs;         \
+    int64_t cb = lt_conv_rows(g), ni = lt_conv_nimg(g);                                                    \
     int direct = is_direct(g);                                                                             \
-    if (hi <= lo) memset(gw, 0, sizeof(T) * (size_t)(g->G * g->Cs * K));                                   \
-    for (int64_t n = lo; n < hi; n++)                                                                      \
-      for (int64_t gi = 0; gi < g->G; gi++) {                                                              \
-        const T *b = big + (n * g->G + gi) * Bsz;                                                          \
-        const T *s = small + (n * g->G + gi) * g->Cs * L;                                                  \
+    /* gt and gw^T rows padded by 8 values: a row stride of 512 floats (2 KB) put a tile's rows in the same  \
+       few L1 sets (the 512-channel products ran at 10 GFLOP/s) */                                         \
+    int64_t ld = Cs + WGRAD_PAD;                                                                           \
+    T *gt = col + lt_conv_scratch(g), *acc = gt + cb * g->Ws * ni * ld;                                    \
+    int tr = wgrad_tr(g);                                                                                  \
+    if (hi <= lo) { memset(gw, 0, sizeof(T) * (size_t)(g->G * Cs * K)); return; }                          \
+    for (int64_t n0 = lo; n0 < hi; n0 += ni) {                                                             \
+      int64_t n1 = n0 + ni < hi ? n0 + ni : hi;                                                            \
+      for (int64_t gi = 0; gi < g->G; gi++)                                                                \
         for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                       \
-          int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                          \
-          if (!direct) im2col_##T(g, b, col, c0, c1);                                                      \
-          for (int64_t r0 = c0; r0 < c1; r0 += rb) {                                                       \
-            int64_t r1 = r0 + rb < c1 ? r0 + rb : c1, Lb = (r1 - r0) * g->Ws;                              \
-            T beta = (n == lo && r0 == 0) ? 0 : 1;                                                         \
-            if (direct)                                                                                    \
-              gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, b + r0 * g->Ws, L, beta, gw + gi * g->Cs * K, K); \
-            else                                                                                           \
-              gemm_rows_##T(0, 1, g->Cs, K, Lb, s + r0 * g->Ws, L, col + (r0 - c0) * g->Ws, Lc, beta,      \
-                            gw + gi * g->Cs * K, K);                                                       \
+          int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws, W = (n1 - n0) * Lc;      \
+          const T *b = big + (n0 * g->G + gi) * Bsz, *s = small + (n0 * g->G + gi) * Cs * L;               \
+          T beta = (n0 == lo && c0 == 0) ? 0 : 1;                                                          \
+          if (!direct)                                                                                     \
+            for (int64_t n = n0; n < n1; n++)                                                              \
+              im2col_##T(g, big + (n * g->G + gi) * Bsz, col + (n - n0) * Lc, c0, c1, W);                  \
+          if (!tr && ni > 1) {   /* small grids: the images' output gradients side by side, one NT product */ \
+            for (int64_t n = n0; n < n1; n++)                                                              \
+              for (int64_t o = 0; o < Cs; o++)                                                             \
+                memcpy(gt + o * W + (n - n0) * L, small + ((n * g->G + gi) * Cs + o) * L, sizeof(T) * (size_t)L); \
+            gemm_tiles_##T(0, 1, Cs, K, W, gt, W, col, W, beta, gw + gi * Cs * K, K);                       \
+            continue;                                                                                      \
           }                                                                                                \
+          if (!tr) {                                                                                       \
+            gemm_tiles_##T(0, 1, Cs, K, Lc, s + c0 * g->Ws, L, direct ? b + c0 * g->Ws : col,              \
+                           direct ? L : Lc, beta, gw + gi * Cs * K, K);                                    \
+            continue;                                                                                      \
+          }                                                                                                \
+          for (int64_t n = n0; n < n1; n++) {                                                              \
+            const T *sn = small + (n * g->G + gi) * Cs * L + c0 * g->Ws;                                   \
+            T *gn = gt + (n - n0) * Lc * ld;                                                               \
+            for (int64_t l0 = 0; l0 < Lc; l0 += 16)   /* by 16 columns: rows of gt stay in cache */       \
+              for (int64_t o = 0; o < Cs; o++)                                                             \
+                for (int64_t l = l0; l < l0 + 16 && l < Lc; l++) gn[l * ld + o] = sn[o * L + l];           \
+          }                                                                                                \
+          gemm_tiles_##T(0, 0, K, Cs, W, direct ? b + c0 * g->Ws : col, direct ? L : W, gt, ld, beta,      \
+                         acc + gi * K * ld, ld);                                                           \
         }                                                                                                  \
-      }                                                                                                    \
+    }                                                                                                      \
+    if (tr)   /* gw = (gw^T)^T by 16 rows of gw^T: both sides read and written in runs */                \
+      for (int64_t gi = 0; gi < g->G; gi++)                                                                \
+        for (int64_t k0 = 0; k0 < K; k0 += 16)                                                             \
+          for (int64_t o = 0; o < Cs; o++)                                                                 \
+            for (int64_t k = k0; k < k0 + 16 && k < K; k++) gw[(gi * Cs + o) * K + k] = acc[(gi * K + k) * ld + o]; \
   }
 FLOAT_TYPES(DEFINE_CONV)
 #undef DEFINE_CONV
@@ -508,12 +643,12 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 /* compiled for the baseline ISA and for AVX2 (picked per call, as
    lt_k_loops.h does): the 2x2 selects run ~1.5-2x faster 8 lanes wide */
-#define POOL2_AVX2 __attribute__((target("avx2")))
+#define POOL2_AVX2 LT_TARGET_AVX2
 DEFINE_POOL2(float, uint32_t, _base, )
 DEFINE_POOL2(double, uint64_t, _base, )
 DEFINE_POOL2(float, uint32_t, _avx2, POOL2_AVX2)
 DEFINE_POOL2(double, uint64_t, _avx2, POOL2_AVX2)
-#define POOL2_PICK(fn, ...) (__builtin_cpu_supports("avx2") ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
+#define POOL2_PICK(fn, ...) (lt_cpu_has_avx2() ? fn##_avx2(__VA_ARGS__) : fn##_base(__VA_ARGS__))
 #else
 DEFINE_POOL2(float, uint32_t, _base, )
 DEFINE_POOL2(double, uint64_t, _base, )

@@ -32,33 +32,60 @@ typedef struct lt_conv_geom {
   int64_t Cs, Hs, Ws;            /* small grid: channels per group, height, width */
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
   int64_t col_rows;              /* rows per im2col block; 0: lt_conv_rows' choice */
+  int64_t cs_parts;              /* lt_conv_small: slices of the small channels per block (0 or 1: none) */
 } lt_conv_geom;
 
 /* Small-grid rows per im2col block: a whole image while its columns fit in
-   1 MB (g->col_rows, when set, overrides).  The gemms inside a block work
-   on bands of lt_conv_band rows, small enough for OpenBLAS to run them on
-   the calling thread. */
+   1 MB (g->col_rows, when set, overrides).  Every gemm runs on the calling
+   thread (OpenBLAS is given tiles too small for its threads): the binding
+   spreads the items below over the state's pool. */
 int64_t lt_conv_rows(const lt_conv_geom *g);
-int64_t lt_conv_band(const lt_conv_geom *g);
 /* Elements of im2col scratch one part needs (0: none, the big image is
    read in place: 1x1 kernels with unit stride and no padding). */
 int64_t lt_conv_scratch(const lt_conv_geom *g);
-/* Work items of lt_conv_small: N * G * blocks of lt_conv_rows rows. */
+/* Images per product: 1, or for small grids (under 64 positions) enough
+   images for ~128 columns, which then share one im2col and one gemm. */
+int64_t lt_conv_nimg(const lt_conv_geom *g);
+/* Work items of lt_conv_small: image groups * G * blocks of lt_conv_rows
+   rows * cs_parts; of lt_conv_big: image groups * G. */
 static inline int64_t lt_conv_small_items(const lt_conv_geom *g) {
-  int64_t rb = lt_conv_rows(g);
-  return g->N * g->G * ((g->Hs + rb - 1) / rb);
+  int64_t rb = lt_conv_rows(g), hs = g->Hs > 0 ? g->Hs : 1, ni = lt_conv_nimg(g);
+  return (g->N + ni - 1) / ni * g->G * ((hs + rb - 1) / rb) * (g->cs_parts > 1 ? g->cs_parts : 1);
+}
+static inline int64_t lt_conv_big_items(const lt_conv_geom *g) {
+  int64_t ni = lt_conv_nimg(g);
+  return (g->N + ni - 1) / ni * g->G;
 }
 
 /* small = W @ im2col(big) (+ bias per small channel) for the items
-   [lo, hi) of lt_conv_small_items (item = (n, group, row block)). */
+   [lo, hi) of lt_conv_small_items (item = (n, group, row block, channel slice)). */
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                    void *scratch, int64_t lo, int64_t hi);
+/* Depthwise (one big channel per group, dilation 1, stride 1 or 2,
+   kernels up to 7x7, the usual output size): a direct kernel
+   (lt_conv_dw.c).  lt_conv_dw_ok says whether g qualifies; items are
+   N * G (sample, group), each part needs lt_conv_dw_scratch elements. */
+int lt_conv_dw_ok(const lt_conv_geom *g);
+int64_t lt_conv_dw_scratch(const lt_conv_geom *g);
+void lt_conv_dw(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
+                void *scratch, int64_t lo, int64_t hi);
+/* its weight gradient (up to 8 output channels per group): gw written for
+   the groups [lo, hi), each summed over all N samples (items: groups);
+   lt_conv_dw_wgrad_scratch elements per part.  The input gradient of a
+   stride-1 depthwise conv is lt_conv_dw itself with the kernel flipped and
+   the padding k-1-p (the binding arranges it). */
+int lt_conv_dw_wgrad_ok(const lt_conv_geom *g);
+int64_t lt_conv_dw_wgrad_scratch(const lt_conv_geom *g);
+void lt_conv_dw_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
+                      int64_t hi);
 /* big[n, g] = col2im(W_g^T @ small[n, g]) (+ bias per big channel) for
-   the items [lo, hi) of N * G (item = (n, group)). */
+   the items [lo, hi) of lt_conv_big_items (item = (image group, group)). */
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
                  void *scratch, int64_t lo, int64_t hi);
 /* gw = sum over n in [lo, hi) of small[n] @ im2col(big[n])^T, per group
-   (gw written; zeros when the range is empty). */
+   (gw written; zeros when the range is empty); scratch of
+   lt_conv_wgrad_scratch elements. */
+int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g);
 void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
                    int64_t hi);
 

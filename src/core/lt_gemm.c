@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lt_gemm.h"
+#include "lt_cpu.h"
 
 /* The micro-kernel is compiled twice on x86-64: once for the baseline
    (SSE2) and once for AVX2 + FMA, chosen per call from the CPU's features,
@@ -12,8 +13,8 @@
 #if defined(__GNUC__) && defined(__x86_64__)
 #define LT_GEMM_X86 1
 static int lt_gemm_has_avx2(void) {
-  __builtin_cpu_init();   /* idempotent; needed before constructors have run */
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  lt_cpu_init();   /* idempotent; needed before constructors have run */
+  return lt_cpu_has_avx2_fma();
 }
 #endif
 

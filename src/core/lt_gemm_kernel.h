@@ -51,7 +51,7 @@ static void FN(kernel_base)(int64_t kc, const T *restrict a, const T *restrict b
 }
 #ifdef LT_GEMM_X86
 /* the same body compiled for AVX2 + FMA (chosen at run time) */
-static __attribute__((target("avx2,fma"))) void FN(kernel_avx2)(int64_t kc, const T *restrict a, const T *restrict b,
+static LT_TARGET_AVX2_FMA void FN(kernel_avx2)(int64_t kc, const T *restrict a, const T *restrict b,
                                                                  T *restrict tile) {
   FN(kbody)(kc, a, b, tile);
 }

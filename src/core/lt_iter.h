@@ -212,7 +212,34 @@ static inline void lt_odo_init(lt_odo *o, int nd, const int64_t *shape) {
   o->nd = nd;
   memcpy(o->shape, shape, sizeof(int64_t) * (size_t)nd);
 }
-/* Advance to the next index in row-major order; 0 after the last. */
+/* The same walk over the caller's stride arrays (up to three streams, NULL
+   for one not used): writes only the nd dims walked, so that a kernel can
+   start one per row block.  The reduction, scan and batched-matrix walks
+   use it over a plan's kept or reduced dims. */
+static inline void lt_odo_init_str(lt_odo *o, int nd, const int64_t *shape, const int64_t *s0,
+                                   const int64_t *s1, const int64_t *s2) {
+  const int64_t *s[3] = {s0, s1, s2};
+  o->nd = nd;
+  for (int i = 0; i < nd; i++) {
+    o->shape[i] = shape[i];
+    o->idx[i] = 0;
+    for (int k = 0; k < 3; k++) o->stride[k][i] = s[k] ? s[k][i] : 0;
+  }
+  o->off[0] = o->off[1] = o->off[2] = 0;
+}
+/* Jump to row-major position pos (0 <= pos < numel): a part of a split
+   walk starts where its range does. */
+static inline void lt_odo_seek(lt_odo *o, int64_t pos) {
+  o->off[0] = o->off[1] = o->off[2] = 0;
+  for (int i = o->nd - 1; i >= 0; i--) {
+    int64_t n = o->shape[i], q = n > 0 ? pos % n : 0;
+    pos = n > 0 ? pos / n : 0;
+    o->idx[i] = q;
+    for (int k = 0; k < 3; k++) o->off[k] += q * o->stride[k][i];
+  }
+}
+/* Advance to the next index in row-major order; 0 after the last (the
+   walk is then back at position 0 and can run again). */
 static inline int lt_odo_next(lt_odo *o) {
   for (int i = o->nd - 1; i >= 0; i--) {
     if (++o->idx[i] < o->shape[i]) {

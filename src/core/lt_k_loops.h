@@ -13,6 +13,7 @@
 #include <math.h>
 #include <complex.h>
 #include "lt_iter.h"
+#include "lt_cpu.h"
 
 /* The build's -O2 only vectorises loops the "very cheap" cost model
    accepts, which excludes loops that need a runtime alias check (outputs
@@ -68,12 +69,12 @@
    choice is made per call as in LT_LOOP1_V below (one load of a cached
    flag, skipped for tiny n).  No "fma": add_alpha's a + alpha*b must keep
    rounding twice, as the baseline build does. */
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#if LT_CPU_X86
 #define LT_LOOP2(NAME, TI, TO, EXPR)                                                     \
   LT_LOOP2_A(NAME##_generic, , TI, TO, EXPR)                                             \
-  LT_LOOP2_A(NAME##_avx2, __attribute__((target("avx2"))), TI, TO, EXPR)                \
+  LT_LOOP2_A(NAME##_avx2, LT_TARGET_AVX2, TI, TO, EXPR)                                  \
   static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                  \
-    if (n >= 16 && __builtin_cpu_supports("avx2")) NAME##_avx2(d, s, n, vctx);            \
+    if (n >= 16 && lt_cpu_has_avx2()) NAME##_avx2(d, s, n, vctx);                         \
     else NAME##_generic(d, s, n, vctx);                                                   \
   }
 #else
@@ -102,12 +103,12 @@
    compute-bound kernels (lt_vmath.h) the wider vectors and fused
    multiply-adds are worth about 2x, and a distributed build cannot assume
    them (no -march=native). */
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#if LT_CPU_X86
 #define LT_LOOP1_V(NAME, TI, TO, EXPR)                                                   \
   LT_LOOP1_A(NAME##_generic, , TI, TO, EXPR)                                             \
-  LT_LOOP1_A(NAME##_avx2, __attribute__((target("avx2,fma"))), TI, TO, EXPR)            \
+  LT_LOOP1_A(NAME##_avx2, LT_TARGET_AVX2_FMA, TI, TO, EXPR)                              \
   static void NAME(char **d, const int64_t *s, int64_t n, void *vctx) {                  \
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                  \
+    if (lt_cpu_has_avx2_fma())                                                            \
       NAME##_avx2(d, s, n, vctx);                                                         \
     else                                                                                  \
       NAME##_generic(d, s, n, vctx);                                                      \

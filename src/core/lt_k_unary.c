@@ -171,17 +171,14 @@ LT_FOR_FLOATS(K_UF, erfc) LT_FOR_FLOATS(K_UF, deg2rad) LT_FOR_FLOATS(K_UF, rad2d
 #define K_UFV(op, E, T, S) LT_LOOP1_V(k_##op##_##E, T, T, FOP_##op(T, S, x))
 /* The polynomial kernels (exp, log, tanh, sigmoid, silu, gelu) are
    compute-bound: where the CPU has AVX-512 (and the OS saves its state,
-   which __builtin_cpu_supports checks), a third clone runs 16 float32
+   which lt_cpu_has_avx512 checks), a third clone runs 16 float32
    lanes per instruction, the same operations lane by lane as the AVX2+FMA
    clone (so the same results). */
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define LT_AVX512_TARGET __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl,avx512bw")))
+#if LT_CPU_X86
 /* 2: AVX-512 (F, DQ, VL, BW), 1: AVX2+FMA, 0: the baseline */
 static int isa_level(void) {
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    return 2;
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (lt_cpu_has_avx512()) return 2;
+  return lt_cpu_has_avx2_fma();
 }
 /* NAME picks NAME_avx512 / NAME_avx2 / NAME_base per call (runs shorter
    than one 512-bit unroll stay on AVX2) */
@@ -195,8 +192,8 @@ static int isa_level(void) {
   }
 #define K_UFV3(op, E, T, S)                                                                 \
   LT_LOOP1_A(k_##op##_##E##_base, , T, T, FOP_##op(T, S, x))                                \
-  LT_LOOP1_A(k_##op##_##E##_avx2, __attribute__((target("avx2,fma"))), T, T, FOP_##op(T, S, x)) \
-  LT_LOOP1_A(k_##op##_##E##_avx512, LT_AVX512_TARGET, T, T, FOP_##op(T, S, x))              \
+  LT_LOOP1_A(k_##op##_##E##_avx2, LT_TARGET_AVX2_FMA, T, T, FOP_##op(T, S, x)) \
+  LT_LOOP1_A(k_##op##_##E##_avx512, LT_TARGET_AVX512, T, T, FOP_##op(T, S, x))              \
   K_DISPATCH3(k_##op##_##E)
 #else
 #define K_UFV3 K_UFV
@@ -235,9 +232,9 @@ K_UFV3(gelu, FLOAT64, double, ) LT_FOR_FLOATS(K_UFV3, gelu_tanh)
     }                                                                                       \
   }
 K_GELU32(base, , 16)
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-K_GELU32(avx2, __attribute__((target("avx2,fma"))), 32)
-K_GELU32(avx512, LT_AVX512_TARGET, 64)
+#if LT_CPU_X86
+K_GELU32(avx2, LT_TARGET_AVX2_FMA, 32)
+K_GELU32(avx512, LT_TARGET_AVX512, 64)
 K_DISPATCH3(k_gelu_FLOAT32)
 #else
 #define k_gelu_FLOAT32 k_gelu_FLOAT32_base
@@ -274,11 +271,11 @@ K_DISPATCH3(k_gelu_FLOAT32)
       }                                                                                 \
     }                                                                                   \
   }
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#if LT_CPU_X86
 #define K_SINCOS32_V(NAME, IS_COS, LIBM)                                                \
   K_SINCOS32(NAME##_base, , IS_COS, LIBM)                                               \
-  K_SINCOS32(NAME##_avx2, __attribute__((target("avx2,fma"))), IS_COS, LIBM)           \
-  K_SINCOS32(NAME##_avx512, LT_AVX512_TARGET, IS_COS, LIBM)                             \
+  K_SINCOS32(NAME##_avx2, LT_TARGET_AVX2_FMA, IS_COS, LIBM)           \
+  K_SINCOS32(NAME##_avx512, LT_TARGET_AVX512, IS_COS, LIBM)                             \
   K_DISPATCH3(NAME)
 #else
 #define K_SINCOS32_V(NAME, IS_COS, LIBM) K_SINCOS32(NAME, , IS_COS, LIBM)

@@ -38,11 +38,11 @@ static void each_chunk(const plan *p, const char *in, ltensor_dtype dt, ltensor_
   lt_cast_fn cast = lt_cast_kernel(dt, bdt);
   int last = p->nred_d - 1;
   int64_t run = p->ishape[last], rs = p->istr0[last] * isz;
-  int64_t idx[LT_MAX_DIMS] = {0}, pos = 0;
-  for (;;) {
-    int64_t off = 0;
-    for (int d = 0; d < last; d++) off += idx[d] * p->istr0[d];
-    const char *ptr = in + off * isz;
+  int64_t pos = 0;
+  lt_odo w;   /* the reduced dims before the last, each a run */
+  red_odo(&w, p, last);
+  do {
+    const char *ptr = in + w.off[0] * isz;
     if (dt == bdt && rs == isz) {
       fn(ctx, ptr, run, pos);
     } else {
@@ -53,10 +53,7 @@ static void each_chunk(const plan *p, const char *in, ltensor_dtype dt, ltensor_
       }
     }
     pos += run;
-    int d = last - 1;
-    while (d >= 0 && ++idx[d] == p->ishape[d]) idx[d--] = 0;
-    if (d < 0) break;
-  }
+  } while (lt_odo_next(&w));
 }
 
 /* ---- shared accumulator context --------------------------------------- */
@@ -258,7 +255,7 @@ static void each_chunk(const plan *p, const char *in, ltensor_dtype dt, ltensor_
 
 VEC_KERNELS(b, , 16)
 #ifdef LT_VEC_AVX2
-VEC_KERNELS(x, __attribute__((target("avx2,fma"))), 32)
+VEC_KERNELS(x, LT_TARGET_AVX2_FMA, 32)
 #define VPICK(NAME, S) (HAVE_AVX2() ? NAME##_x##S : NAME##_b##S)
 #else
 #define VPICK(NAME, S) NAME##_b##S
@@ -397,12 +394,13 @@ static void fv_rows_part(void *v, int64_t s, int64_t e, int t) {
   (void)t;
   fastv *f = v;
   int64_t isz = f->f32 ? 4 : 8;
-  int64_t idx[LT_MAX_DIMS], o0, o1;
+  lt_odo w;
   if (s >= e) return;
-  outer_at(f->p, s, idx, &o0, &o1);
+  outer_odo(&w, f->p, f->p->nout_d);
+  lt_odo_seek(&w, s);
   for (int64_t o = s; o < e; o++) {
-    fv_row(f, f->in + o0 * isz, o1);
-    outer_next(f->p, idx, &o0, &o1);
+    fv_row(f, f->in + w.off[0] * isz, w.off[1]);
+    lt_odo_next(&w);
   }
 }
 /* few outputs: unit u is piece u % PIECES of output u / PIECES's run;
@@ -411,22 +409,14 @@ static double fv_identity(int op) { return op == FV_MAX ? -INFINITY : op == FV_M
 static void fv_piece(void *v, int64_t s, int64_t e, int t) {
   (void)t;
   fastv *f = v;
-  int64_t isz = f->f32 ? 4 : 8, n = f->p->nred, idx[LT_MAX_DIMS], o0, o1;
+  int64_t isz = f->f32 ? 4 : 8, n = f->p->nred;
+  lt_odo w;
+  outer_odo(&w, f->p, f->p->nout_d);
   for (int64_t u = s; u < e; u++) {
     int64_t k = u % LT_ITER_RED_PIECES;
     int64_t a = n * k / LT_ITER_RED_PIECES, b = n * (k + 1) / LT_ITER_RED_PIECES;
-    outer_at(f->p, u / LT_ITER_RED_PIECES, idx, &o0, &o1);
-    f->part[u] = a < b ? fv_run(f->op, f->f32, f->in + (o0 + a) * isz, b - a) : fv_identity(f->op);
-  }
-}
-
-/* Walk the reduced dims' odometer: *off advances to the next "row". */
-static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
-  for (int d = p->nred_d - 1; d >= 0; d--) {
-    *off += p->istr0[d];
-    if (++ridx[d] < p->ishape[d]) return;
-    *off -= ridx[d] * p->istr0[d];
-    ridx[d] = 0;
+    lt_odo_seek(&w, u / LT_ITER_RED_PIECES);
+    f->part[u] = a < b ? fv_run(f->op, f->f32, f->in + (w.off[0] + a) * isz, b - a) : fv_identity(f->op);
   }
 }
 
@@ -434,15 +424,17 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
    (this form vectorises) */
 #define COLS_EXT(NAME, T, BETTER, ATTR)                                        \
   ATTR static void NAME(const plan *p, const T *x, T *restrict y, int64_t w) { \
-    int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred, k;                 \
+    int64_t n = p->nred, k;                                                   \
+    lt_odo rw;   /* the rows: the reduced dims' walk */                       \
     const T *r0, *r1, *r2, *r3;                                               \
+    red_odo(&rw, p, p->nred_d);                                               \
     for (int64_t i = 0; i < w; i++) y[i] = x[i];                              \
-    red_next(p, ridx, &off);                                                  \
+    lt_odo_next(&rw);                                                         \
     for (k = 1; k + 4 <= n; k += 4) {                                         \
-      r0 = x + off; red_next(p, ridx, &off);                                  \
-      r1 = x + off; red_next(p, ridx, &off);                                  \
-      r2 = x + off; red_next(p, ridx, &off);                                  \
-      r3 = x + off; red_next(p, ridx, &off);                                  \
+      r0 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r1 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r2 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r3 = x + rw.off[0]; lt_odo_next(&rw);                                  \
       for (int64_t i = 0; i < w; i++) {                                       \
         T m = y[i], v;                                                        \
         v = r0[i]; m = BETTER(v, m) ? v : m;                                  \
@@ -453,9 +445,9 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
       }                                                                       \
     }                                                                         \
     for (; k < n; k++) {                                                      \
-      r0 = x + off;                                                           \
+      r0 = x + rw.off[0];                                                     \
       for (int64_t i = 0; i < w; i++) { T v = r0[i]; y[i] = BETTER(v, y[i]) ? v : y[i]; } \
-      red_next(p, ridx, &off);                                                \
+      lt_odo_next(&rw);                                                       \
     }                                                                         \
   }
 /* Rows are taken four at a time and combined before touching the block
@@ -467,17 +459,19 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
     const plan *p = f->p;                                                     \
     if (f->op == FV_MAX) { cols_max_##V##S(p, x, y, w); return; }             \
     if (f->op == FV_MIN) { cols_min_##V##S(p, x, y, w); return; }             \
-    int64_t ridx[LT_MAX_DIMS] = {0}, off = 0, n = p->nred, k = 0;             \
+    int64_t n = p->nred, k = 0;                                               \
+    lt_odo rw;   /* the rows: the reduced dims' walk */                       \
     const T *r0, *r1, *r2, *r3;                                               \
+    red_odo(&rw, p, p->nred_d);                                               \
     T af[CW];                                                                 \
     double ad[CW];                                                            \
     for (int64_t i = 0; i < w; i++) { af[i] = 0; ad[i] = 0; }                 \
     int cnt = 0;                                                              \
     for (; k + 4 <= n; k += 4) {                                              \
-      r0 = x + off; red_next(p, ridx, &off);                                  \
-      r1 = x + off; red_next(p, ridx, &off);                                  \
-      r2 = x + off; red_next(p, ridx, &off);                                  \
-      r3 = x + off; red_next(p, ridx, &off);                                  \
+      r0 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r1 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r2 = x + rw.off[0]; lt_odo_next(&rw);                                  \
+      r3 = x + rw.off[0]; lt_odo_next(&rw);                                  \
       for (int64_t i = 0; i < w; i++) af[i] += (r0[i] + r1[i]) + (r2[i] + r3[i]); \
       if ((cnt += 4) >= CFLUSH) {                                             \
         for (int64_t i = 0; i < w; i++) { ad[i] += (double)af[i]; af[i] = 0; } \
@@ -485,9 +479,9 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
       }                                                                       \
     }                                                                         \
     for (; k < n; k++) {                                                      \
-      r0 = x + off;                                                           \
+      r0 = x + rw.off[0];                                                     \
       for (int64_t i = 0; i < w; i++) af[i] += r0[i];                         \
-      red_next(p, ridx, &off);                                                \
+      lt_odo_next(&rw);                                                       \
     }                                                                         \
     double div = f->op == FV_MEAN ? (double)n : 1.0;                          \
     for (int64_t i = 0; i < w; i++) y[i] = (T)((ad[i] + (double)af[i]) / div); \
@@ -528,8 +522,8 @@ static void red_next(const plan *p, int64_t *ridx, int64_t *off) {
 FV_COL_KERNELS(f32, float, b, )
 FV_COL_KERNELS(f64, double, b, )
 #ifdef LT_VEC_AVX2
-FV_COL_KERNELS(f32, float, x, __attribute__((target("avx2,fma"))))
-FV_COL_KERNELS(f64, double, x, __attribute__((target("avx2,fma"))))
+FV_COL_KERNELS(f32, float, x, LT_TARGET_AVX2_FMA)
+FV_COL_KERNELS(f64, double, x, LT_TARGET_AVX2_FMA)
 #endif
 
 typedef struct bandrun {
@@ -594,12 +588,12 @@ static int fast_value(lt_tensor *out, const lt_tensor *in, const plan *p, int op
     /* fewer outputs than threads: each run in pieces, partials combined in
        order (deterministic for a given thread count) */
     lt_parallel_run(pool, parts, p->nout * pieces, fv_piece, &f);
-    for (int64_t o = 0; o < p->nout; o++) {
-      int64_t idx[LT_MAX_DIMS], o0, o1;
+    lt_odo w;
+    outer_odo(&w, p, p->nout_d);
+    for (int64_t o = 0; o < p->nout; o++, lt_odo_next(&w)) {
       double v = f.part[o * pieces];
       for (int k = 1; k < pieces; k++) v = fv_combine(op, v, f.part[o * pieces + k]);
-      outer_at(p, o, idx, &o0, &o1);
-      fv_store(&f, o1, v);
+      fv_store(&f, w.off[1], v);
     }
     return 1;
   }
@@ -716,10 +710,11 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
   int lo = p->nout_d - 1, ni = p->nred_d;
   int64_t width = p->oshape[lo];
   int direct_f32 = c->cls == CLS_F && c->idt == LTENSOR_FLOAT32;
-  int64_t oidx[LT_MAX_DIMS] = {0};
-  for (;;) {
-    int64_t o0 = 0, o1 = 0;
-    for (int d = 0; d < lo; d++) { o0 += oidx[d] * p->ostr0[d]; o1 += oidx[d] * p->ostr1[d]; }
+  lt_odo ow, rw;   /* the kept dims before the columns; the rows */
+  outer_odo(&ow, p, lo);
+  red_odo(&rw, p, ni);
+  do {
+    int64_t o0 = ow.off[0], o1 = ow.off[1];
     for (int64_t j = 0; j < width; j += cap) {
       int64_t w = width - j < cap ? width - j : cap;
       for (int64_t i = 0; i < w; i++) {
@@ -727,11 +722,8 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
         else if (c->cls == CLS_C) ((lt_cdouble *)accum)[i] = c->mode == 2;
         else ((uint64_t *)accum)[i] = c->mode == 2;
       }
-      int64_t ridx[LT_MAX_DIMS] = {0};
-      for (;;) {
-        int64_t off = o0 + j;
-        for (int d = 0; d < ni; d++) off += ridx[d] * p->istr0[d];
-        const char *src = ibase + off * isz;
+      do {   /* a full walk of rw ends back at its start */
+        const char *src = ibase + (o0 + j + rw.off[0]) * isz;
         if (direct_f32) {   /* the common float32 case, without a staging copy */
           double *x = (double *)accum; const float *y = (const float *)src;
           if (c->mode == 2) for (int64_t i = 0; i < w; i++) x[i] *= (double)y[i];
@@ -742,10 +734,7 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
           load(src, isz, buf, bsz, w);
           add(c, accum, buf, w);
         }
-        int d = ni - 1;
-        while (d >= 0 && ++ridx[d] == p->ishape[d]) ridx[d--] = 0;
-        if (d < 0) break;
-      }
+      } while (lt_odo_next(&rw));
       if (c->mode == 1) {
         double nf = (double)p->nred;
         for (int64_t i = 0; i < w; i++) {
@@ -755,10 +744,7 @@ static void sumprod_columns(const plan *p, const lt_tensor *in, acc *c) {
       }
       save(accum, bsz, c->out + (o1 + j) * c->osz, c->osz, w);
     }
-    int d = lo - 1;
-    while (d >= 0 && ++oidx[d] == p->oshape[d]) oidx[d--] = 0;
-    if (d < 0) break;
-  }
+  } while (lt_odo_next(&ow));
 }
 
 /* mode: 0 sum, 1 mean, 2 prod.  The compute class follows the output dtype

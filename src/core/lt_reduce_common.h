@@ -19,6 +19,7 @@
 #include "lt_parallel.h"
 #include "lt_vmath.h"
 #include "lt_iter.h"
+#include "lt_cpu.h"
 
 
 /* The build's -O2 only vectorises loops the "very cheap" cost model accepts
@@ -45,24 +46,17 @@ static inline void reduce_plan(plan *p, const lt_tensor *in, uint32_t mask) {
   lt_iter_reduce_plan(p, in, NULL, mask);
 }
 
-/* ---- walking the kept ("outer") dims ----------------------------------- */
-/* Element offsets in the input (o0) and the output (o1) of outer position
-   o (row-major over the kept dims); idx receives the odometer. */
-static inline void outer_at(const plan *p, int64_t o, int64_t *idx, int64_t *o0, int64_t *o1) {
-  *o0 = *o1 = 0;
-  for (int d = p->nout_d - 1; d >= 0; d--) {
-    int64_t k = o % p->oshape[d];
-    o /= p->oshape[d];
-    idx[d] = k; *o0 += k * p->ostr0[d]; *o1 += k * p->ostr1[d];
-  }
+/* ---- walking the kept ("outer") and reduced dims ------------------------
+   Both are lt_odo walks (lt_iter.h) over the plan.  The kept dims' walk
+   (the first nd of them) carries the input offset in off[0] and the output
+   offset in off[1]; the reduced dims' walk carries the input offset in
+   off[0].  Every kept position o is row-major: lt_odo_seek(o) starts a
+   part of a split there. */
+static inline void outer_odo(lt_odo *o, const plan *p, int nd) {
+  lt_odo_init_str(o, nd, p->oshape, p->ostr0, p->ostr1, NULL);
 }
-static inline void outer_next(const plan *p, int64_t *idx, int64_t *o0, int64_t *o1) {
-  for (int d = p->nout_d - 1; d >= 0; d--) {
-    *o0 += p->ostr0[d]; *o1 += p->ostr1[d];
-    if (++idx[d] < p->oshape[d]) return;
-    *o0 -= idx[d] * p->ostr0[d]; *o1 -= idx[d] * p->ostr1[d];
-    idx[d] = 0;
-  }
+static inline void red_odo(lt_odo *o, const plan *p, int nd) {
+  lt_odo_init_str(o, nd, p->ishape, p->istr0, NULL, NULL);
 }
 
 /* fn(ctx, pointer to the row's first input element, output element offset) */
@@ -70,12 +64,13 @@ typedef void (*row_fn)(void *ctx, const char *in, int64_t o);
 static inline void run_rows_part(const plan *p, const lt_tensor *in, row_fn fn, void *ctx, int64_t s, int64_t e) {
   int64_t isz = (int64_t)lt_itemsize(in->dtype);
   const char *ibase = lt_data(in);
-  int64_t idx[LT_MAX_DIMS], o0, o1;
+  lt_odo w;
   if (s >= e) return;
-  outer_at(p, s, idx, &o0, &o1);
+  outer_odo(&w, p, p->nout_d);
+  lt_odo_seek(&w, s);
   for (int64_t o = s; o < e; o++) {
-    fn(ctx, ibase + o0 * isz, o1);
-    outer_next(p, idx, &o0, &o1);
+    fn(ctx, ibase + w.off[0] * isz, w.off[1]);
+    lt_odo_next(&w);
   }
 }
 static inline void run_rows(const plan *p, const lt_tensor *in, row_fn fn, void *ctx) {
@@ -213,10 +208,10 @@ static inline double exp_f64(double x) { return exp(x); }
 #endif
 #endif
 #ifdef LT_VEC_AVX2
-/* __builtin_cpu_supports reads what libgcc/compiler-rt detected at load.
+/* lt_cpu.h reads what libgcc/compiler-rt detected at load.
    (An AVX-512 clone of these was slower here: rows of ~100 are too short
    for 16 lanes, and the sums and extremes are memory-bound.) */
-#define HAVE_AVX2() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+#define HAVE_AVX2() lt_cpu_has_avx2_fma()
 #define PICK(NAME, S) (HAVE_AVX2() ? NAME##_x##S : NAME##_b##S)
 #else
 #define HAVE_AVX2() 0
@@ -291,29 +286,22 @@ struct colrun {
   int64_t width, bw, nblk;
 };
 
-/* element offsets of unit u in the input (o0) and output (o1), its width */
-static inline void cols_at(const colrun *r, int64_t u, int64_t *o0, int64_t *o1, int64_t *w) {
-  const plan *p = r->p;
-  int64_t ob = u / r->nblk, j = (u % r->nblk) * r->bw;
-  *w = r->width - j < r->bw ? r->width - j : r->bw;
-  *o0 = j; *o1 = j;
-  for (int d = p->nout_d - 2; d >= 0; d--) {
-    int64_t k = ob % p->oshape[d];
-    ob /= p->oshape[d];
-    *o0 += k * p->ostr0[d]; *o1 += k * p->ostr1[d];
-  }
-}
-
-/* the one column-block runner: value reductions, softmax, cumsum */
+/* the one column-block runner: value reductions, softmax, cumsum.  Unit u
+   is block u % nblk of the columns at position u / nblk of the kept dims
+   before the last (walk w). */
 static inline void cols_part(void *v, int64_t s, int64_t e, int t) {
   (void)t;
   colrun *r = v;
   acc c = {0};
+  lt_odo w;
   if (r->proto) c = *r->proto;   /* softmax's fallback rows keep running state in it */
+  if (s >= e) return;
+  outer_odo(&w, r->p, r->p->nout_d - 1);
+  lt_odo_seek(&w, s / r->nblk);
   for (int64_t u = s; u < e; u++) {
-    int64_t o0, o1, w;
-    cols_at(r, u, &o0, &o1, &w);
-    r->unit(r, &c, o0, o1, w);
+    int64_t j = (u % r->nblk) * r->bw, bw = r->width - j < r->bw ? r->width - j : r->bw;
+    r->unit(r, &c, w.off[0] + j, w.off[1] + j, bw);
+    if ((u + 1) % r->nblk == 0) lt_odo_next(&w);
   }
 }
 static inline void run_cols(colrun *r, lt_pool *pool, int64_t grain) {

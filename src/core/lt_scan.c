@@ -88,8 +88,8 @@ static int fast_dim(acc *c, const plan *p, const lt_tensor *in, int kind, lt_poo
 FAST_KERNELS(f32, float, exp_f32, b, )
 FAST_KERNELS(f64, double, exp_f64, b, )
 #ifdef LT_VEC_AVX2
-FAST_KERNELS(f32, float, exp_f32, x, __attribute__((target("avx2,fma"))))
-FAST_KERNELS(f64, double, exp_f64, x, __attribute__((target("avx2,fma"))))
+FAST_KERNELS(f32, float, exp_f32, x, LT_TARGET_AVX2_FMA)
+FAST_KERNELS(f64, double, exp_f64, x, LT_TARGET_AVX2_FMA)
 #endif
 
 /* Walk the single scanned dim of one row in chunks: load (cast into the
@@ -144,10 +144,10 @@ static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
   const char *ibase = lt_data(in);
   int lo = p->nout_d - 1;
   int64_t width = p->oshape[lo], run = p->ishape[0], rs = p->istr0[0], ws = p->istr1[0];
-  int64_t oidx[LT_MAX_DIMS] = {0};
-  for (;;) {
-    int64_t o0 = 0, o1 = 0;
-    for (int d = 0; d < lo; d++) { o0 += oidx[d] * p->ostr0[d]; o1 += oidx[d] * p->ostr1[d]; }
+  lt_odo ow;   /* the kept dims before the columns */
+  outer_odo(&ow, p, lo);
+  do {
+    int64_t o0 = ow.off[0], o1 = ow.off[1];
     for (int64_t j = 0; j < width; j += g.cap) {
       int64_t w = width - j < g.cap ? width - j : g.cap;
       for (int64_t k = 0; k < run; k++) {
@@ -157,10 +157,7 @@ static void scan_columns(const plan *p, const lt_tensor *in, acc *c) {
         g.save(carry, g.bsz, c->out + (o1 + j + k * ws) * c->osz, c->osz, w);
       }
     }
-    int d = lo - 1;
-    while (d >= 0 && ++oidx[d] == p->oshape[d]) oidx[d--] = 0;
-    if (d < 0) break;
-  }
+  } while (lt_odo_next(&ow));
 }
 
 static void one_dim_plan(plan *p, const lt_tensor *out, const lt_tensor *in, int dim) {
@@ -237,16 +234,17 @@ static void cs_rows_part(void *v, int64_t s, int64_t e, int t) {
   int f32 = c->odt == LTENSOR_FLOAT32;
   int64_t sz = f32 ? 4 : 8, n = p->nred;
   const char *ibase = lt_data(cp->in);
-  int64_t idx[LT_MAX_DIMS], o0, o1;
+  lt_odo w;
   if (s >= e) return;
-  outer_at(p, s, idx, &o0, &o1);
+  outer_odo(&w, p, p->nout_d);
+  lt_odo_seek(&w, s);
   for (int64_t o = s; o < e; o += 4) {
     const void *x[4];
     void *y[4];
     int k = 0;
     for (; k < 4 && o + k < e; k++) {
-      x[k] = ibase + o0 * sz; y[k] = c->out + o1 * sz;
-      outer_next(p, idx, &o0, &o1);
+      x[k] = ibase + w.off[0] * sz; y[k] = c->out + w.off[1] * sz;
+      lt_odo_next(&w);
     }
     if (f32) PICK(cumsum_rows, f32)((const float *const *)x, (float *const *)y, k, n);
     else PICK(cumsum_rows, f64)((const double *const *)x, (double *const *)y, k, n);

@@ -1,0 +1,128 @@
+-- spec/conv_paths_spec.lua: every convolution path of src/lt_conv*.c against
+-- PyTorch 1.13 (spec/fixtures/conv_paths.lua, tools/gen_conv_paths_fixtures.py):
+-- products cut into tiles, strided and 1x1 convolutions, the depthwise
+-- kernel, groups, the transposed weight gradient, the batch-1 splits over
+-- threads (run at 1 and 2 threads, which must agree); and sizes with a zero
+-- in them.
+local T = require "ltensor"
+local F = T.nn.functional
+local fix = dofile("spec/fixtures/conv_paths.lua")
+
+-- the generator's inputs: ((i*7919 + seed*104729) % 2001 - 1000) / 1000
+local function val(n, seed, dtype, scale)
+  local t = {}
+  for i = 0, n - 1 do t[i + 1] = ((i * 7919 + seed * 104729) % 2001 - 1000) / 1000 * (scale or 1) end
+  return T.tensor(t, { dtype = dtype })
+end
+
+local function check_samples(got, want, what, rtol)
+  local flat = got:reshape(-1)
+  local scale = 1
+  for _, v in ipairs(want.val) do scale = math.max(scale, math.abs(v)) end
+  for i, idx in ipairs(want.idx) do
+    local v, w = flat[idx]:item(), want.val[i]
+    assert.is_true(math.abs(v - w) <= rtol * scale,
+      ("%s: element %d is %.10g, expected %.10g"):format(what, idx, v, w))
+  end
+end
+
+local function check_dot(got, want, seed, what, rtol)
+  local r = val(got:numel(), seed, T.float64)
+  local d = (got:reshape(-1):double() * r):sum():item()
+  assert.is_true(math.abs(d - want[1]) <= rtol * want[2],
+    ("%s: sum(. * R) is %.12g, expected %.12g"):format(what, d, want[1]))
+end
+
+local function run(c)
+  local dt = T[c.dtype]
+  local x = val(c.N * c.ci * c.H * c.W, 1, dt):reshape({ c.N, c.ci, c.H, c.W })
+  local w = (val(c.co * (c.ci / c.g) * c.k * c.k, 2, dt) * 0.1):reshape({ c.co, c.ci / c.g, c.k, c.k })
+  local b = c.bias and val(c.co, 3, dt) or nil
+  x:requires_grad_(true)
+  w:requires_grad_(true)
+  if b then b:requires_grad_(true) end
+  local y = F.conv2d(x, w, b, { stride = c.s, padding = c.p, groups = c.g })
+  local r = val(y:numel(), 4, dt):reshape(y.shape)
+  y:backward(r)
+  return y, x.grad, w.grad, b and b.grad
+end
+
+describe("convolution paths against PyTorch", function()
+  for _, c in ipairs(fix) do
+    it(("%s, %s: output and gradients"):format(c.name, c.dtype), function()
+      local rtol = c.dtype == "float32" and 2e-5 or 1e-11
+      for _, threads in ipairs { 1, 2 } do
+        local before = T.get_num_threads()
+        T.set_num_threads(threads)
+        local ok, y, gx, gw, gb = pcall(run, c)
+        T.set_num_threads(before)
+        assert(ok, y)
+        local tag = ("%s %s (%d threads)"):format(c.name, c.dtype, threads)
+        assert.same(c.shape, y.shape)
+        check_samples(y, c.out, tag .. ": output", rtol)
+        check_dot(y, c.out_dot, 5, tag .. ": output", rtol)
+        check_samples(gx, c.gx, tag .. ": input gradient", rtol)
+        check_dot(gx, c.gx_dot, 6, tag .. ": input gradient", rtol)
+        check_samples(gw, c.gw, tag .. ": weight gradient", rtol)
+        check_dot(gw, c.gw_dot, 7, tag .. ": weight gradient", rtol)
+        if c.gb then check_samples(gb, c.gb, tag .. ": bias gradient", rtol) end
+      end
+    end)
+  end
+
+  it("gives the same values at 1 and 2 threads on the batch-1 splits", function()
+    local x = val(64 * 24 * 24, 1, T.float32):reshape({ 1, 64, 24, 24 })
+    local w = val(64 * 64 * 9, 2, T.float32, 0.1):reshape({ 64, 64, 3, 3 })
+    local before = T.get_num_threads()
+    T.set_num_threads(1)
+    local one = T.no_grad(function() return F.conv2d(x, w, nil, { padding = 1 }) end)
+    T.set_num_threads(2)
+    local two = T.no_grad(function() return F.conv2d(x, w, nil, { padding = 1 }) end)
+    T.set_num_threads(before)
+    assert.is_true(T.equal(one, two))
+  end)
+end)
+
+describe("convolution sizes with a zero", function()
+  it("a batch of 0 gives an empty output, forward and backward", function()
+    for _, g in ipairs { 1, 4 } do
+      local x = T.zeros(0, 4, 5, 5):requires_grad_(true)
+      local w = T.ones(4, 4 / g, 3, 3):requires_grad_(true)
+      local y = F.conv2d(x, w, nil, { padding = 1, groups = g })
+      assert.same({ 0, 4, 5, 5 }, y.shape)
+      y:sum():backward()
+      assert.same({ 0, 4, 5, 5 }, x.grad.shape)
+      assert.is_true(T.equal(w.grad, T.zeros(4, 4 / g, 3, 3)))
+    end
+  end)
+
+  it("no input channels gives the bias, and zero gradients", function()
+    local x = T.zeros(2, 0, 5, 5):requires_grad_(true)
+    local w = T.zeros(3, 0, 3, 3):requires_grad_(true)
+    local b = T.tensor({ 1, 2, 3 }, { dtype = T.float32 }):requires_grad_(true)
+    local y = F.conv2d(x, w, b, { padding = 1 })
+    assert.same({ 2, 3, 5, 5 }, y.shape)
+    assert.equal(2 * 25 * 6, y:sum():item())
+    y:sum():backward()
+    assert.same({ 2, 0, 5, 5 }, x.grad.shape)
+    assert.same({ 50, 50, 50 }, b.grad:totable())
+  end)
+
+  it("no output channels gives an empty output", function()
+    local x = T.ones(2, 3, 5, 5):requires_grad_(true)
+    local w = T.zeros(0, 3, 3, 3):requires_grad_(true)
+    local y = F.conv2d(x, w, nil, { padding = 1 })
+    assert.same({ 2, 0, 5, 5 }, y.shape)
+    y:sum():backward()
+    assert.is_true(T.equal(x.grad, T.zeros(2, 3, 5, 5)))
+  end)
+
+  it("a 1x1 output from a depthwise kernel as large as the input", function()
+    local x = val(2 * 3 * 3 * 3, 1, T.float64):reshape({ 2, 3, 3, 3 })
+    local w = val(3 * 9, 2, T.float64):reshape({ 3, 1, 3, 3 })
+    local y = F.conv2d(x, w, nil, { groups = 3 })
+    assert.same({ 2, 3, 1, 1 }, y.shape)
+    local want = (x * w:reshape({ 1, 3, 3, 3 })):sum({ 3, 4 })
+    assert.is_true(T.allclose(y:reshape({ 2, 3 }), want, 1e-12, 1e-12))
+  end)
+end)
