@@ -116,7 +116,7 @@ local function timed(w, threads)
   local scale = tonumber(os.getenv("BENCH_SCALE") or "1")
   local reps = (w == "resnet18_train" or w == "transformer_train") and 6 or 15
   reps = math.max(3, math.floor(reps * scale))
-  local budget = 3.0 * scale
+  local budget = 2.0 * scale
   local wl = workload(w)
   for _ = 1, (reps > 5 and 2 or 1) do wl.step() end
   local clock = T._clock   -- monotonic wall time, seconds

@@ -60,7 +60,7 @@ def main():
 
 def tmodels_reps(w, scale):
     reps = {"resnet18_train": 6, "transformer_train": 6}.get(w, 15)
-    return max(3, int(reps * scale)), 3.0 * scale
+    return max(3, int(reps * scale)), 2.0 * scale
 
 
 if __name__ == "__main__":
