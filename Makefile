@@ -95,7 +95,7 @@ INST_LIBDIR ?= $(INST_PREFIX)/lib/lua/$(LUA_ABI)
 INST_LUADIR ?= $(INST_PREFIX)/share/lua/$(LUA_ABI)
 INST_BINDIR ?= $(INST_PREFIX)/bin
 
-.PHONY: all libs test test-host luajit-host test-compat deps-compat $(addprefix test-,$(COMPAT_HOSTS)) demo asan asan-build bench install clean deps doc fuzz tsan check-core noblas test-noblas bench-gemm
+.PHONY: all libs test test-host luajit-host test-compat deps-compat $(addprefix test-,$(COMPAT_HOSTS)) demo asan asan-build bench bench-models install clean deps doc fuzz tsan check-core noblas test-noblas bench-gemm
 
 all: $(B)/ltensor/core.so $(B)/libltensor.a $(B)/bin/ltensor
 
@@ -310,6 +310,12 @@ bench: all
 	  /usr/bin/python3 bench/compare.py $(if $(FILTER),"$(FILTER)"); \
 	else echo "PyTorch/NumPy not installed (apt-get install python3-torch): ltensor only" >&2; \
 	  $(RUN_LUA) bench/run.lua $(if $(FILTER),"$(FILTER)"); fi
+
+# make bench-models: the real-model suite (bench/models/run.py): resnet18,
+# mobilenet_v2, TransformerEncoder, an LSTM LM against PyTorch with the same
+# weights (ROUNDS=2, ONLY=workload,workload).
+bench-models: all
+	/usr/bin/python3 bench/models/run.py --rounds $(or $(ROUNDS),2) $(if $(ONLY),--only $(ONLY))
 
 # The reference documentation: lua/ltensor/docs/*.lua (what help() shows)
 # rendered as HTML into doc/.

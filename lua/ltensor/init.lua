@@ -26,5 +26,6 @@ require "ltensor.nn_init"    -- T.nn.init
 require "ltensor.nn_utils"   -- T.nn.utils
 require "ltensor.nn_rnn"     -- T.nn.RNN/LSTM/GRU and cells
 require "ltensor.nn_attention" -- T.nn.MultiheadAttention, TransformerEncoder(Layer)
+require "ltensor.nn.fusion"  -- T.nn.utils.fuse_conv_bn_eval, fuse_modules, Module:fuse (BatchNorm folding)
 T.onnx = require "ltensor.onnx"    -- T.onnx.load: ONNX models as nn.Modules
 return T

@@ -110,6 +110,42 @@ local function float_mask(m, dt)
   return m
 end
 
+-- the fused kernel (T._sdpa, src/core/lt_attention.c): one call per
+-- attention instead of the composed ops below, when no gradient, dropout,
+-- zero-attention column or mixed-dtype mask is involved.  q, k, v are the
+-- projected (L, N, E) inputs; returns nil when it does not apply.
+local function wants_grad(...)
+  if not T.is_grad_enabled() then return false end
+  for i = 1, select("#", ...) do
+    local t = select(i, ...)
+    if t and t.requires_grad then return true end
+  end
+  return false
+end
+local function fused_attention(self, q, k, v, attn_mask, kpm, batched, need_weights, average)
+  local dt = q.dtype
+  if self.add_zero_attn or (self.training and self.dropout > 0) or (dt ~= T.float32 and dt ~= T.float64)
+      or (attn_mask and attn_mask.dtype ~= T.bool and attn_mask.dtype ~= dt)
+      or (kpm and kpm.dtype ~= T.bool and kpm.dtype ~= dt)
+      or wants_grad(q, k, v, self.out_proj.weight, self.out_proj.bias, attn_mask, kpm) then
+    return nil
+  end
+  local N, S = q.shape[2], k.shape[1]
+  if kpm ~= nil and (kpm.shape[1] ~= N or kpm.shape[2] ~= S) then
+    fail("MultiheadAttention", "expecting key_padding_mask shape of " .. shape_str({ N, S }) .. ", but got " ..
+      shape_str(kpm.shape))
+  end
+  local out, w = T._sdpa(q, k, v, self.num_heads, attn_mask and float_mask(attn_mask, dt), kpm and float_mask(kpm, dt),
+    1 / math.sqrt(self.head_dim), need_weights, batched and self.batch_first)
+  out = F.linear(out, self.out_proj.weight, self.out_proj.bias)
+  if need_weights and average then w = T.mean(w, 2) end
+  if not batched then
+    out = out:squeeze(2)
+    if need_weights then w = w:squeeze(1) end
+  end
+  return out, w
+end
+
 -- multi_head_attention_forward, PyTorch 1.13's arithmetic
 function MHA:forward(query, key, value, opts)
   local cname = "MultiheadAttention"
@@ -243,6 +279,11 @@ function MHA:forward(query, key, value, opts)
       attn_mask = T.cat({ attn_mask, T.zeros({ attn_mask.shape[1], L, 1 }, { dtype = attn_mask.dtype }) }, 3)
     end
     if kpm ~= nil then kpm = T.cat({ kpm, T.zeros({ N, 1 }, { dtype = kpm.dtype }) }, 2) end
+  end
+
+  if T._sdpa then
+    local out, weights = fused_attention(self, q, k, v, attn_mask, kpm, batched, need_weights, average)
+    if out then return out, weights end
   end
 
   -- heads: (L, N, E) -> (N*H, L, hd)

@@ -162,6 +162,7 @@ int luaopen_ltensor_core(lua_State *L) {
   register_area(L, ltl_reg_struct, module, methods, mt, settings);
   register_area(L, ltl_reg_search, module, methods, mt, settings);
   register_area(L, ltl_reg_nnfused, module, methods, mt, settings);
+  register_area(L, ltl_reg_attention, module, methods, mt, settings);
   register_area(L, ltl_reg_optim, module, methods, mt, settings);
   register_area(L, ltl_reg_csv, module, methods, mt, settings);
   register_area(L, ltl_reg_progress, module, methods, mt, settings);

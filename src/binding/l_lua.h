@@ -209,6 +209,7 @@ extern const ltl_reg ltl_reg_image[];     /* l_image.c: PNG encode/decode (zlib)
 extern const ltl_reg ltl_reg_struct[];    /* l_struct.c: diagonal/flip/complex views and copies, scan kernels */
 extern const ltl_reg ltl_reg_search[];    /* l_search.c: searchsorted, bincount, histograms, mode kernels */
 extern const ltl_reg ltl_reg_nnfused[];   /* l_nnfused.c: fused norm / cross-entropy kernels, relu backward */
+extern const ltl_reg ltl_reg_attention[]; /* l_attention.c: fused scaled dot-product attention */
 extern const ltl_reg ltl_reg_optim[];     /* l_optim.c: fused optimizer update kernels */
 extern const ltl_reg ltl_reg_csv[];       /* l_csv.c: CSV parsing/formatting */
 extern const ltl_reg ltl_reg_progress[];  /* l_progress.c: isatty, a monotonic clock (progress bars) */

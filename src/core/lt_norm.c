@@ -289,12 +289,70 @@ NORM_KERNELS(double, f64, exp)
 
 #define PICK(dt, name) ((dt) == LTENSOR_FLOAT64 ? name##_f64 : name##_f32)
 
+/* layer norm of float32 rows (G == 0) on AVX2 vectors: the template above
+   keeps its serial double sums serial (the vectoriser may not reorder FP
+   adds), ~3 cycles an element, and a 128 x 256 transformer row block took
+   ~40 us.  Here eight float lanes per sum, flushed into double every 512
+   elements, and the output in float, as PyTorch's kernel computes it. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(LT_NO_VEC)
+#define LN_AVX2 1
+typedef float ln_v8f __attribute__((vector_size(32)));
+__attribute__((target("avx2,fma"))) static void ln_rows_f32_avx2(void *ctx, int64_t s, int64_t e, int t) {
+  (void)t;
+  const nargs *a = ctx;
+  const float *x = a->x, *w = a->w, *b = a->b;
+  float *y = a->y, *mo = a->mean, *ro = a->rstd;
+  int64_t D = a->D, D8 = D - D % 8;
+  for (int64_t r = s; r < e; r++) {
+    const float *xr = x + r * D;
+    float *yr = y + r * D;
+    float k = D ? xr[0] : 0.0f;
+    ln_v8f vk = (ln_v8f){0} + k;
+    double s1 = 0, s2 = 0;
+    for (int64_t d0 = 0; d0 < D8; d0 += 512) {
+      int64_t d1 = d0 + 512 < D8 ? d0 + 512 : D8;
+      ln_v8f a1 = {0}, a2 = {0};
+      for (int64_t d = d0; d < d1; d += 8) {
+        ln_v8f v;
+        memcpy(&v, xr + d, sizeof v);
+        v -= vk;
+        a1 += v;
+        a2 += v * v;
+      }
+      for (int j = 0; j < 8; j++) { s1 += (double)a1[j]; s2 += (double)a2[j]; }
+    }
+    for (int64_t d = D8; d < D; d++) { double v = (double)xr[d] - k; s1 += v; s2 += v * v; }
+    double m = D ? s1 / (double)D : 0.0, var = D ? s2 / (double)D - m * m : 0.0;
+    if (var < 0) var = 0;
+    double mean = k + m, rs = 1.0 / sqrt(var + a->eps);
+    mo[r] = (float)mean;
+    ro[r] = (float)rs;
+    float mf = (float)mean, rf = (float)rs;
+    ln_v8f vm = (ln_v8f){0} + mf, vr = (ln_v8f){0} + rf, one = (ln_v8f){0} + 1.0f, zero = {0};
+    for (int64_t d = 0; d < D8; d += 8) {
+      ln_v8f v, vw = one, vb = zero;
+      memcpy(&v, xr + d, sizeof v);
+      if (w) memcpy(&vw, w + d, sizeof vw);
+      if (b) memcpy(&vb, b + d, sizeof vb);
+      v = (v - vm) * vr * vw + vb;
+      memcpy(yr + d, &v, sizeof v);
+    }
+    for (int64_t d = D8; d < D; d++) yr[d] = (xr[d] - mf) * rf * (w ? w[d] : 1.0f) + (b ? b[d] : 0.0f);
+  }
+}
+#endif
+
 void lt_norm_rows_fwd(ltensor_dtype dt, const void *x, void *y, void *mean, void *rstd,
                       int64_t R, int64_t D, double eps, const void *w, const void *b,
                       int64_t G, int64_t Cg, int64_t S, lt_pool *pool) {
   nargs a = {.x = x, .y = y, .mean = mean, .rstd = rstd, .R = R, .D = D, .eps = eps, .w = w, .b = b,
              .G = G, .Cg = Cg, .S = S};
-  par_for(pool, pick_parts(pool, R * D, R), R, PICK(dt, rows_fwd), &a);
+  lt_range_fn fn = PICK(dt, rows_fwd);
+#ifdef LN_AVX2
+  if (dt == LTENSOR_FLOAT32 && G == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    fn = ln_rows_f32_avx2;
+#endif
+  par_for(pool, pick_parts(pool, R * D, R), R, fn, &a);
 }
 
 void lt_norm_rows_bwd(ltensor_dtype dt, const void *g, const void *x, const void *mean, const void *rstd,
