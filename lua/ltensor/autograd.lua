@@ -24,6 +24,7 @@
 -- the input's dtype and summed back to its shape (sum_to, broadcasting's
 -- backward) in one place, so the formulas below do not do it themselves.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
@@ -39,8 +40,8 @@ local getmetatable, setmetatable, rawequal, type = getmetatable, setmetatable, r
 local autograd = {}
 T.autograd = autograd
 
-local function is_t(x) return getmetatable(x) == TMT end
-local function fail(fname, msg) error("ltensor." .. fname .. ": " .. msg, 0) end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.")
 -- argument checks in Lua's vocabulary, naming the function
 local function argcheck(cond, fname, n, what, v)
   if not cond then fail(fname, ("bad argument #%d (%s expected, got %s)"):format(n, what, type(v))) end

@@ -22,6 +22,7 @@
 -- a generator (a T.Generator), so a seeded generator gives the same order
 -- on every run; without one the default generator is used (T.manual_seed).
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local len = compat.len                    -- #x with __len on every host
@@ -29,16 +30,9 @@ local len = compat.len                    -- #x with __len on every host
 local data = {}
 local mtype = math.type
 
-local function fail(fname, msg, ...)
-  if select("#", ...) > 0 then msg = msg:format(...) end
-  error("ltensor." .. fname .. ": " .. msg, 0)
-end
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function typename(x)
-  if is_t(x) then return "Tensor" end
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local fail = util.failer("ltensor.")
+local is_t = util.is_tensor
+local typename = util.typename
 
 local function check_opts(fname, opts, known)
   if opts == nil then return {} end

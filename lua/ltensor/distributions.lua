@@ -26,6 +26,7 @@
 -- T.digamma and T.polygamma (n = 1) with their gradients, unless the core
 -- already has them.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local autograd = T.autograd or require "ltensor.autograd"
@@ -35,8 +36,8 @@ T.distributions = D
 T.default_generator = T.default_generator or T._default_generator()
 
 local TMT = T._metatable
-local function is_t(x) return getmetatable(x) == TMT end
-local function fail(where, msg) error("ltensor.distributions." .. where .. ": " .. msg, 0) end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.distributions.")
 -- options tables are checked by the library's one checker (l_args.c):
 -- an unknown key raises "unknown option 'x' (did you mean 'y'?)"
 local function check_opts(where, opts, known) return T._check_opts("distributions." .. where, opts, known) end

@@ -15,6 +15,7 @@
 -- 1-based.  Other engineers install conv/pool/pad functions into this same
 -- table from their own modules.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
@@ -23,16 +24,13 @@ local autograd = T.autograd
 local F = {}
 
 local TMT = T._metatable
-local function is_t(x) return getmetatable(x) == TMT end
-local function fail(fname, msg) error("ltensor.nn.functional." .. fname .. ": " .. msg, 0) end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.functional.")
 F._fail = fail
 
 -- Argument checks: a bad argument raises an error naming the function and
 -- the argument instead of a Lua runtime error deep inside the computation.
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local typename = util.mtname
 local function arg_fail(fname, n, name, msg)
   fail(fname, ("bad argument #%d '%s' (%s)"):format(n, name, msg))
 end
@@ -52,16 +50,9 @@ local function check_bool(fname, n, name, x)
   if x ~= nil and type(x) ~= "boolean" then arg_fail(fname, n, name, "boolean expected, got " .. typename(x)) end
 end
 
--- PyTorch's names of dtypes, for its "not implemented for 'Long'" messages.
-local TORCH_NAMES = {
-  float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
-  int64 = "Long", int32 = "Int", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
-  uint16 = "UInt16", uint32 = "UInt32", uint64 = "UInt64",
-  complex64 = "ComplexFloat", complex128 = "ComplexDouble", complex32 = "ComplexHalf",
-}
 local function check_float(fname, x, what)
   if not x.dtype.is_floating_point then
-    fail(fname, ('"%s" not implemented for \'%s\''):format(what or fname, TORCH_NAMES[x.dtype.name] or x.dtype.name))
+    fail(fname, ('"%s" not implemented for \'%s\''):format(what or fname, util.torch_name(x.dtype)))
   end
 end
 F._check_float = check_float

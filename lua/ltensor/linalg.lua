@@ -12,6 +12,7 @@
 -- differentiable ops.  Results that cannot have a gradient (info, pivots,
 -- rank) are returned beside the Function's outputs, never through it.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local autograd = T.autograd
@@ -39,18 +40,11 @@ end
 ---------------------------------------------------------------------------
 -- helpers
 ---------------------------------------------------------------------------
-local function is_t(x) return getmetatable(x) == TMT end
-local function fail(fn, msg) error("ltensor.linalg." .. fn .. ": " .. msg, 0) end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.linalg.")
 
--- PyTorch's names of dtypes in messages
-local TORCH_NAME = {
-  bool = "Bool", uint8 = "Byte", int8 = "Char", int16 = "Short", int32 = "Int", int64 = "Long",
-  uint16 = "UInt16", uint32 = "UInt32", uint64 = "UInt64", float16 = "Half", bfloat16 = "BFloat16",
-  float32 = "Float", float64 = "Double", complex32 = "ComplexHalf", complex64 = "ComplexFloat",
-  complex128 = "ComplexDouble",
-}
 local function dname(dt) return tostring(dt):match("([^.]+)$") end
-local function tname(dt) local n = dname(dt) return TORCH_NAME[n] or n end
+local tname = util.torch_name
 local EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16,
               complex64 = 1.1920928955078125e-07, complex128 = 2.220446049250313e-16 }
 

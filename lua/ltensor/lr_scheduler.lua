@@ -15,21 +15,15 @@
 --   sched:get_last_lr()     the list of lrs the last step set, one per group
 --   sched:state_dict() / sched:load_state_dict(sd)
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local S = {}
 local mtype = math.type
 
-local function fail(fname, msg, ...)
-  if select("#", ...) > 0 then msg = msg:format(...) end
-  error("ltensor.optim.lr_scheduler." .. fname .. ": " .. msg, 0)
-end
-local function typename(x)
-  local mt = getmetatable(x)
-  if mt == T._metatable then return "Tensor" end
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local fail = util.failer("ltensor.optim.lr_scheduler.")
+local typename = util.typename
 
 -- opts checked against known (a set of names -> default); returns a filled table.
 local function options(fname, opts, known)

@@ -20,6 +20,7 @@
 -- state dict, and files interchange with PyTorch unchanged.  Class targets
 -- and Embedding indices (padding_idx too) are 1-based.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local F = require "ltensor.functional"
@@ -28,15 +29,12 @@ local autograd = T.autograd
 
 local nn = { functional = F }
 
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function fail(fname, msg) error("ltensor.nn." .. fname .. ": " .. msg, 0) end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.")
 
 -- Argument checks: bad arguments raise an error naming the function and the
 -- argument, not a Lua runtime error from deep inside.
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local typename = util.mtname
 local function check_size(fname, n, name, v)
   if math.type(v) ~= "integer" or v < 0 then
     fail(fname, ("bad argument #%d '%s' (non-negative integer expected, got %s)"):format(n, name,

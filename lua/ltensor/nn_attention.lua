@@ -11,6 +11,7 @@
 -- float mask is added to the scores.  attn_mask (L, S) or (N*num_heads, L, S);
 -- key_padding_mask (N, S) ((S) unbatched).
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
@@ -18,12 +19,9 @@ local nn = require "ltensor.nn"
 local init = require "ltensor.nn_init"
 local F = nn.functional
 
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function fail(fname, msg) error("ltensor.nn." .. fname .. ": " .. msg, 0) end
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.")
+local typename = util.mtname
 local check_opts = nn._check_opts
 local function shape_str(s) return "{" .. table.concat(s, ", ") .. "}" end
 local function same_shape(a, b)

@@ -14,6 +14,7 @@
 -- within each input plane, embedding_bag's indices (and offsets, the 1-based
 -- position where each bag starts in a 1-D input) too.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local F = require "ltensor.functional"
@@ -25,23 +26,14 @@ local getmetatable, type, select, mtype = getmetatable, type, select, math.type
 local floor, sqrt = math.floor, math.sqrt
 local concat, unpack = table.concat, table.unpack
 
-local function is_t(x) return getmetatable(x) == TMT end
-local function fail(fname, msg) error("ltensor.nn.functional." .. fname .. ": " .. msg, 0) end
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.functional.")
+local typename = util.mtname
 local function check_t(fname, n, name, x, optional)
   if x == nil and optional then return end
   if not is_t(x) then fail(fname, ("bad argument #%d '%s' (Tensor expected, got %s)"):format(n, name, typename(x))) end
 end
-local TORCH_NAME = {
-  bool = "Bool", uint8 = "Byte", int8 = "Char", int16 = "Short", int32 = "Int", int64 = "Long",
-  uint16 = "UInt16", uint32 = "UInt32", uint64 = "UInt64", float16 = "Half", bfloat16 = "BFloat16",
-  float32 = "Float", float64 = "Double", complex32 = "ComplexHalf", complex64 = "ComplexFloat",
-  complex128 = "ComplexDouble",
-}
-local function tname(t) return TORCH_NAME[t.dtype.name] or t.dtype.name end
+local function tname(t) return util.torch_name(t.dtype) end
 local function is_float(t) local n = t.dtype.name return n == "float32" or n == "float64" end
 local function size_str(s) return "[" .. concat(s, ", ") .. "]" end
 local function tuple_str(v)
@@ -1019,7 +1011,7 @@ function F.embedding_bag(input, weight, ...)
   local iname = input.dtype.name
   if iname ~= "int64" and iname ~= "int32" then
     fail(fname, ("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got %s instead"):format(
-      "torch." .. (TORCH_NAME[iname] or iname) .. "Tensor"))
+      "torch." .. tname(input) .. "Tensor"))
   end
   local offsets, psw = a.offsets, a.per_sample_weights
   if psw ~= nil and mode ~= "sum" then

@@ -6,6 +6,7 @@
 -- Fans (PyTorch's _calculate_fan_in_and_fan_out): for a weight of shape
 -- (out, in, k1, k2, ...) fan_in = in * k1 * k2 * ..., fan_out = out * k1 * ...
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
@@ -14,12 +15,9 @@ local nn = require "ltensor.nn"
 local init = {}
 nn.init = init
 
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function fail(fname, msg) error("ltensor.nn.init." .. fname .. ": " .. msg, 0) end
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.init.")
+local typename = util.mtname
 local function check_t(fname, t)
   if not is_t(t) then fail(fname, "bad argument #1 'tensor' (Tensor expected, got " .. typename(t) .. ")") end
 end

@@ -10,6 +10,7 @@
 -- BatchNorm's `momentum = false` stands for PyTorch's momentum=None (a
 -- cumulative moving average): a Lua table cannot hold nil.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local nn = require "ltensor.nn"
@@ -19,12 +20,9 @@ local Module = nn.Module
 local parse = F._parse
 
 local TMT = T._metatable
-local function is_t(x) return getmetatable(x) == TMT end
-local function fail(cls, msg) error("ltensor.nn." .. cls .. ": " .. msg, 0) end
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.")
+local typename = util.mtname
 local function check_num(cls, n, name, v, optional)
   if v == nil and optional then return end
   if type(v) ~= "number" then fail(cls, ("bad argument #%d '%s' (number expected, got %s)"):format(n, name, typename(v))) end

@@ -22,6 +22,7 @@
 -- with differentiable tensor ops, and so does a backward with create_graph
 -- (double backward) of the fused node.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
@@ -29,12 +30,9 @@ local nn = require "ltensor.nn"
 local F = nn.functional
 local autograd = T.autograd
 
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function fail(fname, msg) error("ltensor.nn." .. fname .. ": " .. msg, 0) end
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.")
+local typename = util.mtname
 local check_opts = nn._check_opts
 local pyfloat = nn._pyfloat
 

@@ -2,18 +2,16 @@
 -- flattening parameters to one vector.  `parameters` is a tensor, a list of
 -- tensors or a Module (its parameters()).
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 require "ltensor.autograd"
 local nn = require "ltensor.nn"
 
 local utils = nn.utils or {}
 nn.utils = utils
 
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function fail(fname, msg) error("ltensor.nn.utils." .. fname .. ": " .. msg, 0) end
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.nn.utils.")
+local typename = util.mtname
 
 local function param_list(fname, params)
   if is_t(params) then return { params } end

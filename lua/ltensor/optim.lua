@@ -26,6 +26,7 @@
 -- be loaded any number of times; a run resumed from it is bit-identical to an
 -- uninterrupted one.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
@@ -34,16 +35,9 @@ local update = T._optim_update
 local set_grad = T._set_grad_enabled
 local mtype = math.type
 
-local function fail(fname, msg, ...)
-  if select("#", ...) > 0 then msg = msg:format(...) end
-  error("ltensor.optim." .. fname .. ": " .. msg, 0)
-end
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function typename(x)
-  if is_t(x) then return "Tensor" end
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local fail = util.failer("ltensor.optim.")
+local is_t = util.is_tensor
+local typename = util.typename
 -- numbers print as Python prints them (1.0, not 1) in messages
 local function num(v)
   if mtype(v) == "float" and v == math.floor(v) and v == v and math.abs(v) < 1e16 then

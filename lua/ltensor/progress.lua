@@ -24,18 +24,15 @@
 -- interval (plain line period, 5 s), unit ("it"), leave (keep the finished
 -- bar on a terminal, default true), disable.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local mtype = math.type
 local now = T._monotonic or os.clock
 
-local function fail(msg, ...) error("ltensor.utils.progress: " .. msg:format(...), 0) end
-local function typename(x)
-  if getmetatable(x) == T._metatable then return "Tensor" end
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local function fail(msg, ...) util.fail("utils.progress", msg, ...) end
+local typename = util.typename
 
 local KNOWN = { desc = true, total = true, file = true, tty = true, width = true, refresh = true, interval = true,
   unit = true, leave = true, disable = true }

@@ -7,6 +7,7 @@
 -- or the kernels of src/l_struct.c and src/l_search.c, which take contiguous
 -- float64/int64 rows prepared here).  Dims and positions are 1-based.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local autograd = T.autograd
@@ -18,17 +19,9 @@ local getmetatable = getmetatable
 
 local S = {}
 
-local function is_t(x) return getmetatable(x) == TMT end
-local function fail(fname, msg) error("ltensor." .. fname .. ": " .. msg, 0) end
-local TORCH_DTYPE_NAMES = {
-  float32 = "Float", float64 = "Double", float16 = "Half", bfloat16 = "BFloat16",
-  int64 = "Long", int32 = "Int", int16 = "Short", int8 = "Char", uint8 = "Byte", bool = "Bool",
-  complex64 = "ComplexFloat", complex128 = "ComplexDouble",
-}
-local function torch_dtype_name(dt)
-  local n = tostring(dt):match("([^.]+)$")
-  return TORCH_DTYPE_NAMES[n] or n
-end
+local is_t = util.is_tensor
+local fail = util.failer("ltensor.")
+local torch_dtype_name = util.torch_name
 local function is_opts(v)
   return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 and next(v) ~= nil
 end

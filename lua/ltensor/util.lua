@@ -22,6 +22,13 @@ function util.typename(x)
   return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
 end
 
+-- The type as its metatable's __name gives it, a tensor included
+-- ("ltensor.Tensor"): the nn modules' messages say "got ltensor.Tensor".
+function util.mtname(x)
+  local mt = getmetatable(x)
+  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
+end
+
 -- util.failer("ltensor.nn.") -> fail(fname, msg, ...): raises
 -- "ltensor.nn.<fname>: <msg>", msg formatted with the extra arguments when
 -- there are any (so a message with a literal % needs none).
