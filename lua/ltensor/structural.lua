@@ -231,19 +231,6 @@ end
 ---------------------------------------------------------------------------
 -- Construction
 ---------------------------------------------------------------------------
-autograd.rules.complex = function(raw, re, im)
-  return { name = "ComplexBackward0", inputs = { re, im }, conj_aware = true,
-    backward = function(_, g) return T.real(g), T.imag(g) end }, raw(re, im)
-end
-autograd.rules.view_as_real = function(raw, x)
-  return { name = "ViewAsRealBackward0", inputs = { x }, view_of = x,
-    backward = function(_, g) return T.view_as_complex(g:contiguous()) end }, raw(x)
-end
-autograd.rules.view_as_complex = function(raw, x)
-  return { name = "ViewAsComplexBackward0", inputs = { x }, view_of = x, conj_aware = true,
-    backward = function(_, g) return T.view_as_real(g) end }, raw(x)
-end
-
 function T.polar(abs, angle)
   check_t("polar", 1, abs)
   check_t("polar", 2, angle)
@@ -258,15 +245,6 @@ T.polar = named("polar", T.polar)   -- (abs, angle): a third argument is a slip
 ---------------------------------------------------------------------------
 -- Structure
 ---------------------------------------------------------------------------
--- tril / triu are C kernels (l_struct.c); their backward keeps the same triangle
-local function tri_rule(name, fn)
-  return function(raw, x, k)
-    return { name = name, inputs = { x }, k = k,
-      backward = function(n, g) return fn(g, n.k) end }, raw(x, k)
-  end
-end
-autograd.rules.tril = tri_rule("TrilBackward0", function(g, k) return T.tril(g, k) end)
-autograd.rules.triu = tri_rule("TriuBackward0", function(g, k) return T.triu(g, k) end)
 -- in-place forms: the kernel's result copied back (copy_ records autograd)
 local function tri_inplace(name)
   return function(t, ...)
@@ -276,58 +254,6 @@ local function tri_inplace(name)
 end
 M.tril_ = named("tril_", tri_inplace("tril"))
 M.triu_ = named("triu_", tri_inplace("triu"))
-autograd.rules._roll_dims = function(raw, x, shifts, dims)
-  local neg = {}
-  for i = 1, #shifts do neg[i] = -shifts[i] end
-  return { name = "RollBackward0", inputs = { x }, neg = neg, dims = dims,
-    backward = function(n, g) return T._roll_dims(g, n.neg, n.dims) end }, raw(x, shifts, dims)
-end
-
-autograd.rules.diagonal = function(raw, x, ...)
-  local out = raw(x, ...)
-  local a = pack(...)
-  local offset, d1, d2 = 0, 1, 2
-  local nd = x:dim()
-  for i = 1, a.n do
-    local v = a[i]
-    if is_opts(v) then
-      offset, d1, d2 = v.offset or offset, v.dim1 or d1, v.dim2 or d2
-    elseif mtype(v) == "integer" then
-      if i == 1 then offset = v elseif i == 2 then d1 = v elseif i == 3 then d2 = v end
-    end
-  end
-  if d1 < 0 then d1 = d1 + nd + 1 end
-  if d2 < 0 then d2 = d2 + nd + 1 end
-  return { name = "DiagonalBackward0", inputs = { x }, shape = x.shape, offset = offset, d1 = d1, d2 = d2, view_of = x,
-    backward = function(n, g) return T._diagonal_scatter(g, n.shape, n.offset, n.d1, n.d2) end }, out
-end
--- diagonal's backward, itself differentiable (double backward: the diagonal again)
-autograd.rules._diagonal_scatter = function(raw, g, shape, offset, d1, d2)
-  return { name = "DiagonalBackwardBackward0", inputs = { g }, offset = offset, d1 = d1, d2 = d2,
-    backward = function(n, gg) return T.diagonal(gg, n.offset, n.d1, n.d2) end }, raw(g, shape, offset, d1, d2)
-end
-autograd.rules.diag_embed = function(raw, x, ...)
-  local out = raw(x, ...)
-  local a = pack(...)
-  local offset, d1, d2 = 0, -2, -1
-  for i = 1, a.n do
-    local v = a[i]
-    if is_opts(v) then
-      offset, d1, d2 = v.offset or offset, v.dim1 or d1, v.dim2 or d2
-    elseif mtype(v) == "integer" then
-      if i == 1 then offset = v elseif i == 2 then d1 = v elseif i == 3 then d2 = v end
-    end
-  end
-  return { name = "DiagEmbedBackward0", inputs = { x }, offset = offset, d1 = d1, d2 = d2,
-    backward = function(n, g) return T.diagonal(g, n.offset, n.d1, n.d2) end }, out
-end
-autograd.rules.flip = function(raw, x, ...)
-  local out = raw(x, ...)
-  local a = pack(...)
-  return { name = "FlipBackward0", inputs = { x }, dims = a,
-    backward = function(n, g) return T.flip(g, unpack(n.dims, 1, n.dims.n)) end }, out
-end
-
 def("diag", function(t, k)
   check_t("diag", 1, t)
   if is_opts(k) then k = ck("diag", k, { "diagonal" }).diagonal end
@@ -964,50 +890,6 @@ def("logcumsumexp", function(t, dim)
   if t:numel() == 0 then return t:clone() end
   return LogCumSumExp(t, d)
 end)
-
----------------------------------------------------------------------------
--- clamp with tensor bounds: PyTorch's backward (clamp_backward_min_max),
--- which also covers min > max (the result is max, its gradient goes there)
----------------------------------------------------------------------------
-local clamp_scalar_rule = autograd.rules.clamp
-autograd.rules.clamp = function(raw, x, lo, hi)
-  local l, h = lo, hi
-  if type(lo) == "table" and not is_t(lo) then l, h = lo.min, lo.max end
-  if not (is_t(l) or is_t(h)) then return clamp_scalar_rule(raw, x, lo, hi) end
-  local out = raw(x, lo, hi)
-  local function need(n, i)
-    local m = n.need
-    if m == nil then return true end
-    if mtype(m) == "integer" then return compat.bit(m, i) end
-    return m[i] == true
-  end
-  return { name = "ClampBackward0", inputs = { x, l, h }, saved = { x, l, h, n = 3 },
-    backward = function(n, g)
-      local v, mn, mx = n.saved[1], n.saved[2], n.saved[3]
-      local zero = T.zeros({}, { dtype = g.dtype })
-      local inside
-      if mn ~= nil then inside = T.ge(v, mn) end
-      if mx ~= nil then
-        local le = T.le(v, mx)
-        inside = inside and T.logical_and(inside, le) or le
-      end
-      local gx = T.where(inside, g, zero)
-      local gmn, gmx
-      if mn ~= nil and need(n, 2) then
-        local c = T.lt(v, mn)
-        if mx ~= nil then c = T.logical_and(c, T.lt(mn, mx)) end
-        gmn = T.where(c, g, zero)
-      end
-      if mx ~= nil and need(n, 3) then
-        local c = T.gt(v, mx)
-        if mn ~= nil then c = T.logical_or(c, T.lt(mx, mn)) end
-        gmx = T.where(c, g, zero)
-      end
-      return gx, gmn, gmx
-    end }, out
-end
-autograd.rules.clip = autograd.rules.clamp
-
 ---------------------------------------------------------------------------
 -- BLAS-style fused ops: beta * input + alpha * (product)
 ---------------------------------------------------------------------------
