@@ -2,12 +2,25 @@
 -- The C core (ltensor.core) returns the module table; each Lua module below
 -- adds its part to that same table.
 local T = require "ltensor.core"
+
+-- The module names of earlier layouts, each an alias of the module that now
+-- holds its code, so that `require` lines written for them keep working.
+local OLD_NAMES = {
+  ["ltensor.structural"] = "ltensor.tensor",
+  ["ltensor.composites"] = "ltensor.tensor",
+}
+for old, new in pairs(OLD_NAMES) do
+  if package.preload[old] == nil then
+    package.preload[old] = function() return require(new) end
+  end
+end
+
 require "ltensor.print"      -- tostring(t), T.set_printoptions
 require "ltensor.io"         -- T.save/T.load (safetensors), T.save_npy/T.load_npy
 require "ltensor.autograd"   -- backward, T.no_grad, T.autograd.*
-require "ltensor.structural" -- SPEC §6b structure, search/counting, statistics; nn.functional.pad
+require "ltensor.tensor"     -- the torch.* surface written in Lua (tensor/*.lua)
 require "ltensor.linalg"     -- T.linalg (LAPACK through OpenBLAS)
-require "ltensor.composites" -- addcmul ... i0: PyTorch functions composed from existing ops
+require "ltensor.nn.functional.pad"
 T.nn = require "ltensor.nn"
 require "ltensor.nn_conv"    -- conv/pool/interpolate in T.nn.functional, Conv2d & co. in T.nn
 require "ltensor.nn_layers"  -- activation, normalisation and loss modules of the wider nn
