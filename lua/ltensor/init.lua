@@ -8,6 +8,13 @@ local T = require "ltensor.core"
 local OLD_NAMES = {
   ["ltensor.structural"] = "ltensor.tensor",
   ["ltensor.composites"] = "ltensor.tensor",
+  ["ltensor.functional"] = "ltensor.nn.functional",
+  ["ltensor.nn_conv"] = "ltensor.nn.conv",
+  ["ltensor.nn_layers"] = "ltensor.nn.layers",
+  ["ltensor.nn_rnn"] = "ltensor.nn.rnn",
+  ["ltensor.nn_attention"] = "ltensor.nn.attention",
+  ["ltensor.nn_init"] = "ltensor.nn.weight_init",
+  ["ltensor.nn_utils"] = "ltensor.nn.utils",
 }
 for old, new in pairs(OLD_NAMES) do
   if package.preload[old] == nil then
@@ -20,10 +27,7 @@ require "ltensor.io"         -- T.save/T.load (safetensors), T.save_npy/T.load_n
 require "ltensor.autograd"   -- backward, T.no_grad, T.autograd.*
 require "ltensor.tensor"     -- the torch.* surface written in Lua (tensor/*.lua)
 require "ltensor.linalg"     -- T.linalg (LAPACK through OpenBLAS)
-require "ltensor.nn.functional.pad"
-T.nn = require "ltensor.nn"
-require "ltensor.nn_conv"    -- conv/pool/interpolate in T.nn.functional, Conv2d & co. in T.nn
-require "ltensor.nn_layers"  -- activation, normalisation and loss modules of the wider nn
+T.nn = require "ltensor.nn"     -- T.nn, T.nn.functional, T.nn.init, T.nn.utils (nn/)
 T.optim = require "ltensor.optim"                -- T.optim.*, T.optim.lr_scheduler
 T.utils = T.utils or {}
 T.utils.data = require "ltensor.data"           -- T.utils.data.*, T.read_csv / T.write_csv
@@ -33,8 +37,4 @@ require "ltensor.testing"    -- T.testing.assert_close
 require "ltensor.plot"       -- T.plot: SVG line, scatter, hist, heatmap
 require "ltensor.image"      -- T.save_image / T.load_image (PNG, PPM/PGM)
 require "ltensor.distributions"   -- T.distributions, T.Generator helpers, T.lgamma/T.digamma
-require "ltensor.nn_init"    -- T.nn.init
-require "ltensor.nn_utils"   -- T.nn.utils
-require "ltensor.nn_rnn"     -- T.nn.RNN/LSTM/GRU and cells
-require "ltensor.nn_attention" -- T.nn.MultiheadAttention, TransformerEncoder(Layer)
 return T

@@ -1,4 +1,4 @@
--- ltensor.nn_layers: the activation, normalisation, reshaping and loss
+-- ltensor.nn.layers: the activation, normalisation, reshaping and loss
 -- modules of the wider nn (SPEC §8b), installed into the `ltensor.nn` table.
 --
 -- Constructors take PyTorch's positional arguments and/or a trailing options
@@ -13,8 +13,9 @@ local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
-local nn = require "ltensor.nn"
-local F = require "ltensor.functional"
+local nn = require "ltensor.nn.module"
+local F = require "ltensor.nn.functional"
+require "ltensor.nn.basic"   -- Softmax, Dropout, LayerNorm ... (this file adds the wider set)
 
 local Module = nn.Module
 local parse = F._parse
@@ -163,17 +164,6 @@ class("Softmax2d", {}, nil, function(_, x)
   end
   return F.softmax(x, -3)
 end)
-if nn.Softmax == nil then dim_class("Softmax", F.softmax) end
-if nn.LogSoftmax == nil then dim_class("LogSoftmax", F.log_softmax) end
-if nn.SiLU == nil then simple("SiLU", F.silu) end
-if nn.Identity == nil then
-  class("Identity", { "|", "args" }, nil, function(_, x) return x end)
-end
-if nn.GELU == nil then
-  class("GELU", { "approximate" }, function(self, o) self.approximate = o.approximate or "none" end,
-    function(self, x) return F.gelu(x, self.approximate) end,
-    function(self) return "approximate='" .. self.approximate .. "'" end)
-end
 
 ---------------------------------------------------------------------------
 -- reshaping
@@ -223,7 +213,6 @@ local function dropout_class(name, fn)
   end, function(self, x) return fn(x, self.p, self.training, self.inplace) end,
   function(self) return "p=" .. fmt(self.p) .. ", inplace=" .. fmt(self.inplace) end)
 end
-if nn.Dropout == nil then dropout_class("Dropout", F.dropout) end
 dropout_class("Dropout1d", F.dropout1d)
 dropout_class("Dropout2d", F.dropout2d)
 dropout_class("Dropout3d", F.dropout3d)
@@ -359,21 +348,6 @@ local function shape_of(name, s)
   local out = {}
   for i, v in ipairs(s) do check_count(name, 1, "normalized_shape[" .. i .. "]", v) out[i] = v end
   return out
-end
-
-if nn.LayerNorm == nil then
-  class("LayerNorm", { "normalized_shape", "eps", "elementwise_affine", "dtype" }, function(self, o)
-    self.normalized_shape = shape_of("LayerNorm", o.normalized_shape)
-    self.eps = o.eps or 1e-5
-    local affine = o.elementwise_affine
-    if affine == nil then affine = true end
-    self.elementwise_affine = affine
-    local dt = o.dtype or T.get_default_dtype()
-    if affine then
-      self.weight = nn.Parameter(T.ones(self.normalized_shape, { dtype = dt }))
-      self.bias = nn.Parameter(T.zeros(self.normalized_shape, { dtype = dt }))
-    end
-  end, function(self, x) return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, { eps = self.eps }) end)
 end
 
 -- RMSNorm (PyTorch 2.4): eps nil = the input dtype's machine epsilon

@@ -1,4 +1,4 @@
--- ltensor.nn_rnn: RNN, LSTM, GRU and their cells (T.nn.RNN, ...), with
+-- ltensor.nn.rnn: RNN, LSTM, GRU and their cells (T.nn.RNN, ...), with
 -- PyTorch's parameter names, shapes, gate order and initialisation.
 --
 --   local lstm = nn.LSTM(32, 64, {num_layers = 2, batch_first = true})
@@ -26,8 +26,8 @@ local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
-local nn = require "ltensor.nn"
-local F = nn.functional
+local nn = require "ltensor.nn.module"
+local F = require "ltensor.nn.functional"
 local autograd = T.autograd
 
 local is_t = util.is_tensor

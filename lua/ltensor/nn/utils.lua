@@ -1,10 +1,10 @@
--- ltensor.nn_utils: T.nn.utils (torch.nn.utils): gradient clipping and
+-- ltensor.nn.utils: T.nn.utils (torch.nn.utils): gradient clipping and
 -- flattening parameters to one vector.  `parameters` is a tensor, a list of
 -- tensors or a Module (its parameters()).
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 require "ltensor.autograd"
-local nn = require "ltensor.nn"
+local nn = require "ltensor.nn.module"
 
 local utils = nn.utils or {}
 nn.utils = utils

@@ -1,4 +1,4 @@
--- ltensor.nn_init: T.nn.init, PyTorch's torch.nn.init.
+-- ltensor.nn.weight_init: T.nn.init, PyTorch's torch.nn.init.
 --
 -- Every function fills its tensor in place without recording autograd (as
 -- PyTorch's, under no_grad) and returns it.  The sampling ones take an
@@ -10,7 +10,7 @@ local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
-local nn = require "ltensor.nn"
+local nn = require "ltensor.nn.module"
 
 local init = {}
 nn.init = init

@@ -1,4 +1,4 @@
--- ltensor.nn_attention: MultiheadAttention, TransformerEncoderLayer and
+-- ltensor.nn.attention: MultiheadAttention, TransformerEncoderLayer and
 -- TransformerEncoder (T.nn.*), with PyTorch 1.13's parameter names
 -- (in_proj_weight, in_proj_bias, out_proj.*, self_attn.*, linear1, norm1, ...),
 -- initialisation and arithmetic (multi_head_attention_forward).
@@ -15,9 +15,9 @@ local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
-local nn = require "ltensor.nn"
-local init = require "ltensor.nn_init"
-local F = nn.functional
+local nn = require "ltensor.nn.module"
+local init = require "ltensor.nn.weight_init"
+local F = require "ltensor.nn.functional"
 
 local is_t = util.is_tensor
 local fail = util.failer("ltensor.nn.")
