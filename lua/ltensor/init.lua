@@ -3,18 +3,23 @@
 -- adds its part to that same table.
 local T = require "ltensor.core"
 
--- The module names of earlier layouts, each an alias of the module that now
--- holds its code, so that `require` lines written for them keep working.
+-- The module names of earlier layouts (one file each, before the packages
+-- tensor/, autograd/, nn/, linalg/, distributions/, optim/, utils/), each an
+-- alias of the module that now holds the code and returns the same value,
+-- so that `require` lines written for them keep working.
 local OLD_NAMES = {
   ["ltensor.structural"] = "ltensor.tensor",
   ["ltensor.composites"] = "ltensor.tensor",
   ["ltensor.functional"] = "ltensor.nn.functional",
-  ["ltensor.nn_conv"] = "ltensor.nn.conv",
-  ["ltensor.nn_layers"] = "ltensor.nn.layers",
-  ["ltensor.nn_rnn"] = "ltensor.nn.rnn",
-  ["ltensor.nn_attention"] = "ltensor.nn.attention",
+  ["ltensor.nn_conv"] = "ltensor.nn.functional",      -- (it returned T.nn.functional)
+  ["ltensor.nn_layers"] = "ltensor.nn",
+  ["ltensor.nn_rnn"] = "ltensor.nn",
+  ["ltensor.nn_attention"] = "ltensor.nn",
   ["ltensor.nn_init"] = "ltensor.nn.weight_init",
   ["ltensor.nn_utils"] = "ltensor.nn.utils",
+  ["ltensor.lr_scheduler"] = "ltensor.optim.lr_scheduler",
+  ["ltensor.data"] = "ltensor.utils.data",
+  ["ltensor.progress"] = "ltensor.utils.progress",
 }
 for old, new in pairs(OLD_NAMES) do
   if package.preload[old] == nil then
@@ -28,10 +33,8 @@ require "ltensor.autograd"   -- backward, T.no_grad, T.autograd.*
 require "ltensor.tensor"     -- the torch.* surface written in Lua (tensor/*.lua)
 require "ltensor.linalg"     -- T.linalg (LAPACK through OpenBLAS)
 T.nn = require "ltensor.nn"     -- T.nn, T.nn.functional, T.nn.init, T.nn.utils (nn/)
-T.optim = require "ltensor.optim"                -- T.optim.*, T.optim.lr_scheduler
-T.utils = T.utils or {}
-T.utils.data = require "ltensor.data"           -- T.utils.data.*, T.read_csv / T.write_csv
-require "ltensor.progress"                      -- T.utils.progress
+T.optim = require "ltensor.optim"   -- T.optim.*, T.optim.lr_scheduler
+require "ltensor.utils"      -- T.utils.data, T.read_csv / T.write_csv, T.utils.progress
 require "ltensor.help"       -- T.help: the reference documentation
 require "ltensor.testing"    -- T.testing.assert_close
 require "ltensor.plot"       -- T.plot: SVG line, scatter, hist, heatmap

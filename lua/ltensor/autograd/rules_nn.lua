@@ -255,4 +255,4 @@ rules._interp_bwd = function(raw, g, Hi, Wi, mode, align, sh, sw, copy)
       return T._interp(gg, n.out_hw[1], n.out_hw[2], p[1], p[2], p[3], p[4], p[5])
     end }, out
 end
-return rules
+return true

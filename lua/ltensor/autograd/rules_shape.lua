@@ -484,4 +484,4 @@ inplace_rules.setindex = function(raw, dst, key, v)
       return gd, nil, gv
     end }, dst
 end
-return rules
+return true

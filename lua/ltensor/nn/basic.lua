@@ -5,7 +5,7 @@ local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local autograd = require "ltensor.autograd"
-local nn = require "ltensor.nn.module"
+local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
 local Module = nn.Module
 local is_t = util.is_tensor
@@ -274,4 +274,4 @@ loss_module("MSELoss", F.mse_loss)
 loss_module("CrossEntropyLoss", F.cross_entropy)
 loss_module("NLLLoss", F.nll_loss)
 loss_module("L1Loss", F.l1_loss)
-return nn
+return true

@@ -3,7 +3,7 @@
 -- the wider layer set, convolutions and pools, recurrent layers, attention
 -- and transformers; T.nn.functional, T.nn.init (nn/weight_init.lua) and
 -- T.nn.utils.
-local nn = require "ltensor.nn.module"
+local nn = require("ltensor.nn.module").nn
 nn.functional = require "ltensor.nn.functional"
 require "ltensor.nn.containers"
 require "ltensor.nn.basic"

@@ -13,7 +13,7 @@ local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
-local nn = require "ltensor.nn.module"
+local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
 require "ltensor.nn.basic"   -- Softmax, Dropout, LayerNorm ... (this file adds the wider set)
 
@@ -459,4 +459,4 @@ loss("MultiMarginLoss", F.multi_margin_loss, 2, { "p", "margin", "weight", "size
 loss("MultiLabelMarginLoss", F.multilabel_margin_loss, 2, { "size_average", "reduce", "reduction" })
 loss("MultiLabelSoftMarginLoss", F.multilabel_soft_margin_loss, 2, { "weight", "size_average", "reduce", "reduction" }, W)
 
-return nn
+return true

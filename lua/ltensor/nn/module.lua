@@ -686,4 +686,6 @@ nn._check_opts = check_opts
 nn._check_size, nn._check_type = check_size, check_type
 -- for the containers (nn/containers.lua)
 nn._is_module, nn._instance_index, nn._instance_newindex, nn._reg_del = is_module, instance_index, instance_newindex, reg_del
-return nn
+-- The table T.nn inside another: the package ltensor.nn is the one module
+-- holding it (a traceback names nn's functions through one module).
+return { nn = nn }

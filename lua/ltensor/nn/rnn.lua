@@ -26,7 +26,7 @@ local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
-local nn = require "ltensor.nn.module"
+local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
 local autograd = T.autograd
 
@@ -679,4 +679,4 @@ nn.GRUCell = GRUCell
 function GRUCell:init(i, h, bias, opts) self:_setup("GRUCell", "GRU", i, h, bias, opts) end
 
 nn._rnn_layer_ops = layer_ops
-return nn
+return true

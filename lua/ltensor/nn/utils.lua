@@ -4,7 +4,7 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 require "ltensor.autograd"
-local nn = require "ltensor.nn.module"
+local nn = require("ltensor.nn.module").nn
 
 local utils = nn.utils or {}
 nn.utils = utils

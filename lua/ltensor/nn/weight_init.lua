@@ -10,7 +10,7 @@ local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 require "ltensor.autograd"
-local nn = require "ltensor.nn.module"
+local nn = require("ltensor.nn.module").nn
 
 local init = {}
 nn.init = init

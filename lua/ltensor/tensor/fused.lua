@@ -429,4 +429,4 @@ local function einsum(eq, ...)
   return res
 end
 T.einsum = named("einsum", einsum)
-return C
+return true

@@ -66,4 +66,4 @@ function F.scaled_dot_product_attention(q, k, v, ...)
   if dp > 0 then att = F.dropout(att, dp, true) end
   return T.matmul(att, v)
 end
-return F
+return true

@@ -233,4 +233,4 @@ function F.conv_transpose2d(x, w, ...)
   local a = args_of("nn.functional.conv_transpose2d", CONVT_ARGS, ...)
   return conv_transpose_nd("conv_transpose2d", 2, x, w, a.bias, a.stride, a.padding, a.output_padding, a.groups, a.dilation)
 end
-return F
+return true

@@ -201,4 +201,4 @@ function F.ctc_loss(log_probs, targets, input_lengths, target_lengths, ...)
   end
   return reduce(loss, r)
 end
-return F
+return true

@@ -98,4 +98,4 @@ end
 function F.feature_alpha_dropout(x, ...)
   return alpha_dropout("feature_alpha_dropout", x, parse("feature_alpha_dropout", 2, DROPOUT, ...), true)
 end
-return F
+return true

@@ -141,4 +141,4 @@ function F.embedding_bag(input, weight, ...)
   if nb == 0 then return T.zeros({ 0, D }, { dtype = weight.dtype }) end
   return T.stack(out_rows, 1)
 end
-return F
+return true

@@ -72,4 +72,4 @@ function F._nll_fused(input, target, weight, ignore, r, with_lse)
   if red == 0 then return loss:reshape(target.shape) end
   return loss
 end
-return F
+return true

@@ -623,4 +623,4 @@ function F.multilabel_soft_margin_loss(input, target, ...)
   l = T.sum(l, -1) / C
   return reduce(l, r)
 end
-return F
+return true

@@ -1,4 +1,4 @@
--- ltensor.data: T.utils.data (TensorDataset, Subset, DataLoader,
+-- ltensor.utils.data: T.utils.data (TensorDataset, Subset, DataLoader,
 -- random_split) and T.read_csv / T.write_csv.
 --
 --   local ds = T.utils.data.TensorDataset(X, Y)

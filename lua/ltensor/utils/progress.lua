@@ -1,4 +1,4 @@
--- ltensor.progress: T.utils.progress, a progress bar for loops.
+-- ltensor.utils.progress: T.utils.progress, a progress bar for loops.
 --
 --   for i in T.utils.progress(100) do ... end             -- i = 1..100
 --   for xb, yb in T.utils.progress(loader, {desc = "epoch 1"}) do ... end
