@@ -1,5 +1,5 @@
 -- spec/fns_more_spec.lua: the PyTorch 1.13 functions composed in
--- lua/ltensor/composites.lua (addcmul, addcdiv, heaviside, gcd, lcm,
+-- lua/ltensor/tensor/ (addcmul, addcdiv, heaviside, gcd, lcm,
 -- float_power, ldexp, frexp, positive, inner, vdot, ger, chain_matmul,
 -- diagflat, vander, atleast_*d, ravel, msort, take, argwhere, isin,
 -- trapezoid/trapz, cumulative_trapezoid, cartesian_prod, combinations,

@@ -1,5 +1,5 @@
 -- ltensor.image: T.save_image / T.load_image for PNG (zlib, in
--- src/l_image.c) and binary or ASCII PPM/PGM (here).
+-- src/binding/l_image.c) and binary or ASCII PPM/PGM (here).
 --
 -- Images are uint8 tensors C x H x W (C = 1 grey, 2 grey+alpha, 3 RGB,
 -- 4 RGBA) or H x W (grey).  save_image also takes floating tensors with

@@ -1,6 +1,6 @@
 /* l_autograd.c -- the reverse-mode autograd engine: graph nodes, recording
    and backward.  The backward *rules* stay small Lua functions in
-   lua/ltensor/autograd.lua (an engine plus a table of rules, as in
+   lua/ltensor/autograd/ (an engine plus a table of rules, as in
    micrograd/tinygrad); everything structural lives here:
 
    Recording.  The op trampoline (l_core.c) calls the hook installed by

@@ -3,7 +3,7 @@
    A node recorded here has no Lua table (issue 13: a deep graph was 1.3 KB
    of Lua heap per op): its saved tensors are user values of the node, its
    scalar and dims are fields of the node, its name comes from ag_crules.
-   The formulas are the same as the Lua rules' in lua/ltensor/autograd.lua
+   The formulas are the same as the Lua rules' in lua/ltensor/autograd/
    (same ops in the same order, so the gradients are bit-identical); they
    call the ops through the engine's function table (ctx[CTX_FNS], by index:
    no string lookups), so that under create_graph the gradient computation

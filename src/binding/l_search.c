@@ -1,6 +1,6 @@
 /*
- * l_search.c -- the C row kernels behind structural.lua's search, counting,
- * order statistics and row scans (lua/ltensor/structural.lua prepares
+ * l_search.c -- the C row kernels behind tensor/search.lua's and tensor/stats.lua's search, counting,
+ * order statistics and row scans (lua/ltensor/tensor/ prepares
  * arguments, dtypes and errors).
  *
  * The kernels take contiguous float64 or int64 operands: the Lua side

@@ -46,7 +46,7 @@ local function sum_to(g, shape)
   for i = 1, #shape do
     if math.type(shape[i]) ~= "integer" then fail("autograd.sum_to", "bad argument #2 (shape entry " .. i .. " is not an integer)") end
   end
-  return T._sum_to(g, shape)   -- the engine's own sum_to (src/l_autograd.c)
+  return T._sum_to(g, shape)   -- the engine's own sum_to (src/binding/l_autograd.c)
 end
 
 local function zero_where(cond, x)   -- x with zeros where cond

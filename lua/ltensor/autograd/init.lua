@@ -119,7 +119,7 @@ T._set_autograd_hook(hook)
 local spec_of = T._ag_spec
 
 ---------------------------------------------------------------------------
--- the engine's entry points (src/l_autograd.c: T._ag_run)
+-- the engine's entry points (src/binding/l_autograd.c: T._ag_run)
 ---------------------------------------------------------------------------
 local ERR_FREED = "Trying to backward through the graph a second time (or directly access saved tensors after they " ..
   "have already been freed). Saved intermediate values of the graph are freed when you call .backward() or " ..

@@ -13,7 +13,7 @@ local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to,
 local rules, inplace_rules = H.rules, H.inplace_rules
 local function unary(name, formula, save_out, conj_aware)
   -- formula(node, g, x, y) -> grad of x; conj_aware: the formula handles
-  -- complex gradients itself (not holomorphic: src/l_backward.c conj_rule)
+  -- complex gradients itself (not holomorphic: src/binding/l_backward.c conj_rule)
   local function bw(n, g) return formula(n, g, n.saved[1], n.saved[2]) end
   return function(raw, x, ...)
     local y = raw(x, ...)
@@ -81,7 +81,7 @@ rules.frac = unary("FracBackward0", function(_, g) return g end)
 
 -- the elementwise functions of the op list's later lines (written as for
 -- real numbers: for complex input the engine applies them conjugated,
--- src/l_backward.c conj_rule)
+-- src/binding/l_backward.c conj_rule)
 local PI = math.pi
 rules.asinh = unary("AsinhBackward0", function(_, g, x) return g * T.rsqrt(x * x + 1) end)
 -- acosh: 1 / sqrt(x^2 - 1) for real x (finite below -1, as PyTorch); for
@@ -270,7 +270,7 @@ rules.float_power = rules.pow
 -- PyTorch's formulas: half the gradient to each side of a tie, none to
 -- the side that lost; a NaN on either side is neither a tie nor a loss, so
 -- both sides get the whole gradient (maximum, minimum; T.fmax/T.fmin are
--- autograd Functions of their own, lua/ltensor/structural.lua)
+-- autograd Functions of their own, lua/ltensor/tensor/shape.lua)
 local function maxmin_elem(name, beats)
   return function(raw, a, b)
     local out = raw(a, b)

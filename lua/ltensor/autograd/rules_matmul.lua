@@ -81,7 +81,7 @@ rules.matmul = function(raw, a, b)
     end }, out
 end
 
--- the fused linear layer (src/l_grad_linear.c; the engine records it with a C
+-- the fused linear layer (src/binding/l_grad_linear.c; the engine records it with a C
 -- rule: this one serves the op list and documents the formulas)
 rules._linear = function(raw, x, w, b)
   local out = raw(x, w, b)

@@ -9,7 +9,7 @@ local math, table = compat.math, compat.table
 local mtype = math.type
 local rules, need = H.rules, H.need
 ---------------------------------------------------------------------------
--- fused C kernels (src/l_nnfused.c) and their backward rules
+-- fused C kernels (src/binding/l_nnfused.c) and their backward rules
 ---------------------------------------------------------------------------
 -- The kernels take contiguous float32/float64 tensors; other dtypes keep the
 -- composite forms above.  Each rule's backward runs the fused C backward,

@@ -21,7 +21,7 @@
 -- concentration and rate (Gamma) and in both concentrations (Beta), as in
 -- PyTorch.  Bernoulli and Categorical have no rsample (PyTorch raises too).
 --
--- Sampling draws in C (src/l_samplers.c); everything else is made of tensor
+-- Sampling draws in C (src/binding/l_samplers.c); everything else is made of tensor
 -- ops, so autograd comes for free.  This module also defines T.lgamma,
 -- T.digamma and T.polygamma (n = 1) with their gradients, unless the core
 -- already has them.

@@ -1,5 +1,5 @@
 -- ltensor.linalg: T.linalg, PyTorch 1.13's torch.linalg over the LAPACK inside
--- OpenBLAS (the batched kernels T._lapack_* of src/l_lapack.c).
+-- OpenBLAS (the batched kernels T._lapack_* of src/binding/l_lapack.c).
 --
 -- This module does what PyTorch does around its kernels: argument checks and
 -- error messages (every one starts with "ltensor.linalg.<fn>:"), the vector

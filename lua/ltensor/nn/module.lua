@@ -58,7 +58,7 @@ function nn.is_parameter(t) return param_set[t] == true end
 ---------------------------------------------------------------------------
 -- Module
 --
--- The class API other files build on (nn_conv.lua, nn_layers.lua, ...):
+-- The class API the layer files build on (nn/conv.lua, nn/layers.lua, ...):
 --   local C = nn.Module:extend("Conv2d")   -- class; C(...) calls C:init(...)
 --   function C:init(...)  self.weight = nn.Parameter(t) ... end
 --   function C:forward(x) ... end

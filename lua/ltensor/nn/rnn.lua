@@ -17,7 +17,7 @@
 -- one gemm ((T*B, in) x W_ih^T), then each step is one gemm for all the
 -- gates of W_hh plus the pointwise gate math.  For float32/float64 the whole
 -- layer runs as one autograd node (T._rnn_forward / T._rnn_backward from
--- src/l_rnn.c: the step loop and the gate math in C, the weight gradients
+-- src/binding/l_rnn.c: the step loop and the gate math in C, the weight gradients
 -- as whole-sequence gemms); other dtypes use the same equations written
 -- with differentiable tensor ops, and so does a backward with create_graph
 -- (double backward) of the fused node.

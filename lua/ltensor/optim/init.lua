@@ -6,7 +6,7 @@
 -- SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam follow
 -- PyTorch 1.13's _single_tensor_<name> update formulas; each parameter is
 -- updated in one fused pass over its elements by a C kernel
--- (T._optim_update, src/l_optim.c) that also updates the state buffers, so a
+-- (T._optim_update, src/binding/l_optim.c) that also updates the state buffers, so a
 -- step costs one C call per parameter and allocates nothing. LBFGS is written
 -- with tensor ops over the flattened parameters (it is dominated by dot
 -- products and a closure call per evaluation).

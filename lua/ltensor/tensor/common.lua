@@ -55,7 +55,7 @@ local function opts_at(fname, pos, ...)
   end
   return opts or {}
 end
--- The library's one options check (src/l_args.c): an unknown key raises
+-- The library's one options check (src/binding/l_args.c): an unknown key raises
 -- "ltensor.<fname>: unknown option 'dimm' (did you mean 'dim'?)"
 local function ck(fname, o, known)
   if o ~= nil then T._check_opts(fname, o, known) end

@@ -121,8 +121,8 @@ local function parse(fname, first, names, ...)
   end
   return o
 end
--- parse, fail and check_float are shared with nn_layers.lua (and open to the
--- modules that install conv/pool/pad functions into this table)
+-- parse, fail and check_float are shared with nn/layers.lua (and open to any
+-- module that installs functions into this table)
 F._parse = parse
 
 local function reduction_of(fname, r)

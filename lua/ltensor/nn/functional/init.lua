@@ -5,7 +5,7 @@
 -- differentiates them for free.  Where the composition would give a wrong
 -- gradient at a kink (softplus at 0 through abs/relu, BCE at 0 or 1) or
 -- would be slow, the function has its own backward (autograd.Function) or a
--- fused C kernel from src/l_nnfused.c with a rule in
+-- fused C kernel from src/binding/l_nnfused.c with a rule in
 -- autograd/rules_nn.lua (batch/layer/group norm, log_softmax + nll, relu's backward).
 --
 -- Calling convention (conformance README, "Call conventions"): tensors and
