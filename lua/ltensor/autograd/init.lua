@@ -113,7 +113,7 @@ local cfns = { mul = methods.mul, add = methods.add, sub = methods.sub, div = me
   expand = methods.expand, pow = methods.pow, zeros_like = methods.zeros_like or T.zeros_like, where = T.where,
   le = methods.le, threshold_backward = T._threshold_backward, rsub = methods.rsub or T.rsub, sum = methods.sum,
   add_ = methods.add_, unsqueeze = methods.unsqueeze }
-hook, autograd.Node = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
+hook, autograd.Node, autograd.crules = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
   unknown = unknown_rule, methods = methods, cfns = cfns }
 T._set_autograd_hook(hook)
 local spec_of = T._ag_spec

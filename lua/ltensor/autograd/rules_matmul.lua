@@ -12,14 +12,7 @@ local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to,
 local rules, inplace_rules = H.rules, H.inplace_rules
 -- matrix products ---------------------------------------------------------------
 local function mT(x) return x:transpose(-1, -2) end
-local function mm_bw(n, g)
-  local x, y = n.saved[1], n.saved[2]
-  return need(n, 1) and T.mm(g, y:t()) or nil, need(n, 2) and T.mm(x:t(), g) or nil
-end
-rules.mm = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = "MmBackward0", inputs = { a, b }, saved = { a, b, n = 2 }, backward = mm_bw }, out
-end
+-- mm: the C rule takes every call (src/binding/l_grad_rules.c)
 rules.bmm = function(raw, a, b)
   local out = raw(a, b)
   return { name = "BmmBackward0", inputs = { a, b }, saved = { a, b, n = 2 },

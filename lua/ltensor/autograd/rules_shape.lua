@@ -24,31 +24,16 @@ local function reshape_back(name)
       backward = function(n, g) return g:reshape(n.shape) end }, out
   end
 end
-rules.view = reshape_back("ViewBackward0")
-rules.reshape = reshape_back("reshape")
-rules.flatten = reshape_back("reshape")
+-- view, reshape, flatten, squeeze, unsqueeze, expand, transpose/swapaxes/
+-- swapdims and t have C rules that take every call (src/binding/l_grad_rules.c)
 rules.unflatten = reshape_back("UnflattenBackward0")
 rules.view_as = reshape_back("ViewBackward0")
 rules.reshape_as = reshape_back("reshape")
-rules.squeeze = function(raw, x, ...)
-  local s, o = reshape_back(select("#", ...) > 0 and "SqueezeBackward1" or "SqueezeBackward0")(raw, x, ...)
-  return s, o
-end
-rules.unsqueeze = reshape_back("UnsqueezeBackward0")
-rules.expand = function(raw, x, ...)
+local function expand_rule(raw, x, ...)
   return { name = "ExpandBackward0", inputs = { x }, view_of = x, backward = function(_, g) return g end }, raw(x, ...)
 end
-rules.expand_as = rules.expand
-rules.broadcast_to = rules.expand
-rules.transpose = function(raw, x, d0, d1)
-  return { name = "TransposeBackward0", inputs = { x }, d0 = d0, d1 = d1, view_of = x,
-    backward = function(n, g) return g:transpose(n.d0, n.d1) end }, raw(x, d0, d1)
-end
-rules.swapaxes = rules.transpose
-rules.swapdims = rules.transpose
-rules.t = function(raw, x)
-  return { name = "TBackward0", inputs = { x }, view_of = x, backward = function(_, g) return g:t() end }, raw(x)
-end
+rules.expand_as = expand_rule
+rules.broadcast_to = expand_rule
 rules.permute = function(raw, x, ...)
   local out = raw(x, ...)
   local p = type((...)) == "table" and (...) or { ... }
