@@ -353,6 +353,19 @@ describe("the functions composed from existing ops", function()
       assert.are.same({ 0, 1099511627776 }, T.combinations(f2, 1099511627776).shape)
     end)
 
+    it("an op composed of others raises its ops' errors in its own name, only while it runs", function()
+      local ok, e = pcall(T.std_mean, T.tensor({ 1, 2 }))   -- std's dtype check, inside std_mean
+      assert.is_false(ok)
+      assert.are.equal("ltensor.std_mean: std and var only support floating point and complex dtypes", e)
+      assert.is_nil(T._public_name())
+      ok, e = pcall(T.std, T.tensor({ 1, 2 }))
+      assert.are.equal("ltensor.std: std and var only support floating point and complex dtypes", e)
+      ok, e = pcall(T.tensor_split, T.tensor({ { 1, 2 } }), { 1 }, 3)   -- nested composites: the outer one names it
+      assert.is_false(ok)
+      assert.are.equal("ltensor.tensor_split:", e:sub(1, 21))
+      assert.is_nil(T._public_name())
+    end)
+
     it("renorm and the statistics", function()
       err("ltensor.renorm: renorm: expected maxnorm to be >= 0 but got -1", T.renorm, T.ones(2, 2), 2, 1, -1)
       err("ltensor.renorm: renorm: non-positive-norm not supported", T.renorm, T.ones(2, 2), 0, 1, 1)

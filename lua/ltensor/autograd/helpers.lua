@@ -63,9 +63,7 @@ local function normdim(d, nd, extra)
   return d
 end
 
-local function is_opts(v)
-  return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 and next(v) ~= nil
-end
+local is_opts = util.is_nonempty_opts
 
 -- Reduction arguments as in l_reduce.c: (dim or {dims}) (keepdim) (opts).
 -- Returns a sorted list of 1-based dims (nil: all dims), keepdim, opts.

@@ -8,7 +8,8 @@ local math, table, rawlen = compat.math, compat.table, compat.rawlen
 local pack, unpack, select, type, mtype = table.pack, table.unpack, select, type, math.type
 local getmetatable = getmetatable
 local is_t, fail, argcheck, check_t = H.is_t, H.fail, H.argcheck, H.check_t
-local need, sum_to, zero_where, keep_where, normdim, is_opts = H.need, H.sum_to, H.zero_where, H.keep_where, H.normdim, H.is_opts
+local need, sum_to, zero_where, keep_where, normdim = H.need, H.sum_to, H.zero_where, H.keep_where, H.normdim
+local is_opts = H.is_opts
 local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to, H.numel_of
 local rules, inplace_rules = H.rules, H.inplace_rules
 local function unary(name, formula, save_out, conj_aware)

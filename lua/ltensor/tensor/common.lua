@@ -24,9 +24,7 @@ local S = {}   -- the helpers, exported at the end
 local is_t = util.is_tensor
 local fail = util.failer("ltensor.")
 local torch_dtype_name = util.torch_name
-local function is_opts(v)
-  return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 and next(v) ~= nil
-end
+local is_opts = util.is_nonempty_opts
 local function check_t(fname, n, x)
   if not is_t(x) then fail(fname, ("bad argument #%d (tensor expected, got %s)"):format(n, type(x))) end
 end
@@ -123,21 +121,21 @@ local function sizes_of(fname, ...)
   return list
 end
 
--- An op composed of other ops reports errors under its own name: an
--- "ltensor.mm: ..." raised inside tensordot becomes "ltensor.tensordot: ...".
--- Lua runtime errors (bugs) pass unchanged.
-local function renamed(fname, ok, ...)
+-- An op composed of other ops reports errors under its own name: while it
+-- runs, T._public_name is its name, in which the ops it calls raise (the C
+-- side's ltl_error and util.failer read it): tensordot's mm complains as
+-- "ltensor.tensordot: ...".  The outermost composed op names the errors; the
+-- name is restored however the call ends.
+local public_name, set_public_name = T._public_name, T._set_public_name
+local function finish(prev, ok, ...)
+  set_public_name(prev)
   if ok then return ... end
-  local e = ...
-  if type(e) == "string" then
-    local prefix = "ltensor." .. fname .. ":"
-    e = e:match("^[^\n:]*:%d+: (ltensor%..*)$") or e   -- a C error's "file:line: " position
-    if e:sub(1, #prefix) ~= prefix then
-      local rest = e:match("^ltensor%.[%w_%.]+: (.*)$")
-      if rest then e = prefix .. " " .. rest end
-    end
-  end
-  error(e, 0)
+  error((...), 0)
+end
+local function run_named(fname, f, ...)
+  local prev = public_name()
+  if prev == nil then set_public_name(fname) end
+  return finish(prev, pcall(f, ...))
 end
 -- Arguments past f's parameters (extra_arg).  The count comes from
 -- debug.getinfo's nparams (Lua 5.2+; 5.1/LuaJIT skip the check); vararg
@@ -154,10 +152,10 @@ local function named(fname, f)
   if np then
     return function(...)
       if select("#", ...) > np then check_extra(fname, np, ...) end
-      return renamed(fname, pcall(f, ...))
+      return run_named(fname, f, ...)
     end
   end
-  return function(...) return renamed(fname, pcall(f, ...)) end
+  return function(...) return run_named(fname, f, ...) end
 end
 
 local function def(name, f, method)

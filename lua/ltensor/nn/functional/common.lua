@@ -57,9 +57,7 @@ local function unknown_option(fname, k, allowed)
   T._check_opts("nn.functional." .. fname, { [k] = true }, names)
   fail(fname, ("unknown option '%s'"):format(tostring(k)))   -- ('|', or no names at all)
 end
-local function is_opts(v)
-  return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0
-end
+local is_opts = util.is_opts
 
 -- parse(fname, first, names, ...): the arguments after the required ones.
 -- names lists PyTorch's optional positional parameters in order; more keys

@@ -15,10 +15,7 @@ local concat, unpack = table.concat, table.unpack
 local is_t = util.is_tensor
 local fail = util.failer("ltensor.nn.functional.")
 local typename = util.mtname
-local function check_t(fname, n, name, x, optional)
-  if x == nil and optional then return end
-  if not is_t(x) then fail(fname, ("bad argument #%d '%s' (Tensor expected, got %s)"):format(n, name, typename(x))) end
-end
+local check_t = require("ltensor.nn.functional.common").check_t   -- nn.functional's one check
 local function tname(t) return util.torch_name(t.dtype) end
 local function is_float(t) local n = t.dtype.name return n == "float32" or n == "float64" end
 local function size_str(s) return "[" .. concat(s, ", ") .. "]" end
@@ -28,10 +25,7 @@ local function tuple_str(v)
   return "(" .. concat(v, ", ") .. ")"
 end
 
--- An options table (string keys only), as opposed to a positional {1, 2}.
-local function is_opts(v)
-  return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0
-end
+local is_opts = util.is_opts   -- string keys only, as opposed to a positional {1, 2}
 -- Positional arguments named by `names`, then an optional options table
 -- whose keys must be among `names` (or names.extra: keyword-only ones such
 -- as a module's dtype); an unknown key raises "ltensor.<fname>: unknown
