@@ -1,4 +1,5 @@
--- Build and install from a checkout (offline, no extra flags):
+-- Build and install from a checkout (offline, no extra flags; `make install`
+-- copies every lua/ltensor/**.lua, packages included):
 --   luarocks --lua-version 5.4 make --local    (or 5.1, 5.2, 5.3; LuaJIT via a
 --   luarocks configured for it: the Makefile asks the interpreter LUA)
 rockspec_format = "3.0"
@@ -10,7 +11,7 @@ description = {
   detailed = [[
 A tensor userdata with PyTorch's dtype promotion, broadcasting and autograd,
 OpenBLAS matrix products, a small nn/optim layer, the `ltensor` script
-runner and REPL, and a C API for hosts that embed Lua (src/ltensor.h).]],
+runner and REPL, and a C API for hosts that embed Lua (src/include/ltensor.h).]],
   license = "MIT",
 }
 dependencies = { "lua >= 5.1, < 5.5" }   -- 5.1, 5.2, 5.3, 5.4 and LuaJIT (README)

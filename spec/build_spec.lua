@@ -32,7 +32,7 @@ describe("the test environment", function()
 
   it("resolves the Lua modules to the in-tree sources", function()
     assert.are.equal("lua/ltensor/init.lua", package.searchpath("ltensor", package.path))
-    assert.are.equal("lua/ltensor/nn.lua", package.searchpath("ltensor.nn", package.path))
+    assert.are.equal("lua/ltensor/nn/init.lua", package.searchpath("ltensor.nn", package.path))
   end)
 
   it("gives the same table from require \"ltensor\" and ltensor.core", function()

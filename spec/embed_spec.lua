@@ -1,4 +1,4 @@
--- The embedding C API (src/ltensor.h): examples/embed_host.c is a host that
+-- The embedding C API (src/include/ltensor.h): examples/embed_host.c is a host that
 -- links build/libltensor.a statically and checks zero-copy external memory,
 -- release() exactly once, ltensor_get, error recovery, 0 bytes outstanding
 -- after lua_close, and two states on two threads.  Under `make asan`

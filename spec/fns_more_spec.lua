@@ -1,5 +1,5 @@
 -- spec/fns_more_spec.lua: the PyTorch 1.13 functions composed in
--- lua/ltensor/composites.lua (addcmul, addcdiv, heaviside, gcd, lcm,
+-- lua/ltensor/tensor/ (addcmul, addcdiv, heaviside, gcd, lcm,
 -- float_power, ldexp, frexp, positive, inner, vdot, ger, chain_matmul,
 -- diagflat, vander, atleast_*d, ravel, msort, take, argwhere, isin,
 -- trapezoid/trapz, cumulative_trapezoid, cartesian_prod, combinations,
@@ -351,6 +351,19 @@ describe("the functions composed from existing ops", function()
       err("ltensor.combinations: too many combinations (more than 268435456 elements)", T.combinations, T.arange(1000), 5)
       assert.are.same({ 0, 3 }, T.combinations(f2, 3).shape)
       assert.are.same({ 0, 1099511627776 }, T.combinations(f2, 1099511627776).shape)
+    end)
+
+    it("an op composed of others raises its ops' errors in its own name, only while it runs", function()
+      local ok, e = pcall(T.std_mean, T.tensor({ 1, 2 }))   -- std's dtype check, inside std_mean
+      assert.is_false(ok)
+      assert.are.equal("ltensor.std_mean: std and var only support floating point and complex dtypes", e)
+      assert.is_nil(T._public_name())
+      ok, e = pcall(T.std, T.tensor({ 1, 2 }))
+      assert.are.equal("ltensor.std: std and var only support floating point and complex dtypes", e)
+      ok, e = pcall(T.tensor_split, T.tensor({ { 1, 2 } }), { 1 }, 3)   -- nested composites: the outer one names it
+      assert.is_false(ok)
+      assert.are.equal("ltensor.tensor_split:", e:sub(1, 21))
+      assert.is_nil(T._public_name())
     end)
 
     it("renorm and the statistics", function()

@@ -1,5 +1,5 @@
 -- Option tables of the convolution, pooling, interpolation, fold and
--- embedding_bag functions and modules (lua/ltensor/nn_conv.lua): a key the
+-- embedding_bag functions and modules (lua/ltensor/nn/conv.lua, nn/functional/): a key the
 -- function does not take raises "ltensor.<function>: unknown option 'k'",
 -- with "did you mean" for a near miss, instead of being ignored.
 local T = require "ltensor"

@@ -5,7 +5,7 @@ local T = require "ltensor"
 local ag = T.autograd
 
 local function has_rule(name)
-  if ag.rules[name] or ag.inplace_rules[name] then return true end
+  if ag.rules[name] or ag.inplace_rules[name] or ag.crules[name] then return true end
   -- an in-place op without its own rule uses the out-of-place one
   return name:sub(-1) == "_" and ag.rules[name:sub(1, -2)] ~= nil
 end

@@ -7,7 +7,8 @@
 --   interpreter, so the syntax check below is that host's; the output is the
 --   source text, not bytecode, which every host loads.)
 --   ROOT is stripped from each FILE to form the module name:
---   lua/ltensor/nn.lua -> "ltensor.nn", lua/ltensor/init.lua -> "ltensor".
+--   lua/ltensor/nn/init.lua -> "ltensor.nn", lua/ltensor/nn/conv.lua ->
+--   "ltensor.nn.conv", lua/ltensor/init.lua -> "ltensor".
 local out_path, root = arg[1], arg[2]
 assert(out_path and root, "usage: embed_lua.lua OUT.c ROOT FILE...")
 root = root:gsub("/*$", "/")

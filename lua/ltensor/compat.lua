@@ -39,7 +39,7 @@ if not has_int then
     if type(x) ~= "number" then return nil end
     -- (-0.0 counts as an integer here, as math.tointeger takes it; the C
     -- binding's weak-scalar rule makes it a float so that a tensor keeps
-    -- the sign: src/l_compat.h, ltc_isinteger)
+    -- the sign: src/binding/l_compat.h, ltc_isinteger)
     if x == floor(x) and x >= -TWO63 and x < TWO63 then return "integer" end
     return "float"
   end

@@ -1,5 +1,5 @@
 -- ltensor.image: T.save_image / T.load_image for PNG (zlib, in
--- src/l_image.c) and binary or ASCII PPM/PGM (here).
+-- src/binding/l_image.c) and binary or ASCII PPM/PGM (here).
 --
 -- Images are uint8 tensors C x H x W (C = 1 grey, 2 grey+alpha, 3 RGB,
 -- 4 RGBA) or H x W (grey).  save_image also takes floating tensors with
@@ -7,11 +7,12 @@
 -- save_image).  load_image always returns C x H x W uint8.  The format comes
 -- from the file name (.png, .ppm, .pgm, .pnm) or opts.format.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function fail(fname, msg, ...) error("ltensor." .. fname .. ": " .. msg:format(...), 0) end
+local is_t = util.is_tensor
+local fail = util.fail
 
 local FORMATS = { png = "png", ppm = "ppm", pgm = "pgm", pnm = "pnm" }
 

@@ -28,14 +28,13 @@
 -- against the real file size before allocating, so a corrupt or hostile file
 -- gives an "ltensor.load: ..." error, never a crash or a huge allocation.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local sfmt, concat = string.format, table.concat
 
-local function fail(fname, msg, ...)
-  error("ltensor." .. fname .. ": " .. sfmt(msg, ...), 0)
-end
+local fail = util.fail
 
 -- ===========================================================================
 -- minimal JSON (enough for safetensors headers)

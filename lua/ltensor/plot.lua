@@ -24,14 +24,15 @@
 -- line: markers; scatter: size; hist: bins, range, density; heatmap:
 -- colorbar, cmap ("viridis" or "gray"), vmin, vmax.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local plot = {}
 T.plot = plot
 
-local function fail(fname, msg) error("ltensor.plot." .. fname .. ": " .. msg, 0) end
-local function is_t(x) return getmetatable(x) == T._metatable end
+local fail = util.failer("ltensor.plot.")
+local is_t = util.is_tensor
 
 local PALETTE = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf" }

@@ -2,13 +2,14 @@
 -- default tolerances and its message (mismatched elements, the greatest
 -- absolute and relative difference and where), positions 1-based.
 local T = require "ltensor.core"
+local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local testing = {}
 T.testing = testing
 
-local function is_t(x) return getmetatable(x) == T._metatable end
+local is_t = util.is_tensor
 -- The error points at the line that called assert_close, however deep in
 -- this file it is raised (as PyTorch's traceback ends at the caller's
 -- assert): the level is that of the first frame outside this file.

@@ -9,6 +9,8 @@
 -- traceback says where.  `util.failer(prefix)` makes a module's `fail`.
 local T = require "ltensor.core"
 
+local rawlen = require("ltensor.compat").rawlen
+
 local util = {}
 local TMT = T._metatable
 
@@ -22,17 +24,40 @@ function util.typename(x)
   return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
 end
 
+-- The type as its metatable's __name gives it, a tensor included
+-- ("ltensor.Tensor"): the nn modules' messages say "got ltensor.Tensor".
+function util.mtname(x)
+  local mt = getmetatable(x)
+  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
+end
+
 -- util.failer("ltensor.nn.") -> fail(fname, msg, ...): raises
 -- "ltensor.nn.<fname>: <msg>", msg formatted with the extra arguments when
 -- there are any (so a message with a literal % needs none).
+-- While a composed function runs (tensor/common.lua's named), errors are
+-- raised in its name, the one the user called (T._public_name, which the
+-- C side's ltl_error reads too).
+local public_name = T._public_name
 function util.failer(prefix)
   return function(fname, msg, ...)
     if select("#", ...) > 0 then msg = msg:format(...) end
+    local pub = public_name()
+    if pub then error("ltensor." .. pub .. ": " .. msg, 0) end
     error(prefix .. fname .. ": " .. msg, 0)
   end
 end
 
 util.fail = util.failer("ltensor.")
+
+-- An options table: a plain table (no metatable) without a list part, as
+-- opposed to a positional list {1, 2}; util.is_nonempty_opts also wants a
+-- key (an empty {} there is a positional list of none).
+function util.is_opts(v)
+  return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0
+end
+function util.is_nonempty_opts(v)
+  return type(v) == "table" and getmetatable(v) == nil and rawlen(v) == 0 and next(v) ~= nil
+end
 
 -- The library's one options check (src/binding/l_args.c): nil passes; a
 -- non-table is a bad argument; an unknown key raises "ltensor.<fname>:

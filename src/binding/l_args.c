@@ -33,12 +33,37 @@ static const char *public_name(const char *name) {
   return name;
 }
 
+/* The public function the user called, while a function composed of other
+   ops runs (lua/ltensor/tensor/common.lua's `named`: tensordot over mm,
+   repeat over empty ...): the errors of the ops it calls are raised in its
+   name, as PyTorch's would be.  A Lua string at this registry key, set and
+   restored around the call by T._set_public_name. */
+static const char key_public = 'p';
+
+/* T._public_name() -> the name set, or nil */
+static int l_public_name(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &key_public);
+  return 1;
+}
+/* T._set_public_name(name or nil) -> the previous one */
+static int l_set_public_name(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) ltl_checklstring(L, 1, NULL);
+  lua_settop(L, 1);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &key_public);
+  lua_pushvalue(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &key_public);
+  return 1;
+}
+
 /* No "file:line:" prefix: the position luaL_where gives is that of the
    function's Lua caller, which is often the library's own code (a C function
    called from lua/ltensor/), and the Lua side's errors (ltensor.util) carry
    none either.  The message names the function; the traceback says where. */
 int ltl_error(lua_State *L, const char *fname, const char *fmt, ...) {
   va_list ap;
+  int pub = lua_rawgetp(L, LUA_REGISTRYINDEX, &key_public) == LUA_TSTRING;
+  if (pub) fname = lua_tostring(L, -1);   /* stays on the stack, below the message */
+  else lua_pop(L, 1);
   va_start(ap, fmt);
   lua_pushfstring(L, "ltensor.%s: ", fname);
   lua_pushvfstring(L, fmt, ap);
@@ -384,11 +409,8 @@ static int l_check_opts(lua_State *L) {
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 3);
-  if (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2)) {
-    lua_pushfstring(L, "ltensor.%s: options must be a table (got %s)", fname,
-                    ltl_test(L, 2) ? "a tensor" : luaL_typename(L, 2));
-    return lua_error(L);
-  }
+  if (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2))
+    return ltl_error(L, fname, "options must be a table (got %s)", ltl_test(L, 2) ? "a tensor" : luaL_typename(L, 2));
   lua_call(L, 3, 0);
   lua_settop(L, 2);
   return 1;
@@ -396,5 +418,7 @@ static int l_check_opts(lua_State *L) {
 
 const ltl_reg ltl_reg_args[] = {
   {"_check_opts", l_check_opts, LT_MODULE, NULL},
+  {"_public_name", l_public_name, LT_MODULE, NULL},
+  {"_set_public_name", l_set_public_name, LT_MODULE, NULL},
   {NULL, NULL, 0, NULL}
 };

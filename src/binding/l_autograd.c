@@ -1,6 +1,6 @@
 /* l_autograd.c -- the reverse-mode autograd engine: graph nodes, recording
    and backward.  The backward *rules* stay small Lua functions in
-   lua/ltensor/autograd.lua (an engine plus a table of rules, as in
+   lua/ltensor/autograd/ (an engine plus a table of rules, as in
    micrograd/tinygrad); everything structural lives here:
 
    Recording.  The op trampoline (l_core.c) calls the hook installed by
@@ -481,7 +481,14 @@ static int l_ag_init(lua_State *L) {
   lua_pushvalue(L, ctx);
   lua_pushcclosure(L, ag_hook, 2);
   lua_pushvalue(L, mt);
-  return 2;
+  /* the grad names a C rule records, name -> true (a copy: the engine's
+     name -> index table stays out of Lua's reach) */
+  lua_newtable(L);
+  for (int i = 0; ag_crules[i].key; i++) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, ag_crules[i].key);
+  }
+  return 3;
 }
 
 const ltl_reg ltl_reg_autograd[] = {

@@ -131,7 +131,7 @@ typedef struct ag_crule {
 extern const ag_crule ag_crules[];
 
 /* The Lua functions the C rules call: AGF_<NAME> indexes ctx[CTX_FNS]
-   (no string lookup per gradient).  autograd.lua hands them over by name
+   (no string lookup per gradient).  autograd/init.lua hands them over by name
    (`cfns`, a table keyed by the second column); T._ag_init checks that
    every name is there and no other, and stores them by index. */
 #define AG_FNS(X)                                                                                      \

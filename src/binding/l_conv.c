@@ -2,7 +2,7 @@
  * kernels (lt_conv.h).
  *
  * These are the raw building blocks of T.nn.functional's conv*, *pool* and
- * interpolate (lua/ltensor/nn_conv.lua), which check the user's arguments,
+ * interpolate (lua/ltensor/nn/conv.lua, nn/functional/), which check the user's arguments,
  * give PyTorch's messages and arrange 1-D and unbatched inputs as NCHW:
  *   T._conv_small(big, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hs, Ws)
  *   T._conv_big(small, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hb, Wb)
@@ -19,10 +19,10 @@
  *   T._interp(x, Ho, Wo, mode, align_corners, scale_h, scale_w [, copy]), T._interp_bwd(gout, Hi, Wi, ...)
  *     (mode 0 nearest, 1 linear, 2 bicubic, 3 nearest-exact; copy 1/2/3: the H/W/both axes are
  *     ones the caller added, of equal sizes, read in place)
- * Shapes given here are trusted to be consistent (nn_conv.lua derives them);
+ * Shapes given here are trusted to be consistent (lua/ltensor/nn/functional/ derives them);
  * they are still checked, so that a wrong call raises instead of reading out
  * of bounds.  The differentiable ones (LT_DIFF) get their backward rules in
- * nn_conv.lua.
+ * lua/ltensor/nn/functional/.
  */
 #include <limits.h>
 #include <string.h>

@@ -13,12 +13,12 @@ static void scan_data(lua_State *L, int idx, int depth, scan_t *sc, char *path, 
   if (t == LUA_TTABLE) {
     if (ltl_test(L, idx)) goto tensor_case;
     int64_t n = (int64_t)lua_rawlen(L, idx);
-    if (depth >= LT_MAX_DIMS) luaL_error(L, "ltensor.tensor: too many dimensions (more than %d)", LT_MAX_DIMS);
+    if (depth >= LT_MAX_DIMS) ltl_error(L, "tensor", "too many dimensions (more than %d)", LT_MAX_DIMS);
     if (depth == sc->ndim && sc->seen)   /* a leaf already fixed the depth: {1, {2}} */
-      luaL_error(L, "ltensor.tensor: element %s must be a number or boolean (got table)", path[0] ? path : "(root)");
+      ltl_error(L, "tensor", "element %s must be a number or boolean (got table)", path[0] ? path : "(root)");
     if (depth == sc->ndim) { sc->shape[depth] = n; sc->ndim = depth + 1; }
     else if (sc->shape[depth] != n)
-      luaL_error(L, "ltensor.tensor: expected sequence of length %d at dim %d (got %d)",
+      ltl_error(L, "tensor", "expected sequence of length %d at dim %d (got %d)",
                  (int)sc->shape[depth], depth + 1, (int)n);
     for (int64_t i = 1; i <= n; i++) {
       lua_rawgeti(L, idx, i);
@@ -31,7 +31,7 @@ static void scan_data(lua_State *L, int idx, int depth, scan_t *sc, char *path, 
     return;
   }
   if (depth < sc->ndim)
-    luaL_error(L, "ltensor.tensor: expected sequence of length %d at dim %d (got %s)",
+    ltl_error(L, "tensor", "expected sequence of length %d at dim %d (got %s)",
                (int)sc->shape[depth], depth + 1, luaL_typename(L, idx));
   if (depth > sc->ndim || (depth == sc->ndim && sc->seen && depth < sc->ndim)) {}
   if (t == LUA_TBOOLEAN) { sc->seen |= 1; }
@@ -40,17 +40,17 @@ static void scan_data(lua_State *L, int idx, int depth, scan_t *sc, char *path, 
   tensor_case:;
     lt_tensor *x = ltl_test(L, idx);
     if (lt_numel(x) != 1 || x->ndim != 0)
-      luaL_error(L, "ltensor.tensor: element %s is a tensor that is not 0-dimensional", path[0] ? path : "(root)");
+      ltl_error(L, "tensor", "element %s is a tensor that is not 0-dimensional", path[0] ? path : "(root)");
     if (!sc->has_tensor) { sc->tensor_dt = x->dtype; sc->has_tensor = 1; }
     else if (sc->tensor_dt != x->dtype) sc->tensor_dt = lt_kind(x->dtype) > lt_kind(sc->tensor_dt) ? x->dtype : sc->tensor_dt;
     sc->seen |= 8;
   } else {
-    luaL_error(L, "ltensor.tensor: element %s must be a number or boolean (got %s)",
+    ltl_error(L, "tensor", "element %s must be a number or boolean (got %s)",
                path[0] ? path : "(root)", luaL_typename(L, idx));
   }
   /* a leaf must sit at the innermost depth; deeper tables elsewhere are ragged */
   if (depth != sc->ndim)
-    luaL_error(L, "ltensor.tensor: expected sequence of length %d at dim %d (got %s)",
+    ltl_error(L, "tensor", "expected sequence of length %d at dim %d (got %s)",
                (int)sc->shape[depth], depth + 1, luaL_typename(L, idx));
 }
 

@@ -1,5 +1,5 @@
 /*
- * l_csv.c -- the C half of T.read_csv / T.write_csv (lua/ltensor/data.lua)
+ * l_csv.c -- the C half of T.read_csv / T.write_csv (lua/ltensor/utils/data.lua)
  * (the terminal test and clock of T.utils.progress are in l_progress.c).
  *
  *   T._csv_parse(text, delim, first_line, dtype, ncols [, cols]) -> 2-D tensor

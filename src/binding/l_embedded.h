@@ -6,7 +6,7 @@
 
 typedef struct lt_embedded_module {
   const char *name;        /* "ltensor.nn"; "ltensor" for init.lua */
-  const char *chunkname;   /* "@ltensor/nn.lua", as error messages show it */
+  const char *chunkname;   /* "@ltensor/nn/init.lua", as error messages show it */
   const char *src;
   size_t len;
 } lt_embedded_module;

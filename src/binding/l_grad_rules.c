@@ -3,7 +3,7 @@
    A node recorded here has no Lua table (issue 13: a deep graph was 1.3 KB
    of Lua heap per op): its saved tensors are user values of the node, its
    scalar and dims are fields of the node, its name comes from ag_crules.
-   The formulas are the same as the Lua rules' in lua/ltensor/autograd.lua
+   The formulas are the same as the Lua rules' in lua/ltensor/autograd/
    (same ops in the same order, so the gradients are bit-identical); they
    call the ops through the engine's function table (ctx[CTX_FNS], by index:
    no string lookups), so that under create_graph the gradient computation
@@ -477,15 +477,18 @@ static void bw_linear(lua_State *L, ag_node *n, int node, int g, const ag_bw *B)
 }
 
 const ag_crule ag_crules[] = {
-  [R_ADD] = {"add", rec_add, bw_add, {"AddBackward0", "AddBackward1", NULL}},
-  [R_SUB] = {"sub", rec_sub, bw_sub, {"SubBackward0", "SubBackward1", "RsubBackward1"}},
-  [R_MUL] = {"mul", rec_mul, bw_mul, {"MulBackward0", "MulBackward1", NULL}},
-  [R_DIV] = {"div", rec_div, bw_div, {"DivBackward0", "DivBackward1", NULL}},
-  [R_NEG] = {"neg", rec_neg, bw_neg, {"NegBackward0", NULL, NULL}},
-  [R_SUM] = {"sum", rec_sum, bw_sum, {"SumBackward0", "SumBackward1", NULL}},
-  [R_MEAN] = {"mean", rec_mean, bw_mean, {"MeanBackward0", "MeanBackward1", NULL}},
+  /* Where a rule below does not take every call, the Lua rule of the same
+     name (lua/ltensor/autograd/rules_*.lua) takes the rest, as noted; a
+     rule with no note takes every call, and has no Lua twin. */
+  [R_ADD] = {"add", rec_add, bw_add, {"AddBackward0", "AddBackward1", NULL}},    /* Lua too: add_, alpha/options */
+  [R_SUB] = {"sub", rec_sub, bw_sub, {"SubBackward0", "SubBackward1", "RsubBackward1"}},   /* Lua too: sub_, alpha */
+  [R_MUL] = {"mul", rec_mul, bw_mul, {"MulBackward0", "MulBackward1", NULL}},    /* Lua too: mul_ */
+  [R_DIV] = {"div", rec_div, bw_div, {"DivBackward0", "DivBackward1", NULL}},    /* Lua too: div_, rounding_mode */
+  [R_NEG] = {"neg", rec_neg, bw_neg, {"NegBackward0", NULL, NULL}},              /* Lua too: neg_ */
+  [R_SUM] = {"sum", rec_sum, bw_sum, {"SumBackward0", "SumBackward1", NULL}},    /* Lua too: dim lists, options, 0-dim */
+  [R_MEAN] = {"mean", rec_mean, bw_mean, {"MeanBackward0", "MeanBackward1", NULL}},   /* Lua too: as sum */
   [R_MM] = {"mm", rec_mm, bw_mm, {"MmBackward0", NULL, NULL}},
-  [R_MATMUL] = {"matmul", rec_matmul, bw_mm, {"MmBackward0", NULL, NULL}},
+  [R_MATMUL] = {"matmul", rec_matmul, bw_mm, {"MmBackward0", NULL, NULL}},      /* Lua too: other than 2-D @ 2-D */
   [R_T] = {"t", rec_t, bw_t, {"TBackward0", NULL, NULL}},
   [R_TRANSPOSE] = {"transpose", rec_transpose, bw_transpose, {"TransposeBackward0", NULL, NULL}},
   [R_SWAPAXES] = {"swapaxes", rec_swapaxes, bw_transpose, {"TransposeBackward0", NULL, NULL}},
@@ -496,12 +499,12 @@ const ag_crule ag_crules[] = {
   [R_UNSQUEEZE] = {"unsqueeze", rec_unsqueeze, bw_shape, {"UnsqueezeBackward0", NULL, NULL}},
   [R_SQUEEZE] = {"squeeze", rec_squeeze, bw_shape, {"SqueezeBackward0", "SqueezeBackward1", NULL}},
   [R_EXPAND] = {"expand", rec_expand, bw_expand, {"ExpandBackward0", NULL, NULL}},
-  [R_EXP] = {"exp", rec_exp, bw_exp, {"ExpBackward0", NULL, NULL}},
-  [R_LOG] = {"log", rec_log, bw_log, {"LogBackward0", NULL, NULL}},
-  [R_TANH] = {"tanh", rec_tanh, bw_tanh, {"TanhBackward0", NULL, NULL}},
-  [R_SIGMOID] = {"sigmoid", rec_sigmoid, bw_sigmoid, {"SigmoidBackward0", NULL, NULL}},
-  [R_RELU] = {"relu", rec_relu, bw_relu, {"ReluBackward0", NULL, NULL}},
-  [R_POW] = {"pow", rec_pow, bw_pow, {"PowBackward0", NULL, NULL}},
-  [R_LINEAR] = {"_linear", rec_linear, bw_linear, {"AddmmBackward0", "MmBackward0", NULL}},
+  [R_EXP] = {"exp", rec_exp, bw_exp, {"ExpBackward0", NULL, NULL}},              /* Lua too: exp_ */
+  [R_LOG] = {"log", rec_log, bw_log, {"LogBackward0", NULL, NULL}},              /* Lua too: log_ */
+  [R_TANH] = {"tanh", rec_tanh, bw_tanh, {"TanhBackward0", NULL, NULL}},         /* Lua too: tanh_ */
+  [R_SIGMOID] = {"sigmoid", rec_sigmoid, bw_sigmoid, {"SigmoidBackward0", NULL, NULL}},   /* Lua too: sigmoid_ */
+  [R_RELU] = {"relu", rec_relu, bw_relu, {"ReluBackward0", NULL, NULL}},         /* Lua too: relu_ (rules_nn.lua) */
+  [R_POW] = {"pow", rec_pow, bw_pow, {"PowBackward0", NULL, NULL}},              /* Lua too: pow_, tensor exponent */
+  [R_LINEAR] = {"_linear", rec_linear, bw_linear, {"AddmmBackward0", "MmBackward0", NULL}},   /* Lua too: a nil bias given */
   {NULL, NULL, NULL, {NULL, NULL, NULL}}
 };

@@ -1,4 +1,4 @@
-/* l_lapack.c -- the LAPACK kernels behind T.linalg (lua/ltensor/linalg.lua).
+/* l_lapack.c -- the LAPACK kernels behind T.linalg (lua/ltensor/linalg/).
  *
  * These are raw, batched building blocks registered as T._lapack_*; the Lua
  * module does PyTorch's argument handling, error messages, broadcasting of

@@ -213,8 +213,8 @@ extern const ltl_reg ltl_reg_attention[]; /* l_attention.c: fused scaled dot-pro
 extern const ltl_reg ltl_reg_optim[];     /* l_optim.c: fused optimizer update kernels */
 extern const ltl_reg ltl_reg_csv[];       /* l_csv.c: CSV parsing/formatting */
 extern const ltl_reg ltl_reg_progress[];  /* l_progress.c: isatty, a monotonic clock (progress bars) */
-extern const ltl_reg ltl_reg_lapack[];    /* l_lapack.c: LAPACK kernels behind T.linalg (linalg.lua) */
-extern const ltl_reg ltl_reg_rnn[];       /* l_rnn.c: recurrent layers' step loop (nn_rnn.lua) */
+extern const ltl_reg ltl_reg_lapack[];    /* l_lapack.c: LAPACK kernels behind T.linalg (linalg/) */
+extern const ltl_reg ltl_reg_rnn[];       /* l_rnn.c: recurrent layers' step loop (nn/rnn.lua) */
 extern const ltl_reg ltl_reg_conv[];     /* l_conv.c: convolution, pooling, resampling kernels */
 extern const ltl_reg ltl_reg_args[];      /* l_args.c: T._check_opts (ltl_check_opts for the Lua modules) */
 

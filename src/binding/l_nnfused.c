@@ -2,7 +2,7 @@
  * one-pass backward.
  *
  * These are internal entry points (T._norm_rows, T._norm_chan, T._xent and
- * their *_backward, T._threshold_backward) called by lua/ltensor/functional.lua,
+ * their *_backward, T._threshold_backward) called by lua/ltensor/nn/functional/,
  * which makes every tensor contiguous and of one float32/float64 dtype
  * before calling and registers the autograd rules of the forward ones
  * (LT_DIFF).  They still check what they rely on, so a wrong call raises

@@ -1,7 +1,7 @@
 /*
  * l_optim.c -- the binding of the fused optimizer update kernels
- * (src/core/lt_optim.c), the C half of lua/ltensor/optim.lua: argument
- * checks, contiguous copies, version bumps.
+ * (src/core/lt_optim.c), the C half of lua/ltensor/optim/: argument checks,
+ * contiguous copies, version bumps.
  *
  *   T._optim_update(kind, p, grad, b1, b2, b3, h1, ..., h9)
  *
@@ -9,7 +9,7 @@
  * gradient and its state buffers b1..b3 (tensors of p's shape and dtype, or
  * nil where the variant has none), in one pass over the elements.  The
  * scalars h1..h9 are the group's hyper-parameters and the per-step
- * quantities (bias corrections, step sizes) that optim.lua computes once per
+ * quantities (bias corrections, step sizes) that optim/first_order.lua computes once per
  * parameter, so the kernels hold no optimizer logic beyond PyTorch 1.13's
  * per-element formulas.
  *
@@ -20,7 +20,7 @@
  *   add_(x, alpha=a)        s + a*x
  *   addcmul_(x, y, value=a) s + (a*x)*y
  *   addcdiv_(x, y, value=a) s + (a*x)/y
- * Buffers are always contiguous (optim.lua makes them); a non-contiguous
+ * Buffers are always contiguous (optim/first_order.lua makes them); a non-contiguous
  * gradient is read through a contiguous copy, and a non-contiguous
  * parameter is updated through a copy written back at the end.
  */

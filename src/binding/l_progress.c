@@ -1,5 +1,5 @@
 /*
- * l_progress.c -- what T.utils.progress (lua/ltensor/progress.lua) needs
+ * l_progress.c -- what T.utils.progress (lua/ltensor/utils/progress.lua) needs
  * from the host and Lua's libraries lack:
  *
  *   T._isatty(fd_or_file) -> boolean

@@ -1,7 +1,7 @@
 /* l_rnn.c -- the binding of the step loops of a recurrent layer (RNN
  * tanh/relu, LSTM, GRU; src/core/lt_rnn.c): argument checks, allocation.
  *
- * lua/ltensor/nn_rnn.lua wraps these two functions in one autograd node per
+ * lua/ltensor/nn/rnn.lua wraps these two functions in one autograd node per
  * layer and direction: it computes the input projection of every timestep
  * as one gemm before calling _rnn_forward, and the weight gradients as
  * whole-sequence gemms after _rnn_backward, so what is left here is what

@@ -657,7 +657,7 @@ static int l_multinomial(lua_State *L) {
 
 /* ====================================================================== */
 /* special functions the distributions need (T.lgamma, T.digamma and
-   T.polygamma(1, x) get their autograd rules in distributions.lua)       */
+   T.polygamma(1, x) get their autograd rules in distributions/special.lua)       */
 /* ====================================================================== */
 static double digamma1(double x) {
   if (x == 0.0) return copysign(INFINITY, -x);   /* PyTorch: digamma(+-0) = -+inf */
@@ -714,7 +714,7 @@ static int l_trigamma(lua_State *L) { return special(L, "polygamma", 2); }
 const ltl_reg ltl_reg_samplers[] = {
   /* LT_DIFF: outputs of normal / bernoulli / poisson require
      grad like PyTorch's, with zero gradients, and the in-place samplers
-     refuse leaves that require grad; rules in distributions.lua */
+     refuse leaves that require grad; rules in autograd/rules_random.lua */
   {"uniform_", l_uniform_, LT_METHOD | LT_DIFF, NULL},
   {"normal_", l_normal_, LT_METHOD | LT_DIFF, NULL},
   {"exponential_", l_exponential_, LT_METHOD | LT_DIFF, NULL},

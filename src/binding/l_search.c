@@ -1,8 +1,8 @@
 /*
- * l_search.c -- the binding of the row kernels behind structural.lua's
- * search, counting, order statistics and row scans (src/core/lt_search.c):
- * argument checks and allocation (lua/ltensor/structural.lua prepares
- * arguments, dtypes and errors).
+ * l_search.c -- the binding of the row kernels behind tensor/search.lua's and
+ * tensor/stats.lua's search, counting, order statistics and row scans
+ * (src/core/lt_search.c): argument checks and allocation (lua/ltensor/tensor/
+ * prepares arguments, dtypes and errors).
  *
  *   _searchsorted_rows(seq, vals, right [, sorter])  seq [1 or rows, n], vals [rows, m]
  *        -> int64 [rows, m] 1-based insertion positions (PyTorch's + 1)

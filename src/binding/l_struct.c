@@ -1,6 +1,6 @@
 /*
  * l_struct.c -- structural ops that need strided views or copies in C
- * (the rest of the structural surface is composed in lua/ltensor/structural.lua
+ * (the rest of the structural surface is composed in lua/ltensor/tensor/
  * from differentiable ops).
  *
  *   diagonal(t [, offset [, dim1, dim2]])        a view (no copy)

@@ -1,5 +1,5 @@
 /*
- * ltensor_types.h -- the Lua-free half of the public C API (src/ltensor.h
+ * ltensor_types.h -- the Lua-free half of the public C API (src/include/ltensor.h
  * includes it): version, dtype enum, tensor description, dtype queries.
  * The C core (src/core/lt_*) builds on this header alone, never on lua.h.
  */

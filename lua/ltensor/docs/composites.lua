@@ -1,5 +1,5 @@
 -- Reference entries: the PyTorch 1.13 functions composed from existing ops
--- in lua/ltensor/composites.lua (addcmul ... i0).
+-- in lua/ltensor/tensor/ (addcmul ... i0).
 -- Format (lua/ltensor/help.lua): { name, signature, description, example }.
 return {
   -- pointwise

@@ -1,5 +1,5 @@
--- Reference entries: T.linalg (LAPACK through OpenBLAS, lua/ltensor/linalg.lua,
--- src/l_lapack.c) and the older torch.* names for the same operations.
+-- Reference entries: T.linalg (LAPACK through OpenBLAS, lua/ltensor/linalg/,
+-- src/binding/l_lapack.c) and the older torch.* names for the same operations.
 -- Format (lua/ltensor/help.lua): { name, signature, description, example }.
 -- Every function takes float32, float64, complex64 or complex128 matrices in
 -- the last two dims, batched over leading dims (broadcast where PyTorch does).

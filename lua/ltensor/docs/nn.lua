@@ -1,5 +1,5 @@
--- Reference entries: the core of T.nn and T.nn.functional (lua/ltensor/nn.lua,
--- functional.lua).  The wider nn has its own files: docs/nn_layers.lua
+-- Reference entries: the core of T.nn and T.nn.functional (lua/ltensor/nn/,
+-- nn/functional/).  The wider nn has its own files: docs/nn_layers.lua
 -- (activations, losses, normalisation, dropout, attention) and
 -- docs/nn_modules.lua (convolution, pooling, recurrent, transformer, the
 -- Module API methods, T.nn.init, T.nn.utils).

@@ -1,7 +1,7 @@
 -- Reference entries (the ltensor.help format: { name, signature,
 -- description, example }) for the wider nn's activations, dropout, losses,
--- normalisation and attention in T.nn.functional (lua/ltensor/functional.lua)
--- and their modules (lua/ltensor/nn_layers.lua).  Dims and class indices are
+-- normalisation and attention in T.nn.functional (lua/ltensor/nn/functional/)
+-- and their modules (lua/ltensor/nn/layers.lua).  Dims and class indices are
 -- 1-based; keyword arguments go in a trailing options table.
 local F = "T.nn.functional."
 local N = "T.nn."

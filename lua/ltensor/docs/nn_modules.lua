@@ -1,7 +1,7 @@
--- Reference entries: convolution, pooling and resampling (lua/ltensor/nn_conv.lua),
--- recurrent layers (nn_rnn.lua), attention and transformer modules
--- (nn_attention.lua), T.nn.init, T.nn.utils and the Module API every layer
--- inherits (nn.lua).  Activations, losses, normalisation and dropout are in
+-- Reference entries: convolution, pooling and resampling (lua/ltensor/nn/conv.lua, nn/functional/),
+-- recurrent layers (nn/rnn.lua), attention and transformer modules
+-- (nn/attention.lua), T.nn.init, T.nn.utils and the Module API every layer
+-- inherits (nn/module.lua).  Activations, losses, normalisation and dropout are in
 -- docs/nn_layers.lua.
 -- Format (lua/ltensor/help.lua): { name, signature, description, example }.
 -- Keyword arguments go in a trailing options table that may follow any

@@ -1,5 +1,5 @@
--- Reference entries: generators, samplers and T.distributions (src/l_random.c,
--- src/l_samplers.c, lua/ltensor/distributions.lua), and the special functions
+-- Reference entries: generators, samplers and T.distributions (src/binding/l_random.c,
+-- src/binding/l_samplers.c, lua/ltensor/distributions/), and the special functions
 -- the distributions need.
 -- Format (lua/ltensor/help.lua): { name, signature, description, example }.
 -- Streams do not reproduce PyTorch's numbers; every sampler takes

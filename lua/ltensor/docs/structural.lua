@@ -1,6 +1,6 @@
 -- Reference entries: SPEC §6b construction, structure, fused matrix products,
--- einsum, search/counting and statistics (lua/ltensor/structural.lua,
--- src/l_struct.c, src/l_search.c).
+-- einsum, search/counting and statistics (lua/ltensor/tensor/,
+-- src/binding/l_struct.c, src/binding/l_search.c).
 -- Format (lua/ltensor/help.lua): { name, signature, description, example }.
 return {
   -- construction

@@ -1,0 +1,91 @@
+-- ltensor.autograd.rules_matmul: the backward rules of the matrix products
+-- (mm, bmm, dot, mv, outer, matmul) and of the fused linear layer.
+local T = require "ltensor.core"
+local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
+local H = require "ltensor.autograd.helpers"
+local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local pack, unpack, select, type, mtype = table.pack, table.unpack, select, type, math.type
+local getmetatable = getmetatable
+local is_t, fail, argcheck, check_t = H.is_t, H.fail, H.argcheck, H.check_t
+local need, sum_to, zero_where, keep_where, normdim = H.need, H.sum_to, H.zero_where, H.keep_where, H.normdim
+local is_opts = H.is_opts
+local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to, H.numel_of
+local rules, inplace_rules = H.rules, H.inplace_rules
+-- matrix products ---------------------------------------------------------------
+local function mT(x) return x:transpose(-1, -2) end
+-- mm: the C rule takes every call (src/binding/l_grad_rules.c)
+rules.bmm = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "BmmBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and T.bmm(g, mT(y)) or nil, need(n, 2) and T.bmm(mT(x), g) or nil
+    end }, out
+end
+rules.dot = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "DotBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and y * g or nil, need(n, 2) and x * g or nil
+    end }, out
+end
+rules.mv = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "MvBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and g:unsqueeze(2) * y:unsqueeze(1) or nil, need(n, 2) and T.mv(x:t(), g) or nil
+    end }, out
+end
+rules.outer = function(raw, a, b)
+  local out = raw(a, b)
+  return { name = "MulBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      return need(n, 1) and T.mv(g, y) or nil, need(n, 2) and T.mv(g:t(), x) or nil
+    end }, out
+end
+rules.ger = rules.outer
+rules.matmul = function(raw, a, b)
+  local out = raw(a, b)
+  local da, db = a:dim(), b:dim()
+  local name = (da == 1 and db == 1) and "DotBackward0" or (da == 2 and db == 1) and "MvBackward0"
+    or (da == 2 and db == 2) and "MmBackward0" or (da == 1 and db == 2) and "SqueezeBackward1" or "BmmBackward0"
+  return { name = name, inputs = { a, b }, saved = { a, b, n = 2 },
+    backward = function(n, g)
+      local x, y = n.saved[1], n.saved[2]
+      local dx, dy = x:dim(), y:dim()
+      local ga, gb
+      if dx == 1 and dy == 1 then
+        return need(n, 1) and g * y or nil, need(n, 2) and g * x or nil
+      elseif dx == 1 then       -- (k) @ (..., k, m) -> (..., m)
+        local g2 = g:unsqueeze(-2)
+        if need(n, 1) then ga = T.matmul(g2, mT(y)):squeeze(-2) end
+        if need(n, 2) then gb = T.matmul(x:unsqueeze(2), g2) end
+      elseif dy == 1 then       -- (..., n, k) @ (k) -> (..., n)
+        local g2 = g:unsqueeze(-1)
+        if need(n, 1) then ga = T.matmul(g2, y:unsqueeze(1)) end
+        if need(n, 2) then gb = T.matmul(mT(x), g2):squeeze(-1) end
+      else
+        if need(n, 1) then ga = T.matmul(g, mT(y)) end
+        if need(n, 2) then gb = T.matmul(mT(x), g) end
+      end
+      return ga, gb
+    end }, out
+end
+
+-- the fused linear layer (src/binding/l_grad_linear.c; the engine records it with a C
+-- rule: this one serves the op list and documents the formulas)
+rules._linear = function(raw, x, w, b)
+  local out = raw(x, w, b)
+  return { name = b ~= nil and "AddmmBackward0" or "MmBackward0", inputs = { x, w, b }, ninputs = b ~= nil and 3 or 2,
+    saved = { x, w, n = 2 },
+    backward = function(n, g)
+      local sx, sw = n.saved[1], n.saved[2]
+      local gb
+      if n.ninputs == 3 and need(n, 3) then gb = g:sum(1) end
+      return need(n, 1) and T.mm(g, sw) or nil, need(n, 2) and T.mm(g:t(), sx) or nil, gb
+    end }, out
+end
+return true
