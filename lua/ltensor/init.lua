@@ -28,8 +28,8 @@ for old, new in pairs(OLD_NAMES) do
 end
 
 require "ltensor.print"      -- tostring(t), T.set_printoptions
-require "ltensor.size"       -- T.Size: what t:size() and t.shape return
-require "ltensor.tensor_forms" -- PyTorch spellings: T.finfo/iinfo, T.as_tensor, t:tolist(), t:new_zeros ...
+require "ltensor.tensor.size" -- T.Size: what t:size() and t.shape return
+require "ltensor.tensor.forms" -- PyTorch spellings: T.finfo/iinfo, T.as_tensor, t:tolist(), t:new_zeros ...
 require "ltensor.io"         -- T.save/T.load (safetensors), T.save_npy/T.load_npy
 require "ltensor.autograd"   -- backward, T.no_grad, T.autograd.*
 require "ltensor.tensor"     -- the torch.* surface written in Lua (tensor/*.lua)

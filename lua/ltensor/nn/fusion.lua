@@ -10,7 +10,7 @@
 -- channel), b' = (b - rm) * g / sqrt(rv + eps) + beta, PyTorch's formulas.
 local T = require "ltensor.core"
 local nn = require "ltensor.nn"
-require "ltensor.nn_utils"
+require "ltensor.nn.utils"
 local compat = require "ltensor.compat"
 local table = compat.table
 

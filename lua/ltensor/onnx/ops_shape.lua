@@ -6,7 +6,7 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"
 local math, table = compat.math, compat.table
-local F = require "ltensor.functional"
+local F = require "ltensor.nn.functional"
 local U = require "ltensor.onnx.util"
 
 local O = {}

@@ -1,4 +1,4 @@
--- ltensor.tensor_forms: PyTorch spellings that ported code uses every day
+-- ltensor.tensor.forms: PyTorch spellings that ported code uses every day
 -- (issue 21 item 7): T.finfo / T.iinfo, T.as_tensor, t:tolist(), and the
 -- new_* constructors that take their dtype from an existing tensor.
 local T = require "ltensor.core"

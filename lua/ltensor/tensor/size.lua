@@ -1,4 +1,4 @@
--- ltensor.size: T.Size, what t:size() and t.shape return -- a list of the
+-- ltensor.tensor.size: T.Size, what t:size() and t.shape return -- a list of the
 -- sizes (1-based, `#`, ipairs and table.unpack work as on any list) that
 -- prints as {2, 3} (the REPL's way of showing a list) and compares by value,
 -- as torch.Size does.
