@@ -229,11 +229,34 @@ function Module:children()
   for _, k in ipairs(mods.keys) do if mods.map[k] then out[#out + 1] = mods.map[k] end end
   return out
 end
+-- The named_* lists ({name, value} pairs, as before) are also iterators,
+-- so PyTorch's `for name, p in model:named_parameters() do` works: the
+-- generic for calls the list with the previous name as control (nil at the
+-- start), and gets the next name and value.
+local list_index = setmetatable({}, { __mode = "k" })   -- list -> name -> position
+local NamedList = { __name = "ltensor.nn.NamedList" }
+function NamedList.__call(list, _, prev)
+  local i = 1
+  if prev ~= nil then
+    local pos = list_index[list]
+    if pos == nil then
+      pos = {}
+      for k, pair in ipairs(list) do pos[pair[1]] = k end
+      list_index[list] = pos
+    end
+    i = (pos[prev] or #list) + 1
+  end
+  local pair = list[i]
+  if pair == nil then return nil end
+  return pair[1], pair[2]
+end
+local function named_list(out) return setmetatable(out, NamedList) end
+
 function Module:named_children()
   local out = {}
   local mods = rawget(self, "_modules")
   for _, k in ipairs(mods.keys) do if mods.map[k] then out[#out + 1] = { k, mods.map[k] } end end
-  return out
+  return named_list(out)
 end
 -- named_modules([prefix]): {name, module} for this module ("" or prefix)
 -- and every descendant, depth first in definition order, each module once.
@@ -250,7 +273,7 @@ local function named_modules(self, prefix, out, seen)
 end
 function Module:named_modules(prefix)
   check_type("Module.named_modules", 1, "prefix", prefix, "string", true)
-  return named_modules(self, prefix or "", {}, {})
+  return named_list(named_modules(self, prefix or "", {}, {}))
 end
 function Module:modules()
   local out = {}
@@ -318,7 +341,7 @@ local function prefix_of(fname, prefix)
 end
 function Module:named_parameters(prefix, recurse)
   if recurse == nil then recurse = true end
-  return named_members(self, "_params", prefix_of("Module.named_parameters", prefix), recurse, {}, {}, {})
+  return named_list(named_members(self, "_params", prefix_of("Module.named_parameters", prefix), recurse, {}, {}, {}))
 end
 function Module:parameters(recurse)
   local out = {}
@@ -327,7 +350,7 @@ function Module:parameters(recurse)
 end
 function Module:named_buffers(prefix, recurse)
   if recurse == nil then recurse = true end
-  return named_members(self, "_buffers", prefix_of("Module.named_buffers", prefix), recurse, {}, {}, {})
+  return named_list(named_members(self, "_buffers", prefix_of("Module.named_buffers", prefix), recurse, {}, {}, {}))
 end
 function Module:buffers(recurse)
   local out = {}

@@ -324,7 +324,27 @@ function DataLoader:iter()
     return unpack_batch(collate("utils.data.DataLoader", items))
   end
 end
-DataLoader.__call = DataLoader.iter
+-- `for xb, yb in loader do ... end`, PyTorch's idiom: the generic for calls
+-- loader(nil, control), control nil at the start of each loop, so every loop
+-- is a new epoch (breaking out and looping again starts over); the batches
+-- come from an iterator kept per loader (weak keys).  `loader()` with no
+-- arguments still returns a fresh iterator, as loader:iter() does; two
+-- loops over one loader at the same time want loader:iter() each.
+local epochs = setmetatable({}, { __mode = "k" })
+function DataLoader.__call(self, ...)
+  if select("#", ...) == 0 then return self:iter() end
+  local _, control = ...
+  local it = epochs[self]
+  if control == nil or it == nil then
+    it = self:iter()
+    epochs[self] = it
+  end
+  local function finish(first, ...)
+    if first == nil then epochs[self] = nil end
+    return first, ...
+  end
+  return finish(it())
+end
 
 -- ---------------------------------------------------------------------------
 -- CSV
