@@ -25,7 +25,7 @@ return {
     "local opt = T.optim.LBFGS({w}, {line_search_fn = \"strong_wolfe\"})\nopt:step(function() opt:zero_grad(); local l = f(w); l:backward(); return l end)" },
 
   { "T.optim.lr_scheduler.StepLR", "T.optim.lr_scheduler.StepLR(optimizer, step_size [, {gamma=0.1, last_epoch=-1, verbose=false}])",
-    "Multiplies each group's lr by gamma every step_size epochs. sched:step() once per epoch; sched:get_last_lr(); state_dict()/load_state_dict().",
+    "Multiplies each group's lr by gamma every step_size epochs. sched:step() once per epoch; sched:get_last_lr(); state_dict()/load_state_dict(). Every scheduler also takes PyTorch's forms: its optional arguments positionally in PyTorch's order (StepLR(opt, 30, 0.1)), or everything named in one table (StepLR(opt, {step_size = 30, gamma = 0.1})).",
     "local sched = T.optim.lr_scheduler.StepLR(opt, 30, {gamma = 0.1})\nfor epoch = 1, 100 do train(); sched:step() end" },
   { "T.optim.lr_scheduler.MultiStepLR", "T.optim.lr_scheduler.MultiStepLR(optimizer, milestones [, {gamma=0.1, last_epoch=-1}])",
     "Multiplies the lr by gamma at each epoch listed in milestones (a milestone listed twice applies gamma twice).",

@@ -21,6 +21,7 @@ local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local S = {}
 local mtype = math.type
+local unpack = table.unpack
 
 local fail = util.failer("ltensor.optim.lr_scheduler.")
 local typename = util.typename
@@ -79,8 +80,46 @@ local function class(name, parent)
   return c
 end
 
-local function callable(c, ctor)
-  return setmetatable({}, { __call = function(_, ...) return ctor(...) end, __index = c })
+-- A scheduler class callable in PyTorch's forms as well as ltensor's:
+-- Sched(opt, required... [, opts]) (ltensor), Sched(opt, required...,
+-- optional...) (PyTorch's positional order, `optional` below), and
+-- Sched(opt, {required = ..., optional = ...}) (everything named).
+local function is_opts(v) return type(v) == "table" and getmetatable(v) == nil and v[1] == nil end
+local function callable(c, ctor, required, optional)
+  required, optional = required or {}, optional or {}
+  local nreq = #required
+  local function call(_, opt, ...)
+    local n = select("#", ...)
+    local args = { ... }
+    if nreq > 0 and n == 1 and is_opts(args[1]) and args[1][required[1]] ~= nil then
+      local o, req = {}, {}
+      for k, v in pairs(args[1]) do o[k] = v end
+      for i, name in ipairs(required) do req[i] = o[name] o[name] = nil end
+      req[nreq + 1] = o
+      return ctor(opt, unpack(req, 1, nreq + 1))
+    end
+    if n <= nreq + 1 and (n <= nreq or args[n] == nil or is_opts(args[n])) then return ctor(opt, ...) end
+    local o = {}
+    local last = n
+    if is_opts(args[n]) then
+      for k, v in pairs(args[n]) do o[k] = v end
+      last = n - 1
+    end
+    for i = nreq + 1, last do
+      local name = optional[i - nreq]
+      if name == nil then
+        fail(c._name, "too many arguments (%d after the optimizer; PyTorch's order: %s)", n,
+          table.concat(required, ", ") .. (#optional > 0 and ", " .. table.concat(optional, ", ") or ""))
+      end
+      if args[i] ~= nil then
+        if o[name] ~= nil then fail(c._name, "%s given twice (as argument %d and as an option)", name, i + 1) end
+        o[name] = args[i]
+      end
+    end
+    args[nreq + 1] = o
+    return ctor(opt, unpack(args, 1, nreq + 1))
+  end
+  return setmetatable({}, { __call = call, __index = c })
 end
 
 -- common set-up: initial_lr, base_lrs, and the initial step
@@ -213,7 +252,7 @@ S.LambdaLR = callable(LambdaLR, function(opt, lr_lambda, opts)
     fail(fname, "lr_lambda must be a function or a list of functions, got %s", typename(lr_lambda))
   end
   return init(self, fname, opt, o)
-end)
+end, { "lr_lambda" }, { "last_epoch", "verbose" })
 function LambdaLR:get_lr()
   local out = {}
   for i, b in ipairs(self.base_lrs) do out[i] = b * self.lr_lambdas[i](self.last_epoch) end
@@ -241,7 +280,7 @@ S.StepLR = callable(StepLR, function(opt, step_size, opts)
   end
   local self = setmetatable({ step_size = step_size, gamma = o.gamma }, StepLR)
   return init(self, fname, opt, o)
-end)
+end, { "step_size" }, { "gamma", "last_epoch", "verbose" })
 function StepLR:get_lr()
   if self.last_epoch == 0 or self.last_epoch % self.step_size ~= 0 then return group_lrs(self) end
   local out = group_lrs(self)
@@ -272,7 +311,7 @@ S.MultiStepLR = callable(MultiStepLR, function(opt, milestones, opts)
   table.sort(sorted)
   local self = setmetatable({ milestones = counts, _sorted = sorted, gamma = o.gamma }, MultiStepLR)
   return init(self, fname, opt, o)
-end)
+end, { "milestones" }, { "gamma", "last_epoch", "verbose" })
 function MultiStepLR:get_lr()
   local c = self.milestones[self.last_epoch]
   local out = group_lrs(self)
@@ -308,7 +347,7 @@ S.ConstantLR = callable(ConstantLR, function(opt, opts)
   end
   local self = setmetatable({ factor = o.factor, total_iters = o.total_iters }, ConstantLR)
   return init(self, fname, opt, o)
-end)
+end, {}, { "factor", "total_iters", "last_epoch", "verbose" })
 function ConstantLR:get_lr()
   local out = group_lrs(self)
   if self.last_epoch == 0 then
@@ -343,7 +382,7 @@ S.LinearLR = callable(LinearLR, function(opt, opts)
   local self = setmetatable({ start_factor = o.start_factor, end_factor = o.end_factor,
     total_iters = o.total_iters }, LinearLR)
   return init(self, fname, opt, o)
-end)
+end, {}, { "start_factor", "end_factor", "total_iters", "last_epoch", "verbose" })
 function LinearLR:get_lr()
   local out = group_lrs(self)
   if self.last_epoch == 0 then
@@ -377,7 +416,7 @@ S.ExponentialLR = callable(ExponentialLR, function(opt, gamma, opts)
   if type(gamma) ~= "number" then fail(fname, "gamma must be a number, got %s", typename(gamma)) end
   local self = setmetatable({ gamma = gamma }, ExponentialLR)
   return init(self, fname, opt, o)
-end)
+end, { "gamma" }, { "last_epoch", "verbose" })
 function ExponentialLR:get_lr()
   local out = group_lrs(self)
   if self.last_epoch == 0 then return out end
@@ -401,7 +440,7 @@ S.CosineAnnealingLR = callable(CosineAnnealingLR, function(opt, T_max, opts)
   if type(T_max) ~= "number" or T_max <= 0 then fail(fname, "T_max must be a positive number, got %s", tostring(T_max)) end
   local self = setmetatable({ T_max = T_max, eta_min = o.eta_min }, CosineAnnealingLR)
   return init(self, fname, opt, o)
-end)
+end, { "T_max" }, { "eta_min", "last_epoch", "verbose" })
 function CosineAnnealingLR:get_lr()
   local e, Tm, eta = self.last_epoch, self.T_max, self.eta_min
   local out = group_lrs(self)
@@ -510,7 +549,7 @@ S.OneCycleLR = callable(OneCycleLR, function(opt, max_lr, opts)
     end
   end
   return init(self, fname, opt, o)
-end)
+end, { "max_lr" }, { "total_steps", "epochs", "steps_per_epoch", "pct_start", "anneal_strategy", "cycle_momentum", "base_momentum", "max_momentum", "div_factor", "final_div_factor", "three_phase", "last_epoch", "verbose" })
 function OneCycleLR:get_lr()
   local step = self.last_epoch
   if step > self.total_steps then
@@ -577,7 +616,7 @@ S.SequentialLR = callable(SequentialLR, function(opt, schedulers, milestones, op
   self._schedulers[1]:_initial_step()
   self._last_lr = self._schedulers[1]:get_last_lr()
   return self
-end)
+end, { "schedulers", "milestones" }, { "last_epoch", "verbose" })
 function SequentialLR:step()
   self.last_epoch = self.last_epoch + 1
   local idx = bisect_right(self._milestones, self.last_epoch)   -- 0-based scheduler index
@@ -618,7 +657,7 @@ S.ReduceLROnPlateau = callable(ReduceLROnPlateau, function(opt, opts)
   self.best = self.mode_worse
   self._last_lr = group_lrs(self)
   return self
-end)
+end, {}, { "mode", "factor", "patience", "threshold", "threshold_mode", "cooldown", "min_lr", "eps", "verbose" })
 function ReduceLROnPlateau:is_better(a, best)
   local rel, th = self.threshold_mode == "rel", self.threshold
   if self.mode == "min" then
