@@ -166,7 +166,8 @@ local function log10(v) return math.log(v, 10) end
 -- 2..9 times a decade as short unlabelled ticks; a range of less than two
 -- decades also labels 2 and 5 (or there would be one label or none).
 local function dec_label(k)
-  if k >= -3 and k <= 4 then return (("%." .. math.max(0, -k) .. "f"):format(10 ^ k)) end
+  -- (0 - k, not -k: -0 would print "-0" on Lua 5.1/LuaJIT, an invalid format)
+  if k >= -3 and k <= 4 then return (("%." .. math.max(0, 0 - k) .. "f"):format(10 ^ k)) end
   return ("1e%d"):format(k)
 end
 local function log_ticks(lo, hi)

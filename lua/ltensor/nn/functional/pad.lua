@@ -91,7 +91,7 @@ local function pad(t, pads, mode, value, ...)
       n, l, r = n - a - b, math.max(l, 0), math.max(r, 0)
       if l > n or r > n then fail(fname, "invalid padding: Padding value causes wrapping around more than once.") end
     end
-    local idx = T.arange(-l, n + r)
+    local idx = T.arange(0 - l, n + r)   -- (0 - l: -l of 0 is -0.0, a float, on Lua 5.1/LuaJIT)
     if mode == "reflect" then
       idx = (n - 1) - T.abs((n - 1) - T.abs(idx))
     elseif mode == "replicate" then
