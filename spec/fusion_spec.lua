@@ -135,3 +135,17 @@ describe("Module:fuse", function()
     assert.has_error(function() m:fuse() end, "ltensor.nn.utils.fuse_conv_bn_eval: Fusion only for eval!")
   end)
 end)
+
+describe("the *_weights folding functions' arguments (a fuzz finding)", function()
+  it("refuse a missing or mistyped tensor by name, not with a Lua runtime error", function()
+    local U = T.nn.utils
+    assert.has_error(function() U.fuse_conv_bn_weights(T.ones(2, 1, 1, 1), nil, nil, T.ones(2), 1.5) end,
+      "ltensor.nn.utils.fuse_conv_bn_weights: bad argument #3 'bn_rm' (Tensor expected, got nil)")
+    assert.has_error(function() U.fuse_conv_bn_weights(nil, nil, T.zeros(2), T.ones(2), 1e-5) end,
+      "ltensor.nn.utils.fuse_conv_bn_weights: bad argument #1 'weight' (Tensor expected, got nil)")
+    assert.has_error(function() U.fuse_linear_bn_weights(T.ones(2, 2), nil, T.zeros(2), T.ones(2), 1e-5, "x") end,
+      "ltensor.nn.utils.fuse_linear_bn_weights: bad argument #6 'bn_w' (Tensor expected, got string)")
+    assert.has_error(function() U.fuse_linear_bn_weights(T.ones(2, 2), nil, T.zeros(2), T.ones(2), nil) end,
+      "ltensor.nn.utils.fuse_linear_bn_weights: bad argument #5 'bn_eps' (number expected, got nil)")
+  end)
+end)

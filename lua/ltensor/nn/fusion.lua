@@ -33,13 +33,25 @@ local function check_bn(fname, bn)
   end
 end
 
+-- the tensors of the *_weights functions: 1, 3, 4 required, 2, 6, 7
+-- optional (tensors or nil), 5 a number (a numeric loop: ipairs would stop
+-- at the first nil and check nothing after it)
+local WEIGHT_ARGS = { "weight", "bias", "bn_rm", "bn_rv", "bn_eps", "bn_w", "bn_b" }
+local function check_weights(fname, ...)
+  local args = { ... }
+  for i = 1, 7 do
+    local v, name = args[i], WEIGHT_ARGS[i]
+    if i == 5 then
+      if type(v) ~= "number" then fail(fname, "bad argument #5 'bn_eps' (number expected, got " .. type(v) .. ")") end
+    elseif not is_t(v) and (v ~= nil or i == 1 or i == 3 or i == 4) then
+      fail(fname, "bad argument #" .. i .. " '" .. name .. "' (Tensor expected, got " .. type(v) .. ")")
+    end
+  end
+end
+
 -- fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b [, transpose]) -> w, b (Parameters)
 function M.fuse_conv_bn_weights(conv_w, conv_b, rm, rv, eps, bn_w, bn_b, transpose)
-  local fname = "fuse_conv_bn_weights"
-  for i, t in ipairs({ conv_w, rm, rv }) do
-    if not is_t(t) then fail(fname, "bad argument #" .. ({ 1, 3, 4 })[i] .. " (Tensor expected)") end
-  end
-  if type(eps) ~= "number" then fail(fname, "bad argument #5 'bn_eps' (number expected, got " .. type(eps) .. ")") end
+  check_weights("fuse_conv_bn_weights", conv_w, conv_b, rm, rv, eps, bn_w, bn_b)
   return T.no_grad(function()
     if conv_b == nil then conv_b = T.zeros_like(rm) end
     if bn_w == nil then bn_w = T.ones_like(rm) end
@@ -56,7 +68,10 @@ end
 
 -- fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b) -> w, b (Parameters)
 function M.fuse_linear_bn_weights(lw, lb, rm, rv, eps, bn_w, bn_b)
+  check_weights("fuse_linear_bn_weights", lw, lb, rm, rv, eps, bn_w, bn_b)
   return T.no_grad(function()
+    if bn_w == nil then bn_w = T.ones_like(rm) end
+    if bn_b == nil then bn_b = T.zeros_like(rm) end
     if lb == nil then lb = T.zeros_like(rm) end
     local scale = bn_w * T.rsqrt(rv + eps)
     return nn.Parameter((lw * scale:unsqueeze(-1)):detach()), nn.Parameter(((lb - rm) * scale + bn_b):detach())
