@@ -11,20 +11,14 @@ T.linalg = linalg
 local TMT = T._metatable
 local getmetatable, type, select, pack, unpack = getmetatable, type, select, table.pack, table.unpack
 local math_type, huge = math.type, math.huge
--- The kernels validate their arguments too (LAPACK must never see a bad one);
--- their errors are re-raised without the position of this file.
-local function strip(ok, ...)
-  if ok then return ... end
-  local msg = ...
-  if type(msg) == "string" then msg = msg:gsub("^[^\n]-:%d+: (ltensor%.)", "%1") end
-  error(msg, 0)
-end
+-- The LAPACK kernels (T._lapack_*), which validate their arguments too:
+-- LAPACK must never see a bad one.  Their errors already name the public
+-- function and carry no position (src/binding/l_args.c), so they are called
+-- directly.
 local K = {}
 for _, name in ipairs { "getrf", "getrs", "perm", "geqrf", "orgqr", "solve", "potrf", "qr", "syevd", "geev", "gesdd", "gels", "trsm" } do
-  local f = T["_lapack_" .. name]
-  K[name] = function(...) return strip(pcall(f, ...)) end
+  K[name] = T["_lapack_" .. name]
 end
-
 ---------------------------------------------------------------------------
 -- helpers
 ---------------------------------------------------------------------------
@@ -226,7 +220,6 @@ L.pack = pack
 L.unpack = unpack
 L.math_type = math_type
 L.huge = huge
-L.strip = strip
 L.K = K
 L.is_t = is_t
 L.fail = fail

@@ -8,20 +8,17 @@ local L = require "ltensor.linalg.common"
 local last_info              -- the info of the last LAPACK call a Function made
 local householder_diff       -- defined with householder_product
 local eig_errors, svd_errors = L.eig_errors, L.svd_errors
-local math, table, rawlen, linalg, TMT = L.math, L.table, L.rawlen, L.linalg, L.TMT
-local getmetatable = L.getmetatable
-local type, select, pack, unpack, math_type, huge = L.type, L.select, L.pack, L.unpack, L.math_type, L.huge
-local strip, K, is_t, fail, dname, tname = L.strip, L.K, L.is_t, L.fail, L.dname, L.tname
-local EPS, opts_of, ck, opt_arg, check_tensor = L.EPS, L.opts_of, L.ck, L.opt_arg, L.check_tensor
+local table, linalg = L.table, L.linalg
+local type, select, unpack = L.type, L.select, L.unpack
+local K, is_t, fail = L.K, L.is_t, L.fail
+local opt_arg, check_tensor = L.opt_arg, L.check_tensor
 local check_la = L.check_la
-local check_matrix, check_square, same_dtype, shape_str, copy = L.check_matrix, L.check_square, L.same_dtype, L.shape_str, L.copy
+local check_matrix, check_square, same_dtype = L.check_matrix, L.check_square, L.same_dtype
 local batch_of = L.batch_of
-local cat_shape, prod, broadcast, expand_batch, mT = L.cat_shape, L.prod, L.broadcast, L.expand_batch, L.mT
+local cat_shape = L.cat_shape
 local mH = L.mH
-local conj, real_dtype, eye, diagonal, diag_embed = L.conj, L.real_dtype, L.eye, L.diagonal, L.diag_embed
-local tri = L.tri
-local tril, triu, flat, first_bad, batch_prefix = L.tril, L.triu, L.flat, L.first_bad, L.batch_prefix
-local opt_dims = L.opt_dims
+local eye, diagonal, diag_embed = L.eye, L.diagonal, L.diag_embed
+local tril, first_bad, batch_prefix = L.tril, L.first_bad, L.batch_prefix
 ---------------------------------------------------------------------------
 -- cholesky
 ---------------------------------------------------------------------------

@@ -6,20 +6,17 @@ local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJ
 local autograd = require "ltensor.autograd"
 local L = require "ltensor.linalg.common"
 local eig_errors, svd_errors = L.eig_errors, L.svd_errors
-local math, table, rawlen, linalg, TMT = L.math, L.table, L.rawlen, L.linalg, L.TMT
-local getmetatable = L.getmetatable
-local type, select, pack, unpack, math_type, huge = L.type, L.select, L.pack, L.unpack, L.math_type, L.huge
-local strip, K, is_t, fail, dname, tname = L.strip, L.K, L.is_t, L.fail, L.dname, L.tname
-local EPS, opts_of, ck, opt_arg, check_tensor = L.EPS, L.opts_of, L.ck, L.opt_arg, L.check_tensor
+local math, table, linalg = L.math, L.table, L.linalg
+local type, unpack = L.type, L.unpack
+local K, is_t, fail, dname = L.K, L.is_t, L.fail, L.dname
+local EPS, opts_of, ck, check_tensor = L.EPS, L.opts_of, L.ck, L.check_tensor
 local check_la = L.check_la
-local check_matrix, check_square, same_dtype, shape_str, copy = L.check_matrix, L.check_square, L.same_dtype, L.shape_str, L.copy
+local check_matrix, check_square, same_dtype, shape_str = L.check_matrix, L.check_square, L.same_dtype, L.shape_str
 local batch_of = L.batch_of
 local cat_shape, prod, broadcast, expand_batch, mT = L.cat_shape, L.prod, L.broadcast, L.expand_batch, L.mT
 local mH = L.mH
-local conj, real_dtype, eye, diagonal, diag_embed = L.conj, L.real_dtype, L.eye, L.diagonal, L.diag_embed
-local tri = L.tri
+local conj, real_dtype, eye, diagonal = L.conj, L.real_dtype, L.eye, L.diagonal
 local tril, triu, flat, first_bad, batch_prefix = L.tril, L.triu, L.flat, L.first_bad, L.batch_prefix
-local opt_dims = L.opt_dims
 ---------------------------------------------------------------------------
 -- solve, inv, lu_factor, lu_solve
 ---------------------------------------------------------------------------
