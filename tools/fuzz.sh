@@ -8,8 +8,28 @@ calls=${1:-200000} seconds=${2:-600} seed=${3:-1}
 mkdir -p build/fuzz
 pass=0 fail=0
 echo "== fuzz_api: $calls calls or $seconds s (seed $seed)"
-FUZZ_SECONDS=$seconds FUZZ_LOG=build/fuzz/api.log build/asan/bin/ltensor tools/fuzz_api.lua "$calls" "$seed" > build/fuzz/api.out 2>&1
+# A call stuck inside C (the Lua watchdog of fuzz_api.lua only sees Lua
+# code) stops the log from growing: after FUZZ_STALL seconds without a new
+# line the fuzzer is stopped and the stall is a finding, named by the log's
+# last line, instead of a run that never ends.
+stall=${FUZZ_STALL:-300}
+: > build/fuzz/api.log
+FUZZ_SECONDS=$seconds FUZZ_LOG=build/fuzz/api.log build/asan/bin/ltensor tools/fuzz_api.lua "$calls" "$seed" > build/fuzz/api.out 2>&1 &
+fuzz_pid=$!
+stalled=0
+while kill -0 "$fuzz_pid" 2>/dev/null; do
+  sleep 5
+  age=$(( $(date +%s) - $(stat -c %Y build/fuzz/api.log) ))
+  if [ "$age" -gt "$stall" ] && kill -0 "$fuzz_pid" 2>/dev/null; then
+    stalled=1
+    echo "fuzz_api: STALLED: no call finished for $age s; the call: $(tail -n 1 build/fuzz/api.log)"
+    kill -KILL "$fuzz_pid" 2>/dev/null
+    break
+  fi
+done
+wait "$fuzz_pid"
 rc=$?
+[ $stalled -eq 1 ] && rc=124
 tail -n 5 build/fuzz/api.out
 if [ $rc -eq 0 ] && grep -q 'problems: 0$' build/fuzz/api.out && ! grep -q 'runtime error:' build/fuzz/api.out; then
   pass=$((pass + 1))
