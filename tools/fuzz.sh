@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/fuzz.sh CALLS SECONDS SEED -- the two fuzzers of `make fuzz`, inside
-# the ASan+UBSan build of the ltensor command.  A sanitizer report, a crash
+# the ASan+UBSan build of the ltensor command (FUZZ_LOADER_SECONDS: the
+# loaders' share, SECONDS unless set).  A sanitizer report, a crash
 # or a finding fails the fuzzer; the last line is "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -38,8 +39,9 @@ else
   echo "fuzz_api: FAILED (rc=$rc; the last call is the last line of build/fuzz/api.log: rerun it alone with"
   echo "  FUZZ_ONLY=<its #number> build/asan/bin/ltensor tools/fuzz_api.lua $calls $seed)"
 fi
-echo "== fuzz_loaders: $seconds s of mutated files (seed $seed)"
-build/asan/bin/ltensor tools/fuzz_loaders.lua "$seconds" "$seed" > build/fuzz/loaders.out 2>&1
+loader_seconds=${FUZZ_LOADER_SECONDS:-$seconds}
+echo "== fuzz_loaders: $loader_seconds s of mutated files (seed $seed)"
+build/asan/bin/ltensor tools/fuzz_loaders.lua "$loader_seconds" "$seed" > build/fuzz/loaders.out 2>&1
 rc=$?
 grep -v '^\[fuzz_loaders\]' build/fuzz/loaders.out | tail -n 5
 if [ $rc -eq 0 ] && ! grep -q 'runtime error:' build/fuzz/loaders.out; then
