@@ -87,6 +87,20 @@ void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, in
   }
 }
 
+/* A count of a spec (the number at the top): the inputs or saved values of
+   one call, so at most Lua's stack limit (LUAI_MAXSTACK, 1,000,000: no call
+   has more arguments).  A larger one looped for hours, and INT_MAX
+   overflowed the loop counter (the fuzzer's finding #278439, seed 201). */
+#define AG_MAX_SPEC_COUNT 1000000
+static int spec_count(lua_State *L, const char *fname, const char *what) {
+  int isint = 0;
+  lua_Integer v = lua_tointegerx(L, -1, &isint);
+  if (!isint || v < 0 || v > AG_MAX_SPEC_COUNT)
+    ltl_error(L, fname, "%s must be an integer from 0 to %d (got %s)", what, AG_MAX_SPEC_COUNT,
+              lua_tostring(L, -1));
+  return (int)v;
+}
+
 /* Turn the spec table at `spec` into a node and attach it to the outputs at
    first..last (left in place).  target: the tensor an in-place op wrote (0
    if none).  alias: a tensor whose saved version is v0 (the in-place target
@@ -97,7 +111,7 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   lua_getfield(L, spec, "inputs");
   int inputs = lua_gettop(L);
   int nin;
-  if (lua_getfield(L, spec, "ninputs") == LUA_TNUMBER) nin = (int)lua_tointeger(L, -1);
+  if (lua_getfield(L, spec, "ninputs") == LUA_TNUMBER) nin = spec_count(L, fname, "spec.ninputs");
   else nin = lua_istable(L, inputs) ? (int)lua_rawlen(L, inputs) : 0;
   lua_pop(L, 1);
   /* a spec with ninputs but no inputs table (T._ag_attach's callers build
@@ -121,7 +135,7 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   int nsaved = 0, has_saved = 0;
   if (lua_getfield(L, spec, "saved") == LUA_TTABLE) {
     has_saved = 1;
-    if (lua_getfield(L, -1, "n") == LUA_TNUMBER) nsaved = (int)lua_tointeger(L, -1);
+    if (lua_getfield(L, -1, "n") == LUA_TNUMBER) nsaved = spec_count(L, fname, "spec.saved.n");
     else nsaved = (int)lua_rawlen(L, -2);
     lua_pop(L, 1);
   }
