@@ -480,6 +480,8 @@ static int l_max_pool_bwd(lua_State *L) {
   int tiled = lua_toboolean(L, 5);
   if (codes && !tiled) ltl_error(L, fname, "tap codes need 2x2 windows of stride 2");
   int64_t Ho = go->shape[2], Wo = go->shape[3];
+  /* no windows: the gradient is all zeros (the tiled walk divides by Wo) */
+  if (Ho == 0 || Wo == 0) tiled = codes = 0;
   if (tiled && (2 * Ho > Hi || 2 * Wo > Wi)) ltl_error(L, fname, "2x2 windows do not fit the input");
   lua_settop(L, 4);
   int64_t shape[4] = { go->shape[0], go->shape[1], Hi, Wi };

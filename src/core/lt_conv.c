@@ -627,7 +627,9 @@ void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, vo
               int64_t base = 2 * oh * Wi + 1 + 2 * o0;   /* 1-based flat index of the first tap */        \
               T *c = cb + (oh - oh0) * n;                                                                  \
               for (int64_t i = 0; i < n; i++) {   /* branch-free: the taps are random */                   \
-                int64_t rel = k[i] - base - 2 * i, h = rel >= Wi, l = rel - h * Wi;                        \
+                /* wrapping arithmetic: an index far out of range must give "no tap", not overflow */      \
+                int64_t rel = (int64_t)((uint64_t)k[i] - (uint64_t)(base + 2 * i));                       \
+                int64_t h = rel >= Wi, l = rel - h * Wi;                                                   \
                 int64_t ok = (l == 0) | (l == 1);                                                          \
                 c[i] = (T)(4 - ok * (4 - 2 * h - l));                                                      \
               }                                                                                            \
@@ -664,7 +666,8 @@ DEFINE_POOL2(double, uint64_t, _base, )
                            int64_t lo, int64_t hi) {                                                       \
     int64_t P = g->Hi * g->Wi, Q = g->Ho * g->Wo, Wi = g->Wi;                                              \
     int fast2 = g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 &&       \
-                g->dh == 1 && g->dw == 1 && 2 * g->Ho <= g->Hi && 2 * g->Wo <= g->Wi;                      \
+                g->dh == 1 && g->dw == 1 && 2 * g->Ho <= g->Hi && 2 * g->Wo <= g->Wi &&                   \
+                g->Ho > 0 && g->Wo > 0; /* (no windows: the tiled walk would divide by Wo) */              \
     if (fast2) { /* the common 2x2/2 window, every tap inside the plane */                                 \
       POOL2_PICK(pool2_fwd_##T, in, out, idx, codes, g->Ho, g->Wo, g->Hi, Wi, lo, hi);                     \
       return;                                                                                              \
@@ -807,6 +810,11 @@ void lt_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx,
    row/column), so gin needs no zeroing first and is written in order. */
 void lt_max_pool2_bwd(ltensor_dtype dt, int64_t Ho, int64_t Wo, int64_t Hi, int64_t Wi, const void *gout,
                       const int64_t *idx, const uint8_t *codes, void *gin, int64_t lo, int64_t hi) {
+  if (Ho <= 0 || Wo <= 0) {   /* no windows: zeros (the walk below divides by Wo) */
+    size_t es = dt == LTENSOR_FLOAT32 ? sizeof(float) : sizeof(double);
+    if (hi > lo && Hi * Wi > 0) memset((char *)gin + (size_t)(lo * Hi * Wi) * es, 0, (size_t)((hi - lo) * Hi * Wi) * es);
+    return;
+  }
   if (dt == LTENSOR_FLOAT32) POOL2_PICK(pool2_bwd_float, Ho, Wo, Hi, Wi, gout, idx, codes, gin, lo, hi);
   else POOL2_PICK(pool2_bwd_double, Ho, Wo, Hi, Wi, gout, idx, codes, gin, lo, hi);
 }
