@@ -6,6 +6,7 @@
    transposed copies).  F.linear calls it only for the forms it takes; any
    other goes through matmul + add as before. */
 #include "l_autograd.h"
+#include "lt_mv_split.h"
 #include "lt_blas.h"
 #include "lt_iter.h"
 
@@ -79,12 +80,17 @@ int ltl_linear_fn(lua_State *L) {
     int64_t bs = b->stride[0];
     for (int64_t j = 0; j < O; j++) memcpy(py + j * (int64_t)sz, pb + j * bs * (int64_t)sz, sz);
     for (int64_t i = 1; i < N; i++) memcpy(py + i * O * (int64_t)sz, py, (size_t)O * sz);
-    /* y += x @ w^T: B = w^T is (K x O) with strides (w.stride[1], w.stride[0]) */
+  }
+  /* y (+)= x @ w^T: B = w^T is (K x O) with strides (w.stride[1], w.stride[0]); at batch 1 over the pool */
+  lt_pool *pool = ltl_settings_of(L)->pool;
+  if (lt_mv_split(pool, dt, b != NULL, N, O, K, lt_data(x), x->stride[0], x->stride[1], lt_data(w), w->stride[1],
+                  w->stride[0], py, O, 1))
+    return 1;
+  if (b)
     (ltl_one_thread(L) ? lt_mm_acc_1t : lt_mm_acc)(dt, N, O, K, lt_data(x), x->stride[0], x->stride[1], lt_data(w),
                                                     w->stride[1], w->stride[0], py, O);
-  } else {
+  else
     (ltl_one_thread(L) ? lt_mm_1t : lt_mm)(dt, N, O, K, lt_data(x), x->stride[0], x->stride[1], lt_data(w),
                                             w->stride[1], w->stride[0], py, O, 1);
-  }
   return 1;
 }

@@ -15,6 +15,7 @@
 #include "l_autograd.h"   /* ltl_linear_dtype_check */
 #include "lt_blas.h"
 #include "lt_iter.h"
+#include "lt_mv_split.h"
 #include "lt_parallel.h"
 #include "lt_promote.h"
 
@@ -72,6 +73,10 @@ static void row_strides(const lt_tensor *t, int64_t *rs, int64_t *cs) {
 
 static void mm_into(lua_State *L, lt_tensor *out, const lt_tensor *a, int64_t M, int64_t K, int64_t ars, int64_t acs,
                     const lt_tensor *b, int64_t N, int64_t brs, int64_t bcs) {
+  /* a single row or column (mv, a vector times a matrix) over the pool */
+  if (lt_mv_split(ltl_settings_of(L)->pool, out->dtype, 0, M, N, K, lt_data(a), ars, acs, lt_data(b), brs, bcs,
+                  lt_data(out), N, 1))
+    return;
   /* a large product runs in panels so that Ctrl-C (the interrupt flag)
      stops it within a fraction of a second; the trampoline raises */
   lt_mm_stoppable(&ltl_settings_of(L)->interrupt, ltl_one_thread(L), out->dtype, M, N, K, lt_data(a), ars, acs,

@@ -10,6 +10,7 @@
  * and the gate math, which in Lua would be a dozen tensor ops (and, with
  * autograd, a dozen graph nodes) per step.  Layouts: lt_rnn.h.
  */
+#include "lt_mv_split.h"
 #include <math.h>
 #include <string.h>
 #include "lt_rnn.h"
@@ -197,7 +198,17 @@ typedef struct {
   int64_t Tn, B, G, H, wsz;   /* steps, batch, gates, hidden size, ws row length */
   const rnn_rows *K;
   int one_thread;             /* products on the band's own thread (lt_mm_1t) */
+  lt_pool *pool;              /* a one-row band's product over the pool (lt_mv_split), when not on it */
 } rnn_seq;
+
+/* C (nb x N) = A (nb x K) @ B: a band of one row (batch 1, the per-token
+   step of a language model) spreads over the pool when the band is not
+   already one of the pool's parts */
+static void step_mm(const rnn_seq *q, int64_t nb, int64_t N, int64_t K, const char *A, int64_t ars,
+                    const char *B, int64_t brs, int64_t bcs, char *C) {
+  if (!q->one_thread && nb == 1 && lt_mv_split(q->pool, q->dt, 0, nb, N, K, A, ars, 1, B, brs, bcs, C, N, 1)) return;
+  (q->one_thread ? lt_mm_1t : lt_mm)(q->dt, nb, N, K, A, ars, 1, B, brs, bcs, C, N, 1);
+}
 
 typedef struct {
   rnn_seq q;
@@ -218,7 +229,7 @@ static void rnn_fw_band(void *ctx, int64_t b0, int64_t b1, int part) {
     int64_t t = q->reverse ? Tn - 1 - s : s;
     int64_t tp = q->reverse ? t + 1 : t - 1;
     /* g = h_prev (nb x H) @ W_hh^T (H x GH): W_hh read transposed in place */
-    (q->one_thread ? lt_mm_1t : lt_mm)(q->dt, nb, GH, H, hprev, H, 1, j->pw, 1, H, pg, GH, 1);
+    step_mm(q, nb, GH, H, hprev, H, j->pw, 1, H, pg);
     char *ht = j->py + (size_t)(t * B * H) * es;
     int64_t slot = j->keep ? t : s % 2, pslot = j->keep ? tp : (s + 1) % 2;   /* ws rows of t and t-1 */
     char *wst = j->pws + (size_t)(slot * B * wsz) * es;
@@ -278,7 +289,7 @@ static void rnn_bw_band(void *ctx, int64_t b0, int64_t b1, int part) {
     }
     /* dh_{t-1} = direct part (already in dh) + (dgates or dhh) @ W_hh */
     const char *src = q->mode == LT_RNN_GRU ? dhht : dgt;
-    (q->one_thread ? lt_mm_1t : lt_mm)(q->dt, nb, H, GH, src + (size_t)(b0 * GH) * es, GH, 1, j->pw, H, 1, tmp0, H, 1);
+    step_mm(q, nb, H, GH, src + (size_t)(b0 * GH) * es, GH, j->pw, H, 1, tmp0);
     q->K->vadd(nb * H, dh0, tmp0);
   }
 }
@@ -350,6 +361,11 @@ void lt_rnn_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const void *A,
   /* bands of equal height: the last one may be shorter, so run it apart */
   int64_t nfull = M / band, rest = M - nfull * band;
   j.band = band;
+  /* one row (one step of one sequence): the output's columns over the pool */
+  if (M == 1 && lt_mv_split(pool, dt, 0, M, N, K, A, ars, acs, B, brs, bcs, C, N, 1)) {
+    if (bias) bias_rows(dt, M, N, bias, C);
+    return;
+  }
   int nt = lt_pool_threads(pool);
   double work = 2.0 * (double)M * (double)N * (double)K;
   if ((double)nt > work / RNN_PAR_MIN_WORK) nt = (int)(work / RNN_PAR_MIN_WORK);
@@ -368,7 +384,8 @@ void lt_rnn_mm(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const void *A,
 void lt_rnn_forward(const lt_rnn_fw *a, lt_pool *pool, int one_thread) {
   int64_t Tn = a->Tn, B = a->B, H = a->H, wsz = lt_rnn_ws_row(a->mode, H);
   size_t es = lt_itemsize(a->dt);
-  rnn_fw_job j = { { a->mode, a->reverse, a->dt, Tn, B, lt_rnn_gates(a->mode), H, wsz, rows_for(a->dt), one_thread },
+  rnn_fw_job j = { { a->mode, a->reverse, a->dt, Tn, B, lt_rnn_gates(a->mode), H, wsz, rows_for(a->dt), one_thread,
+                     pool },
                    a->keep, a->xp, a->w_hh, a->b_hh, a->h0, a->c0, a->y, a->ws, a->g };
   if (B * H > 0) run_bands(pool, &j.q, &j, rnn_fw_band);
   /* h_n: the last step's h (h0 when there are no steps) */
@@ -395,7 +412,7 @@ void lt_rnn_backward(const lt_rnn_bw *a, lt_pool *pool, int one_thread) {
     else if (B * H > 0) memset(a->dc0, 0, (size_t)(B * H) * es);
   }
   rnn_bw_job j = { { a->mode, a->reverse, a->dt, Tn, B, lt_rnn_gates(a->mode), H, lt_rnn_ws_row(a->mode, H),
-                     rows_for(a->dt), one_thread },
+                     rows_for(a->dt), one_thread, pool },
                    a->y, a->ws, a->dy, a->w_hh, a->h0, a->c0, a->dxp, a->dh0, a->dc0, a->dhh, a->tmp };
   if (B * H > 0 && Tn > 0) run_bands(pool, &j.q, &j, rnn_bw_band);
 }
