@@ -117,7 +117,7 @@ static int sentinel_gc(lua_State *L) {
   /* a step of alloc_block (a young collection, many per second) is not the
      end of a cycle: ageing there would give back blocks the next ops want
      (alloc_block makes the next sentinel after the step) */
-  if (S->alloc.stepping) return 0;
+  if (S->alloc.stepping || S->alloc.pacing) return 0;
   lt_alloc_age(&S->alloc);
   /* live blocks too: the finalizers of one cycle run in no set order, and
      a storage finalized after this one caches its block then */
@@ -185,7 +185,7 @@ static int push_new_fail(lua_State *L, const char *fmt, ...) {
    once and retry.  Raises "not enough memory". */
 static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nbytes) {
   lt_alloc *A = &S->alloc;
-  A->stepping = 0;   /* a finalizer that raised inside a step below (Lua 5.1 propagates them) left it set */
+  A->stepping = A->pacing = 0;   /* a finalizer that raised inside a step below (Lua 5.1 propagates them) left them set */
   if (!S->sentinel_armed) arm_sentinel(L, S);
   int rc = lt_storage_alloc(s, A, nbytes, 1);
   size_t bsize = lt_alloc_block_size(A, nbytes);
@@ -208,7 +208,14 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
         lt_alloc_stepped(A, rc == LT_ALLOC_OK,
                          (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
       }
-      if (running && rc == LT_ALLOC_NOMEM && lt_alloc_should_collect(A)) collect(L, S);
+      if (running && rc == LT_ALLOC_NOMEM && lt_alloc_should_collect(A)) {
+        /* this cycle looks for dead blocks, it does not mean the cached ones
+           are idle: no ageing at its end (lt_alloc.h, Retention) */
+        A->pacing = 1;
+        collect(L, S);
+        A->pacing = 0;
+        if (!S->sentinel_armed) arm_sentinel(L, S);
+      }
     }
     if (rc == LT_ALLOC_NOMEM) rc = lt_storage_alloc(s, A, nbytes, 0);
   }

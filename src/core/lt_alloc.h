@@ -23,10 +23,15 @@
  * huge pages back them (fewer faults and TLB misses).
  *
  * Retention: the cache keeps at most LT_ALLOC_SLOTS blocks and at most the
- * larger of LT_ALLOC_RETAIN (256 MB) and the bytes of live blocks; beyond
- * that the oldest cached blocks are freed.  lt_alloc_age, called at the end
- * of every collection cycle, frees the blocks that stayed unused for a
- * whole cycle; lt_alloc_trim frees them under pressure.
+ * largest of LT_ALLOC_RETAIN (256 MB), the bytes of live blocks and the peak
+ * of live bytes less the live ones (so live + cached stays within the
+ * program's own peak); beyond that the oldest cached blocks are freed.
+ * lt_alloc_age, called at the end of every collection cycle the program or
+ * Lua's pacing runs, frees the blocks that stayed unused for a whole cycle
+ * (not at the end of the collections the binding runs itself to find
+ * blocks: a training step runs several of those, and a block its forward
+ * pass uses once per step would be given back between two steps);
+ * lt_alloc_trim frees them under pressure.
  *
  * Accounting (what T.memory_stats reports): live = bytes of blocks held by
  * storages (block sizes: the size class, plus 64 bytes of alignment slack
@@ -77,6 +82,7 @@ typedef struct lt_alloc {
   size_t since_step;    /* bytes handed out since the last lt_alloc_stepped */
   size_t step_at;       /* since_step >= step_at: a miss may try a GC step first */
   int stepping;         /* a GC step of lt_alloc_should_step runs: do not age */
+  int pacing;           /* a collection of lt_alloc_should_collect runs: do not age */
   /* counters, for T.memory_stats */
   uint64_t hits;        /* blocks of cacheable sizes taken from the cache */
   uint64_t misses;      /* ... allocated new */
