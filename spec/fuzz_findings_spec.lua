@@ -94,4 +94,28 @@ describe("fuzz findings", function()
     g = T._max_pool_bwd(T.ones(1, 1, 2, 2), idx, 4, 4, true)
     assert.equal(3, g:sum():item())   -- the out-of-range index selects no tap
   end)
+  it("a freed tensor as any operand is refused by name, never read", function()
+    -- "#86226 T.scatter_add arg:#4 freed" (seed 301: a null storage read)
+    local function freed(...) local t = T.ones(...) t:free() return t end
+    local mask = T.tensor({ true, false, true })
+    local cases = {
+      { "scatter_add: bad argument #4", function() return T.scatter_add(T.zeros(3), 1, T.tensor({ 1, 2, 3 }), freed(3)) end },
+      { "scatter: bad argument #4", function() return T.scatter(T.zeros(3), 1, T.tensor({ 1, 2, 3 }), freed(3)) end },
+      { "scatter_add_: bad argument #3", function() return T.zeros(3):scatter_add_(1, T.tensor({ 1 }), freed(1)) end },
+      { "setindex: value tensor was freed", function() local x = T.zeros(3) x[1] = freed(1) end },
+      { "where: bad argument #2", function() return T.where(mask, freed(3), 0) end },
+      { "clamp: bad argument #3", function() return T.clamp(T.zeros(3), nil, freed(3)) end },
+      { "index_put: value tensor was freed", function() return T.index_put(T.zeros(3), { T.tensor({ 1 }) }, freed(1)) end },
+      { "index_add: bad argument #3", function() return T.zeros(3):index_add(1, T.tensor({ 1 }), freed(1)) end },
+      { "cat: tensor 2 in the list was freed", function() return T.cat({ T.zeros(3), freed(3) }) end },
+      { "lerp: bad argument #3", function() return T.lerp(T.zeros(3), T.ones(3), freed(3)) end },
+      { "gather: bad argument #1", function() return T.gather(freed(3), 1, T.tensor({ 1 })) end },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(c[2])
+      assert.is_false(ok, c[1])
+      assert.is_truthy(tostring(err):find("ltensor." .. c[1], 1, true), tostring(err))
+      assert.is_truthy(tostring(err):find("freed", 1, true), tostring(err))
+    end
+  end)
 end)
