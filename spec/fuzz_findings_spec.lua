@@ -110,6 +110,9 @@ describe("fuzz findings", function()
       { "cat: tensor 2 in the list was freed", function() return T.cat({ T.zeros(3), freed(3) }) end },
       { "lerp: bad argument #3", function() return T.lerp(T.zeros(3), T.ones(3), freed(3)) end },
       { "gather: bad argument #1", function() return T.gather(freed(3), 1, T.tensor({ 1 })) end },
+      -- a metamethod's error names the op ("add"), not "__add"
+      { "add: bad argument #2", function() return T.zeros(3) + freed(3) end },
+      { "neg: bad argument #1", function() return -freed(3) end },
     }
     for _, c in ipairs(cases) do
       local ok, err = pcall(c[2])

@@ -26,10 +26,20 @@ static const char *const internal_names[][2] = {
   {"_xent", "cross_entropy"}, {"_linear", "linear"},
   {NULL, NULL}};
 static int is_internal(const char *name) { return name[0] == '_' && name[1] != '_'; }
+/* A metamethod reports the op's name: a + b fails in "add", not "__add". */
+static const char *const meta_names[][2] = {
+  {"__add", "add"}, {"__sub", "sub"}, {"__mul", "mul"}, {"__div", "div"}, {"__mod", "remainder"},
+  {"__idiv", "floor_divide"}, {"__pow", "pow"}, {"__unm", "neg"}, {"__band", "bitwise_and"},
+  {"__bor", "bitwise_or"}, {"__bxor", "bitwise_xor"}, {"__shl", "bitwise_left_shift"},
+  {"__shr", "bitwise_right_shift"}, {"__bnot", "bitwise_not"}, {"__index", "index"},
+  {"__newindex", "setindex"}, {"__eq", "eq"}, {"__lt", "lt"}, {"__le", "le"}, {"__concat", "cat"},
+  {NULL, NULL}};
 static const char *public_name(const char *name) {
-  if (!is_internal(name)) return name;
-  for (int i = 0; internal_names[i][0]; i++)
-    if (strcmp(name, internal_names[i][0]) == 0) return internal_names[i][1];
+  const char *const (*table)[2] = is_internal(name) ? internal_names
+                                : name[0] == '_' && name[1] == '_' ? meta_names : NULL;
+  if (table)
+    for (int i = 0; table[i][0]; i++)
+      if (strcmp(name, table[i][0]) == 0) return table[i][1];
   return name;
 }
 

@@ -163,16 +163,7 @@ void ltl_alloc_open(lua_State *L, ltl_settings *S) {
 /* The name an allocation error gives: the function ltensor registered and
    is running (ltl_push_new has no fname parameter). */
 static int push_new_fail(lua_State *L, const char *fmt, ...) {
-  /* a metamethod reports the op's name: a + b fails in "add" */
-  static const char *const meta[][2] = {
-    {"__add", "add"}, {"__sub", "sub"}, {"__mul", "mul"}, {"__div", "div"}, {"__mod", "remainder"},
-    {"__idiv", "floor_divide"}, {"__pow", "pow"}, {"__unm", "neg"}, {"__band", "bitwise_and"},
-    {"__bor", "bitwise_or"}, {"__bxor", "bitwise_xor"}, {"__shl", "bitwise_left_shift"},
-    {"__shr", "bitwise_right_shift"}, {"__bnot", "bitwise_not"}, {"__index", "index"},
-    {"__newindex", "setindex"}, {NULL, NULL}};
-  const char *fname = ltl_running_name(L);
-  for (int i = 0; meta[i][0]; i++)
-    if (strcmp(fname, meta[i][0]) == 0) { fname = meta[i][1]; break; }
+  const char *fname = ltl_running_name(L);   /* a metamethod: the op's name (l_args.c) */
   va_list ap;
   va_start(ap, fmt);
   const char *msg = lua_pushvfstring(L, fmt, ap);
