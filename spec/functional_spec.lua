@@ -441,4 +441,19 @@ describe("cross_entropy's fused reduction", function()
       assert.is_true(T.autograd.grad((g * g):sum(), { x })[1]:abs():sum():item() > 0)
     end
   end)
+  it("relu6 and hardtanh: PyTorch's forward (clamp, -0.0 kept) and its gradient (zero at the bounds, one at NaN)", function()
+    -- torch.nn.functional.relu6(tensor([nan, -0., 7, -1, 3, 0, 6])) = [nan, -0., 6, 0, 3, 0, 6];
+    -- its gradient [1, 0, 0, 0, 1, 0, 0]
+    local x = T.tensor({ 0 / 0, -0.0, 7, -1, 3, 0, 6 })
+    for _, y in ipairs({ F.relu6(x), F.hardtanh(x, 0.0, 6.0) }) do
+      assert.equal(-math.huge, 1 / y[2]:item())
+      assert.same({ 6, 0, 3, 0, 6 }, y:narrow(1, 3, 5):tolist())
+    end
+    local xi = x:clone()
+    assert.equal(xi, F.relu6(xi, true))
+    assert.same({ 6, 0, 3, 0, 6 }, xi:narrow(1, 3, 5):tolist())
+    local xg = x:clone():requires_grad_()
+    F.relu6(xg):sum():backward()
+    assert.same({ 1, 0, 0, 0, 1, 0, 0 }, xg.grad:tolist())
+  end)
 end)

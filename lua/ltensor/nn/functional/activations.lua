@@ -187,7 +187,14 @@ function F.hardtanh(x, ...)
     -- integral input keeps its dtype: the bounds cast to it (truncated), as PyTorch's
     local function toint(v) return math.tointeger(v) or math.tointeger(v >= 0 and math.floor(v) or math.ceil(v)) end
     y = T.clamp(x, toint(lo), toint(hi))
+  elseif not (x.requires_grad and T.is_grad_enabled()) then
+    -- no gradient to record: PyTorch's forward itself, one clamp pass (the
+    -- where form below took 42% of mobilenet_v2's inference in four passes;
+    -- it also turned -0.0 into 0.0, which clamp keeps, as PyTorch does)
+    if o.inplace then return x:clamp_(lo, hi) end
+    y = T.clamp(x, lo, hi)
   else
+    -- the gradient flows strictly inside (lo, hi) and through NaN, as PyTorch's
     y = T.where(T.le(x, lo), lo, T.where(T.ge(x, hi), hi, x))
   end
   return inplace_result(x, y, o.inplace)
