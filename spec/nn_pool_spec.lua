@@ -57,4 +57,26 @@ describe("max_pool2d backward of 2x2 windows", function()
     F.max_pool2d(x, 2):sum():backward()
     assert.same({ 0, 2, 4, 4 }, x.grad.shape)
   end)
+  it("max_pool2d's values alone (inference) equal the indexed walk's for any window, stride, padding, dilation, NaN", function()
+    -- without indices the pool runs output rows one tap at a time; with
+    -- return_indices the window-by-window walk: the values must agree
+    local F = T.nn.functional
+    T.manual_seed(3)
+    local cases = 0
+    for trial = 1, 200 do
+      local H, W = (trial * 7) % 13 + 1, (trial * 5) % 11 + 1
+      local k, s, d = trial % 4 + 1, trial % 3 + 1, (trial % 5 == 0) and 2 or 1
+      local p = math.floor(trial / 4) % (math.floor(k / 2) + 1)
+      local span = (k - 1) * d + 1
+      if span - 2 * p <= H and span - 2 * p <= W then
+        local x = T.randn(2, 3, H, W)
+        if trial % 7 == 0 then x[1][2][1][1] = 0 / 0 end
+        local y = F.max_pool2d(x, k, s, p, d)
+        local yi = F.max_pool2d(x, k, s, p, d, false, true)
+        assert.is_true(T.equal(y:nan_to_num(-99), yi:nan_to_num(-99)), ("H %d W %d k %d s %d p %d d %d"):format(H, W, k, s, p, d))
+        cases = cases + 1
+      end
+    end
+    assert.is_true(cases > 100)
+  end)
 end)

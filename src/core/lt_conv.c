@@ -662,6 +662,37 @@ DEFINE_POOL2(double, uint64_t, _base, )
 #undef DEFINE_POOL2
 
 #define DEFINE_POOL(T)                                                                                      \
+  /* The maximum of every window without its index: for each output row, each                              \
+     valid tap (i, j) updates the whole row of maxima (a strided walk of one                               \
+     input row that vectorises), instead of one window at a time with the                                 \
+     index bookkeeping (the 3x3/2 stem pool of resnet18 was 9% of its                                      \
+     inference).  NaN wins, as in the windowed walk; a window with no tap                                  \
+     inside the input is -inf. */                                                                          \
+  static void max_pool_rows_##T(const lt_pool_geom *g, const T *in, T *out, int64_t lo, int64_t hi) {      \
+    const int64_t Hi = g->Hi, Wi = g->Wi, Ho = g->Ho, Wo = g->Wo, sw = g->sw, dw = g->dw;                  \
+    for (int64_t p = lo; p < hi; p++) {                                                                    \
+      const T *x = in + p * Hi * Wi;                                                                       \
+      for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
+        T *restrict yr = out + (p * Ho + oh) * Wo;                                                         \
+        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = (T)-INFINITY;                                         \
+        int64_t h0 = oh * g->sh - g->ph, i0, i1;                                                           \
+        valid_range(g->kh, g->dh, h0, Hi, &i0, &i1);                                                       \
+        for (int64_t i = i0; i < i1; i++) {                                                                \
+          const T *restrict row = x + (h0 + i * g->dh) * Wi;                                               \
+          for (int64_t j = 0; j < g->kw; j++) {                                                            \
+            /* the outputs whose tap j lies inside the row: 0 <= ow*sw - pw + j*dw < Wi */                 \
+            int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                         \
+            int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                    \
+            if (b > Wo) b = Wo;                                                                            \
+            for (int64_t ow = a; ow < b; ow++) {                                                           \
+              T v = row[ow * sw + off], m = yr[ow];                                                        \
+              yr[ow] = ((v > m) | (v != v)) ? v : m;                                                       \
+            }                                                                                              \
+          }                                                                                                \
+        }                                                                                                  \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
   static void max_pool_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, uint8_t *codes,      \
                            int64_t lo, int64_t hi) {                                                       \
     int64_t P = g->Hi * g->Wi, Q = g->Ho * g->Wo, Wi = g->Wi;                                              \
@@ -670,6 +701,10 @@ DEFINE_POOL2(double, uint64_t, _base, )
                 g->Ho > 0 && g->Wo > 0; /* (no windows: the tiled walk would divide by Wo) */              \
     if (fast2) { /* the common 2x2/2 window, every tap inside the plane */                                 \
       POOL2_PICK(pool2_fwd_##T, in, out, idx, codes, g->Ho, g->Wo, g->Hi, Wi, lo, hi);                     \
+      return;                                                                                              \
+    }                                                                                                      \
+    if (!idx) { /* values only (inference): whole output rows, one tap at a time */                         \
+      max_pool_rows_##T(g, in, out, lo, hi);                                                               \
       return;                                                                                              \
     }                                                                                                      \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
