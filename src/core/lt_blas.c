@@ -2,7 +2,8 @@
    allows it, an exact C loop otherwise.  See lt_blas.h. */
 #include <limits.h>
 #include "lt_blas.h"
-#include "lt_gemm.h"   /* the built-in gemm: BLAS=none, and mid-sized products */
+#include "lt_gemm.h"   /* the built-in gemm: BLAS=none, and what OpenBLAS cannot read */
+#include "lt_gemm_tiles.h"
 #ifdef LT_BLAS_NONE
 typedef int blasint;
 #else
@@ -121,6 +122,27 @@ static int try_blas(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const cha
   return 1;
 }
 
+/* A float product that must stay on the calling thread (a mid-sized one, or
+   any under T.set_num_threads(1)) through OpenBLAS in tiles under its
+   threading size (lt_gemm_tiles): the built-in gemm it went to before ran
+   a transformer's products at half OpenBLAS's speed (its packing was a
+   third of the time).  1 if done; 0 if a layout needs another path. */
+static int tiled_blas(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars, int64_t acs,
+                      const char *B, int64_t brs, int64_t bcs, char *C, int64_t ldc, int accumulate) {
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return 0;
+  if (M > BLAS_MAX || N > BLAS_MAX || K > BLAS_MAX || ldc > BLAS_MAX || M <= 1 || N <= 1) return 0;
+  int64_t lda = 0, ldb = 0;
+  int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
+  if (!la || !lb) return 0;
+  if (dt == LTENSOR_FLOAT32)
+    lt_gemm_tiles_f32(la == 2, lb == 2, M, N, K, (const float *)(const void *)A, lda, (const float *)(const void *)B,
+                      ldb, accumulate ? 1.0f : 0.0f, (float *)(void *)C, ldc);
+  else
+    lt_gemm_tiles_f64(la == 2, lb == 2, M, N, K, (const double *)(const void *)A, lda,
+                      (const double *)(const void *)B, ldb, accumulate ? 1.0 : 0.0, (double *)(void *)C, ldc);
+  return 1;
+}
+
 #endif /* LT_BLAS_NONE */
 
 /* ---- the C loop, one instance per dtype ---------------------------------- */
@@ -226,6 +248,7 @@ static int mm_acc(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K,
       return 0;
     }
   }
+  if (tiled_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, ldc, 1)) return 0;
 #endif
   int r = dt == LTENSOR_FLOAT32
     ? lt_gemm_f32(M, N, K, 1.0f, (const float *)(const void *)A, ars, acs, (const float *)(const void *)B, brs, bcs, 1.0f,
@@ -275,9 +298,11 @@ static void mm(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K, co
 #ifdef LT_BLAS_NONE
   if (lt_blas_dtype(dt) && lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
 #else
-  if ((mid_size(dt, M, N, K) || (serial && blas_would_thread(dt, M, N, K))) &&
-      lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0)
-    return;
+  if (mid_size(dt, M, N, K) || (serial && blas_would_thread(dt, M, N, K))) {
+    int64_t ldc;
+    if (layout(M, N, crs, ccs, &ldc) == 1 && tiled_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, ldc, 0)) return;
+    if (lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
+  }
   if (lt_blas_dtype(dt) && try_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs)) return;
 #endif
   naive_fn fn = NULL;

@@ -1,47 +1,16 @@
 /* lt_conv.c -- convolution (im2col + BLAS gemm), pooling and interpolation
    kernels for float32/float64.  See lt_conv.h for the layout conventions.
 
-   The gemms call cblas directly rather than lt_mm because the weight
+   The gemms go through lt_gemm_tiles rather than lt_mm because the weight
    gradient accumulates over samples (beta = 1), which lt_mm does not offer.
    The binding validates every size before a kernel runs (all positive and
    within blasint), so OpenBLAS never sees a bad argument. */
-#ifdef LT_BLAS_NONE
-#include "lt_gemm.h"          /* make BLAS=none: the built-in gemm */
-#else
-#include <cblas.h>
-#ifndef OPENBLAS_CONST
-typedef int blasint;          /* a non-OpenBLAS cblas.h: LP64 ints */
-#endif
-#endif
 #include <math.h>
 #include <string.h>
 #include "lt_conv.h"
+#include "lt_gemm_tiles.h"
 #include "lt_cpu.h"
 
-/* ---- per-dtype primitives ------------------------------------------------- */
-#ifdef LT_BLAS_NONE
-/* row-major op(A) (M x K) with leading dimension lda: strides (lda, 1), or
-   (1, lda) when transposed */
-static inline void gemm_float(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                              const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-  lt_gemm_f32(M, N, K, 1.0f, A, ta ? 1 : lda, ta ? lda : 1, B, tb ? 1 : ldb, tb ? ldb : 1, beta, C, ldc, 1);
-}
-static inline void gemm_double(int ta, int tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
-                               const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
-  lt_gemm_f64(M, N, K, 1.0, A, ta ? 1 : lda, ta ? lda : 1, B, tb ? 1 : ldb, tb ? ldb : 1, beta, C, ldc, 1);
-}
-#else
-static inline void gemm_float(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                              const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)M,
-              (blasint)N, (blasint)K, 1.0f, A, (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
-}
-static inline void gemm_double(int ta, int tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
-                               const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)M,
-              (blasint)N, (blasint)K, 1.0, A, (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
-}
-#endif
 
 /* First and one-past-last output index o in [0, n) whose input position
    o*s + off lies in [0, len). */
@@ -65,24 +34,9 @@ static int is_direct(const lt_conv_geom *g) {
          g->Ws == g->Wb;
 }
 
-/* OpenBLAS 0.3.21 runs a gemm on its own threads once M*N*K passes
-   65536 * 4, and offers no per-call thread count (openblas_set_num_threads
-   is process-wide).  So every product here is cut into tiles under that
-   size (gemm_tiles): OpenBLAS then always runs on the calling thread, and
-   threads come from one place, the state's pool (the binding splits the
-   work), at any T.set_num_threads.  Tiles of 64x64x64 run at OpenBLAS's
-   one-thread speed or better on the conv shapes (126-164 GFLOP/s on the
-   resnet18 products, against 115-158 for one whole call: each tile's packed
-   operands stay in L1/L2); cutting rows only, as before, made 1-2-row gemms
-   of the 512-channel layers that re-packed all of B each call.  BLAS=none:
-   the built-in gemm never threads, and gets the product whole. */
-#ifdef LT_BLAS_NONE
-#define GEMM_WHOLE 1
-#else
-#define GEMM_WHOLE 0
-#endif
-#define GEMM_SERIAL_MNK 262144
-#define GEMM_TILE 64
+/* Products go through lt_gemm_tiles (tiles OpenBLAS runs on the calling
+   thread; the binding splits the work over the state's pool). */
+#define GEMM_SERIAL_MNK LT_GEMM_SERIAL_MNK
 
 /* The im2col (col2im) block: a whole image while its columns fit in
    COL_BYTES, so that the per-channel-and-tap work of im2col/col2im is paid
@@ -133,50 +87,14 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
 
 #define FLOAT_TYPES(X) X(float) X(double)
 
-/* C (M x N, ldc) = op(A) (M x K) @ op(B) + beta C, in tiles of at most
-   GEMM_SERIAL_MNK multiply-adds (GEMM_TILE rows and K values, or all of K
-   up to twice that; N takes the rest of the budget); the K tiles after the
-   first add (beta = 1). */
-#define DEFINE_GEMM_TILES(T)                                                                                \
-  static void gemm_tiles_##T(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,     \
-                             const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {                         \
-    if (M <= 0 || N <= 0) return;                                                                          \
-    if (GEMM_WHOLE || K <= 0 || (double)M * (double)N * (double)K <= (double)GEMM_SERIAL_MNK) { \
-      if (K > 0) gemm_##T(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);                                  \
-      else if (beta == 0) for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(T) * (size_t)N);  \
-      return;                                                                                              \
-    }                                                                                                      \
-    if ((double)M * (double)N * (double)K <= 4.0 * GEMM_SERIAL_MNK) {                                    \
-      /* a small product (a few-channel CNN): bands of rows with K whole, the fewest calls */             \
-      int64_t parts = (int64_t)((double)M * (double)N * (double)K / GEMM_SERIAL_MNK) + 1, rb;             \
-      rb = (M + parts - 1) / parts;                                                                        \
-      for (int64_t m0 = 0; m0 < M; m0 += rb)                                                               \
-        gemm_##T(ta, tb, M - m0 < rb ? M - m0 : rb, N, K, ta ? A + m0 : A + m0 * lda, lda, B, ldb, beta,  \
-                 C + m0 * ldc, ldc);                                                                       \
-      return;                                                                                              \
-    }                                                                                                      \
-    /* the K tiles depend on K alone, so that the row blocks and channel slices the binding cuts for       \
-       threads (products over 4 x GEMM_SERIAL_MNK) sum every value in the same order */                    \
-    int64_t kb = K <= 2 * GEMM_TILE ? K : GEMM_TILE, mb = M < GEMM_TILE ? M : GEMM_TILE;                   \
-    int64_t nb = GEMM_SERIAL_MNK / (mb * kb);                                                              \
-    if (nb > 16) nb -= nb % 16;   /* whole vector columns: 64x48x72 tiles ran 1.4x faster than 64x56x72 */ \
-    if (nb > N) nb = N;                                                                                    \
-    if (nb < 1) nb = 1;                                                                                    \
-    for (int64_t m0 = 0; m0 < M; m0 += mb) {                                                               \
-      int64_t m = M - m0 < mb ? M - m0 : mb;                                                               \
-      for (int64_t n0 = 0; n0 < N; n0 += nb) {                                                             \
-        int64_t n = N - n0 < nb ? N - n0 : nb;                                                             \
-        for (int64_t k0 = 0; k0 < K; k0 += kb) {                                                           \
-          int64_t k = K - k0 < kb ? K - k0 : kb;                                                           \
-          const T *a = ta ? A + k0 * lda + m0 : A + m0 * lda + k0;                                         \
-          const T *b = tb ? B + n0 * ldb + k0 : B + k0 * ldb + n0;                                         \
-          gemm_##T(ta, tb, m, n, k, a, lda, b, ldb, k0 == 0 ? beta : (T)1, C + m0 * ldc + n0, ldc);       \
-        }                                                                                                  \
-      }                                                                                                    \
-    }                                                                                                      \
-  }
-FLOAT_TYPES(DEFINE_GEMM_TILES)
-#undef DEFINE_GEMM_TILES
+static inline void gemm_tiles_float(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  lt_gemm_tiles_f32(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+                                     const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+  lt_gemm_tiles_f64(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
 
 #define DEFINE_CONV(T)                                                                                      \
   /* im2col of one group's big image (Cb planes) for small rows [r0, r1):                                  \
