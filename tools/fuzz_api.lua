@@ -579,6 +579,12 @@ local function main(iters, seed, filter)
     local recs = C.records[tgt.name]
     local descs = {}
     local a, n, self, fn
+    -- building the arguments runs library code too (constructors, tensor
+    -- makers): the same watchdog, with the traceback of what never returned
+    local tb0 = clock()
+    debug.sethook(function()
+      if clock() - tb0 > call_limit then error(debug.traceback("fuzz: building the arguments timed out", 2), 0) end
+    end, "", 100000)
     local okb, berr = pcall(function()
       if recs then
         local rec = recs[math.random(#recs)]
@@ -612,7 +618,13 @@ local function main(iters, seed, filter)
       end
       if math.random(2) == 1 then G.grad_inputs(C, a, n) descs[#descs + 1] = "grad-inputs" end
     end)
-    if not okb then descs[#descs + 1] = "build failed: " .. tostring(berr) a, n = {}, 0 end
+    debug.sethook()
+    if only then io.stderr:write("[fuzz] build: ", tostring(okb), " ", tostring(berr), " ", table.concat(descs, "; "):sub(1, 3000), "\n") end
+    if not okb and tostring(berr):find("^fuzz: building the arguments timed out") then
+      io.stderr:write(("[fuzz] #%d %s: %s\n"):format(i, tgt.name, berr))
+      counts.build_timeout = (counts.build_timeout or 0) + 1
+    end
+    if not okb then descs[#descs + 1] = "build failed: " .. tostring(berr):match("^[^\n]*") a, n = {}, 0 end
     if tgt.kind == "method" then
       if type(self) == "table" then
         fn = function(...) return tgt.fn(self, ...) end
