@@ -79,4 +79,19 @@ describe("max_pool2d backward of 2x2 windows", function()
     end
     assert.is_true(cases > 100)
   end)
+  it("max_pool2d's indices follow PyTorch's rule: first tap, first maximum, last NaN", function()
+    -- torch.nn.functional.max_pool2d(x, k, s, p, d, return_indices=True) + 1
+    local nan = 0 / 0
+    local x = T.tensor({ { 1, 3, 3, 0, 2 }, { 3, 1, nan, 2, 2 }, { 0, 0, 5, 5, 1 }, { 2, 2, 2, 2, 2 } }):reshape(1, 1, 4, 5)
+    local cases = {
+      { 3, 2, 1, 1, { 2, 8, 5, 6, 8, 14 } },
+      { 2, 1, 0, 1, { 2, 8, 8, 5, 6, 8, 8, 14, 16, 13, 13, 14 } },
+      { 2, 2, 1, 2, { 7, 9, 9, 17, 9, 9 } },
+      { 3, 1, 1, 1, { 2, 8, 8, 8, 5, 2, 8, 8, 8, 14, 6, 8, 8, 8, 14, 16, 13, 13, 13, 14 } },
+    }
+    for _, c in ipairs(cases) do
+      local _, idx = T.nn.functional.max_pool2d(x, c[1], c[2], c[3], c[4], false, true)
+      assert.same(c[5], idx:reshape({ -1 }):tolist())
+    end
+  end)
 end)

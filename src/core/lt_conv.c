@@ -586,26 +586,43 @@ DEFINE_POOL2(double, uint64_t, _base, )
      index bookkeeping (the 3x3/2 stem pool of resnet18 was 9% of its                                      \
      inference).  NaN wins, as in the windowed walk; a window with no tap                                  \
      inside the input is -inf. */                                                                          \
-  static void max_pool_rows_##T(const lt_pool_geom *g, const T *in, T *out, int64_t lo, int64_t hi) {      \
+  static void max_pool_rows_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, int64_t lo,      \
+                                int64_t hi) {                                                              \
     const int64_t Hi = g->Hi, Wi = g->Wi, Ho = g->Ho, Wo = g->Wo, sw = g->sw, dw = g->dw;                  \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
       const T *x = in + p * Hi * Wi;                                                                       \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
         T *restrict yr = out + (p * Ho + oh) * Wo;                                                         \
-        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = (T)-INFINITY;                                         \
+        int64_t *restrict ir = idx ? idx + (p * Ho + oh) * Wo : NULL;                                      \
         int64_t h0 = oh * g->sh - g->ph, i0, i1;                                                           \
         valid_range(g->kh, g->dh, h0, Hi, &i0, &i1);                                                       \
+        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = (T)-INFINITY;                                         \
+        if (ir) /* PyTorch's rule: the index starts at the window's first tap (1-based; 0: no tap) */     \
+          for (int64_t ow = 0; ow < Wo; ow++) {                                                            \
+            int64_t w0 = ow * sw - g->pw, j0, j1;                                                          \
+            valid_range(g->kw, dw, w0, Wi, &j0, &j1);                                                      \
+            ir[ow] = i0 < i1 && j0 < j1 ? (h0 + i0 * g->dh) * Wi + w0 + j0 * dw + 1 : 0;                   \
+          }                                                                                                \
         for (int64_t i = i0; i < i1; i++) {                                                                \
-          const T *restrict row = x + (h0 + i * g->dh) * Wi;                                               \
+          const int64_t rbase = (h0 + i * g->dh) * Wi;                                                     \
+          const T *restrict row = x + rbase;                                                               \
           for (int64_t j = 0; j < g->kw; j++) {                                                            \
             /* the outputs whose tap j lies inside the row: 0 <= ow*sw - pw + j*dw < Wi */                 \
             int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                         \
             int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                    \
             if (b > Wo) b = Wo;                                                                            \
-            for (int64_t ow = a; ow < b; ow++) {                                                           \
-              T v = row[ow * sw + off], m = yr[ow];                                                        \
-              yr[ow] = ((v > m) | (v != v)) ? v : m;                                                       \
-            }                                                                                              \
+            if (ir) /* taps in window order: the first maximum and the last NaN win */                     \
+              for (int64_t ow = a; ow < b; ow++) {                                                         \
+                T v = row[ow * sw + off], m = yr[ow];                                                      \
+                int take = (v > m) | (v != v);                                                             \
+                yr[ow] = take ? v : m;                                                                     \
+                ir[ow] = take ? rbase + ow * sw + off + 1 : ir[ow];                                        \
+              }                                                                                            \
+            else                                                                                           \
+              for (int64_t ow = a; ow < b; ow++) {                                                         \
+                T v = row[ow * sw + off], m = yr[ow];                                                      \
+                yr[ow] = ((v > m) | (v != v)) ? v : m;                                                     \
+              }                                                                                            \
           }                                                                                                \
         }                                                                                                  \
       }                                                                                                    \
@@ -621,8 +638,8 @@ DEFINE_POOL2(double, uint64_t, _base, )
       POOL2_PICK(pool2_fwd_##T, in, out, idx, codes, g->Ho, g->Wo, g->Hi, Wi, lo, hi);                     \
       return;                                                                                              \
     }                                                                                                      \
-    if (!idx) { /* values only (inference): whole output rows, one tap at a time */                         \
-      max_pool_rows_##T(g, in, out, lo, hi);                                                               \
+    if (!codes) { /* whole output rows, one tap at a time */                                              \
+      max_pool_rows_##T(g, in, out, idx, lo, hi);                                                          \
       return;                                                                                              \
     }                                                                                                      \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
