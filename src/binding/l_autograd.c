@@ -114,6 +114,15 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   if (lua_getfield(L, spec, "ninputs") == LUA_TNUMBER) nin = spec_count(L, fname, "spec.ninputs");
   else nin = lua_istable(L, inputs) ? (int)lua_rawlen(L, inputs) : 0;
   lua_pop(L, 1);
+  /* autograd.Function's count of forward outputs (its backward loops over
+     them: inf looped forever, the long fuzz run's seed 501 #440477) */
+  if (lua_getfield(L, spec, "fn_nout") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TNUMBER)
+      ltl_error(L, fname, "spec.fn_nout must be an integer from 0 to %d (got %s)", AG_MAX_SPEC_COUNT,
+                luaL_typename(L, -1));
+    spec_count(L, fname, "spec.fn_nout");
+  }
+  lua_pop(L, 1);
   /* a spec with ninputs but no inputs table (T._ag_attach's callers build
      it in Lua): lua_rawgeti on a non-table crashed */
   if (nin > 0 && !lua_istable(L, inputs))
