@@ -7,6 +7,7 @@ local help = require "ltensor.help"
 local out = assert(arg[1], "usage: gen_doc.lua OUTDIR")
 
 local TITLES = { core = "Tensors: creation, dtypes, settings, attributes", ops = "Elementwise operations",
+  inplace = "In-place operations (t:op_())",
   views = "Views, indexing, joining", reductions = "Reductions, sorting, matrix products",
   structural = "Structure, einsum, search and statistics", linalg = "Linear algebra (T.linalg)",
   random = "Random numbers, generators and distributions",
