@@ -84,6 +84,6 @@ for _, k in ipairs(names) do
   local o = OPS[k]
   local example = o[3] .. "\n" .. o[4] .. (o[5] and ("   -- t is " .. o[5]) or ("   -- t holds T." .. k .. " of its old values"))
   E[#E + 1] = { "Tensor:" .. k .. "_", ("t:%s_(%s)"):format(k, o[1]),
-    ("The in-place form of T.%s: t = %s."):format(k, o[2]) .. COMMON, example, see = { "T." .. k } }
+    ("t = %s: the in-place form of T.%s."):format(o[2], k) .. COMMON, example, see = { "T." .. k } }
 end
 return E
