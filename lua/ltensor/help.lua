@@ -63,16 +63,111 @@ end
 
 local function is_public_key(k) return type(k) == "string" and k:match("^[%a][%w_]*$") ~= nil end
 
--- The methods of the module API every layer inherits ("T.nn.Module:parameters"):
--- the functions stored on the T.nn.Module class itself (`new` is the
--- constructor behind `Net(...)`, not a method).
-local function class_methods()
-  local out = {}
-  local M = T.nn and T.nn.Module
-  if type(M) ~= "table" then return out end
-  for k, v in pairs(M) do
-    if is_public_key(k) and k ~= "new" and type(v) == "function" then out[#out + 1] = { "T.nn.Module:" .. k, v } end
+-- The classes whose objects users call methods on ("model:parameters()",
+-- "opt:step()", "sched:get_last_lr()", "loader:iter()"), by namespace: each
+-- family's base class (every layer is a T.nn.Module, every optimizer a
+-- T.optim.Optimizer, every scheduler an LRScheduler) documents the methods
+-- its classes share, as "T.nn.Module:parameters"; a class documents the
+-- methods it adds, as "T.nn.Sequential:append".  virtual: methods every
+-- class of the family defines though the base does not.
+local FAMILIES = {
+  { ns = "T.nn", base = "Module" },
+  { ns = "T.optim", base = "Optimizer" },
+  { ns = "T.optim.lr_scheduler", base = "LRScheduler", virtual = { get_lr = true } },
+  { ns = "T.utils.data" },
+}
+help.FAMILIES = FAMILIES
+-- methods a class redefines with the meaning the base documents
+local GENERIC = { init = true, forward = true, extra_repr = true, step = true, state_dict = true,
+  load_state_dict = true, get_lr = true, zero_grad = true, add_param_group = true }
+
+-- The attributes a tensor has besides its methods ("Tensor.shape"): what
+-- ltl_tensor_index (src/binding/l_attr.c) answers.
+help.TENSOR_ATTRIBUTES = { "shape", "dtype", "ndim", "requires_grad", "grad", "grad_fn", "is_leaf", "data", "T" }
+
+local function resolve(path)
+  local t = T
+  for part in path:gmatch("[^.]+") do
+    if part ~= "T" then
+      if type(t) ~= "table" then return nil end
+      t = t[part]
+    end
   end
+  return t
+end
+
+-- the public function-valued keys reachable from a class table (its own,
+-- then through each __index table: a constructor proxy's class, a
+-- subclass's parent)
+local function method_keys(c)
+  local keys, seen, t = {}, {}, c
+  while type(t) == "table" and not seen[t] do
+    seen[t] = true
+    for k, v in pairs(t) do
+      if is_public_key(k) and type(v) == "function" and not seen[k] then seen[k] = true keys[#keys + 1] = k end
+    end
+    local mt = getmetatable(t)
+    t = type(mt) == "table" and rawget(mt, "__index") or nil
+  end
+  table.sort(keys)
+  return keys
+end
+
+local function is_class(v)
+  if type(v) ~= "table" then return false end
+  if rawget(v, "_classname") then return true end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and rawget(mt, "__call") ~= nil
+end
+
+-- is k defined at class c itself (not inherited)?  c is a T.nn class, or a
+-- constructor proxy whose __index is the class
+local function defined_at(c, k)
+  if rawget(c, k) ~= nil then return true end
+  if rawget(c, "_classname") then return false end
+  local mt = getmetatable(c)
+  local idx = type(mt) == "table" and rawget(mt, "__index") or nil
+  return type(idx) == "table" and rawget(idx, k) ~= nil
+end
+
+-- functions of a class called on the class, not on an object
+local CLASS_FUNCTIONS = { from_pretrained = true }
+
+-- {qualified name, function} for every documented method of a class: the
+-- base's methods, then each class's own (defined there, not inherited from
+-- a documented parent, and not a GENERIC redefinition); memoised
+local class_method_list
+local function class_methods()
+  if class_method_list then return class_method_list end
+  local out = {}
+  for _, f in ipairs(FAMILIES) do
+    local ns = resolve(f.ns)
+    local base = f.base and type(ns) == "table" and ns[f.base] or nil
+    if type(base) == "table" then
+      local q = f.ns .. "." .. f.base .. ":"
+      for _, k in ipairs(method_keys(base)) do
+        if k ~= "new" then out[#out + 1] = { q .. k, base[k] } end
+      end
+      for k in pairs(f.virtual or {}) do out[#out + 1] = { q .. k } end
+    end
+    if type(ns) == "table" then
+      local classes = {}
+      for name, c in pairs(ns) do
+        if is_public_key(name) and c ~= base and is_class(c) then classes[#classes + 1] = name end
+      end
+      table.sort(classes)
+      for _, name in ipairs(classes) do
+        local c = ns[name]
+        for _, k in ipairs(method_keys(c)) do
+          local v, bv = c[k], base and base[k]
+          if k ~= "new" and defined_at(c, k) and ((bv == nil and not (f.virtual or {})[k]) or (bv ~= v and not GENERIC[k])) then
+            out[#out + 1] = { f.ns .. "." .. name .. (CLASS_FUNCTIONS[k] and "." or ":") .. k, v }
+          end
+        end
+      end
+    end
+  end
+  class_method_list = out
   return out
 end
 
@@ -97,6 +192,7 @@ function help.public_names()
     end
   end
   for _, m in ipairs(class_methods()) do names[#names + 1] = m[1] end
+  for _, a in ipairs(help.TENSOR_ATTRIBUTES) do names[#names + 1] = "Tensor." .. a end
   table.sort(names)
   return names
 end
@@ -119,7 +215,7 @@ local function build_reverse()
     end
   end
   for _, m in ipairs(class_methods()) do
-    if reverse[m[2]] == nil then reverse[m[2]] = m[1] end
+    if m[2] ~= nil and reverse[m[2]] == nil then reverse[m[2]] = m[1] end
   end
 end
 

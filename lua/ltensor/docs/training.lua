@@ -77,4 +77,14 @@ return {
   { "T.write_csv", "T.write_csv(path, t [, {header=names, delimiter=\",\"}])",
     "Writes a 1-D or 2-D tensor as CSV (atomically), floats with the fewest digits that read back exactly.",
     "local path = os.tmpname()\nT.write_csv(path, T.randn(10, 3), {header = {\"x\", \"y\", \"z\"}})\nos.remove(path)" },
+  -- the methods of the data classes: help("DataLoader:iter"), help("TensorDataset:get")
+  { "T.utils.data.DataLoader:iter", "loader:iter() -> iterator",
+    "A fresh iterator over one epoch of batches (reshuffled when shuffle is set), each batch as several values: for xb, yb in loader:iter() do ... end. `for xb, yb in loader do` does the same (each loop is an epoch); iter gives independent iterators, for two loops over the same loader at once. #loader is the number of batches (Lua 5.1 and LuaJIT ignore __len on tables: loader:__len() there).",
+    "local ds = T.utils.data.TensorDataset(T.randn(10, 3), T.arange(10))\nlocal loader = T.utils.data.DataLoader(ds, {batch_size = 4})\nlocal it = loader:iter()\nlocal xb, yb = it()   -- the first batch: 4 x 3 and 4\nfor xb, yb in loader:iter() do print(xb:size(1)) end   -- 4 4 2" },
+  { "T.utils.data.TensorDataset:get", "ds:get(i) -> t1[i], t2[i], ...",
+    "Sample i (1-based; negative from the end) as several values: row i of each tensor. ds[i] gives them as a table; a dataset of your own for a DataLoader is any table with get(i) (or [i]) and a length (__len).",
+    "local ds = T.utils.data.TensorDataset(T.randn(5, 3), T.tensor({1, 0, 1, 1, 0}))\nlocal x, y = ds:get(2)   -- a tensor of 3 values, a 0-dim label" },
+  { "T.utils.data.Subset:get", "subset:get(i)",
+    "Sample i of the subset: the sample at its i-th index in the underlying dataset (1-based).",
+    "local ds = T.utils.data.TensorDataset(T.arange(10))\nlocal sub = T.utils.data.Subset(ds, {10, 5})\nprint(sub:get(1))   -- tensor(9): row 10 of 0..9" },
 }
