@@ -272,22 +272,134 @@ local function render(e)
   return table.concat(lines, "\n")
 end
 
--- Resolve a string: a qualified name, a short name ("sum" -> T.sum or
--- Tensor:sum), "t:view".
+-- Names for the class part of "Class:method" / "Class.attribute": the
+-- family bases by their PyTorch names, and the words code uses for a tensor.
+local CLASS_ALIASES = { Module = "T.nn.Module", Optimizer = "T.optim.Optimizer",
+  LRScheduler = "T.optim.lr_scheduler.LRScheduler", Scheduler = "T.optim.lr_scheduler.LRScheduler",
+  lr_scheduler = "T.optim.lr_scheduler.LRScheduler", Dataset = "T.utils.data.TensorDataset",
+  -- the variable names examples and PyTorch code use
+  model = "T.nn.Module", module = "T.nn.Module", m = "T.nn.Module", net = "T.nn.Module", layer = "T.nn.Module",
+  opt = "T.optim.Optimizer", optimizer = "T.optim.Optimizer", optim = "T.optim.Optimizer",
+  sched = "T.optim.lr_scheduler.LRScheduler", scheduler = "T.optim.lr_scheduler.LRScheduler",
+  loader = "T.utils.data.DataLoader", dl = "T.utils.data.DataLoader", ds = "T.utils.data.TensorDataset",
+  dataset = "T.utils.data.TensorDataset" }
+local TENSOR_WORDS = { Tensor = true, t = true, x = true, tensor = true }
+
+-- the qualified name and family of a class named by its short or qualified name
+local function find_class(cls)
+  if CLASS_ALIASES[cls] then cls = CLASS_ALIASES[cls] end
+  local short = cls:match("([%w_]+)$")
+  for _, f in ipairs(FAMILIES) do
+    local q = f.ns .. "." .. short
+    if (cls == short or cls == q) then
+      local ns = resolve(f.ns)
+      local c = type(ns) == "table" and ns[short] or nil
+      if is_class(c) or (c ~= nil and short == f.base) then return q, c, f end
+    end
+  end
+  return nil
+end
+
+-- "Class:method" or "Class.attribute": the class's own entry, the entry of
+-- the same function under the class that defines it (GRU:flatten_parameters
+-- is RNNBase's), else the family base's (SGD:step is Optimizer:step)
+local function lookup_member(cls, sep, m)
+  if TENSOR_WORDS[cls] then
+    for _, q in ipairs(sep == "." and { "Tensor." .. m, "Tensor:" .. m, "T." .. m } or { "Tensor:" .. m, "T." .. m, "Tensor." .. m }) do
+      if by_name[q] then return by_name[q], q end
+    end
+    return nil
+  end
+  local q, c, f = find_class(cls)
+  if not q then return nil end
+  for _, n in ipairs({ q .. ":" .. m, q .. "." .. m }) do
+    if by_name[n] then return by_name[n], n end
+  end
+  local v = c[m]
+  if type(v) == "function" then
+    local n = help.name_of(v)
+    if n and by_name[n] then return by_name[n], n end
+  end
+  if f.base then
+    local n = f.ns .. "." .. f.base .. ":" .. m
+    if by_name[n] then return by_name[n], n end
+  end
+  return nil
+end
+
+-- Resolve a string: a qualified name, "Class:method" ("Module:forward",
+-- "SGD:step", "Tensor.grad", "t:view"), a short name ("sum" -> T.sum or
+-- Tensor:sum, "step" -> Optimizer:step).
 local function lookup_string(s)
   load()
   if by_name[s] then return by_name[s], s end
+  local cls, sep, m = s:match("^([%w_.]-[%w_]+)([:.])([%w_]+)$")
+  if cls then
+    local e, q = lookup_member(cls, sep, m)
+    if e then return e, q end
+  end
   local short = s:match("^[%w_]+[:%.]([%w_]+)$") or s
-  for _, q in ipairs({ "T." .. short, "Tensor:" .. short, "T.nn." .. short, "T.nn.functional." .. short,
+  for _, q in ipairs({ "T." .. short, "Tensor:" .. short, "Tensor." .. short, "T.nn." .. short, "T.nn.functional." .. short,
                        "T.linalg." .. short, "T.optim." .. short, "T.nn.Module:" .. short,
                        "T.nn.init." .. short, "T.nn.utils." .. short, "T.distributions." .. short,
-                       "T.optim.lr_scheduler." .. short, "T.utils.data." .. short }) do
+                       "T.optim.lr_scheduler." .. short, "T.utils.data." .. short,
+                       "T.optim.Optimizer:" .. short, "T.optim.lr_scheduler.LRScheduler:" .. short,
+                       "T.utils.data.DataLoader:" .. short }) do
     if by_name[q] then return by_name[q], q end
   end
   return nil
 end
 
 -- help(x) -> text.  x: a function, a module table, a class, or a name.
+-- The class of an object users call methods on: a module ("T.nn.Linear",
+-- or its own class name), an optimizer, a scheduler, a loader, a dataset
+-- (their metatables carry "ltensor.optim.SGD"-style __name); nil otherwise.
+local function object_class(x)
+  if type(x) ~= "table" then return nil end
+  if T.nn and T.nn.is_module and T.nn.is_module(x) then
+    local cls = x._classname
+    return "T.nn." .. tostring(cls), "T.nn.Module"
+  end
+  local mt = getmetatable(x)
+  local n = type(mt) == "table" and rawget(mt, "__name")
+  if type(n) == "string" and n:match("^ltensor%.") and not rawget(x, "__index") then
+    return "T." .. n:sub(9)
+  end
+  return nil
+end
+
+-- help(obj) for a module, optimizer, scheduler, loader or dataset: its
+-- class's entry and the methods documented for it
+local function describe_object(x)
+  local q, fallback = object_class(x)
+  if not q then return nil end
+  load()
+  local cq, _, f = find_class(q)
+  local prefixes = { q .. ":" }
+  if f and f.base then prefixes[2] = f.ns .. "." .. f.base .. ":" end
+  if not cq and fallback then prefixes[2] = fallback .. ":" end
+  local methods, seen = {}, {}
+  for _, e in ipairs(entries) do
+    for _, p in ipairs(prefixes) do
+      local m = e.name:sub(1, #p) == p and e.name:sub(#p + 1)
+      if m and not seen[m] then seen[m] = true methods[#methods + 1] = m end
+    end
+  end
+  table.sort(methods)
+  local short = q:match("([%w_]+)$")
+  local ask = cq and short or (fallback or q):match("([%w_]+)$")
+  local example = methods[1] or "?"
+  for _, m in ipairs({ "parameters", "step", "iter", "get" }) do
+    if seen[m] then example = m break end
+  end
+  local lines = {}
+  local e = by_name[q]
+  if e then lines[1] = render(e) .. "\n" else lines[1] = "an object of class " .. short .. "\n" end
+  lines[#lines + 1] = ("Methods (help(\"%s:<method>\"), e.g. help(\"%s:%s\")):"):format(ask, ask, example)
+  lines[#lines + 1] = "  " .. table.concat(methods, ", ")
+  return table.concat(lines, "\n")
+end
+
 function help.help(x, asked)
   if x == nil and type(asked) == "string" and asked ~= "" then
     return ("no documentation for '%s' (it is nil)"):format(asked)
@@ -295,7 +407,12 @@ function help.help(x, asked)
   if x == nil then
     return table.concat({
       "help(f) or ?f shows the documentation of a function, method, class or module:",
-      "  help(T.zeros)   help(\"view\")   ?T.nn.Linear   ?T.linalg",
+      "  help(T.zeros)   help(\"view\")   ?T.nn.Linear   ?T.linalg   help(\"add_\") (in place)",
+      "Methods of objects, as \"Class:method\" (PyTorch's class names, or the usual variable names):",
+      "  help(\"Module:forward\")   help(\"Optimizer:step\")   help(\"StepLR:get_last_lr\")   help(\"DataLoader:iter\")",
+      "  help(\"model:parameters\")   help(\"opt:zero_grad\")   help(\"sched:step\")   help(opt.step)",
+      "  help(model), help(opt), help(loader): the object's class and its methods",
+      "Tensor attributes, as \"Tensor.name\": help(\"Tensor.grad\")   help(\"x.shape\")   help(\"grad_fn\")",
       "Reference: doc/index.html (make doc).  Tab completes names, fields and methods."
     }, "\n")
   end
@@ -309,7 +426,8 @@ function help.help(x, asked)
   end
   if getmetatable(x) == T._metatable then
     return "a tensor: " .. tostring(x.dtype) .. " of size {" .. table.concat(x.shape, ", ") ..
-           "}; help(\"Tensor:<method>\") documents a method, e.g. help(\"view\")"
+           "}; help(\"Tensor:<method>\") documents a method, e.g. help(\"view\"), and help(\"Tensor.<attribute>\") an attribute (" ..
+           table.concat(help.TENSOR_ATTRIBUTES, ", ") .. ")"
   end
   name = help.name_of(x)
   if name then
@@ -318,6 +436,8 @@ function help.help(x, asked)
     e = base_entry(name)
     if e then return name:gsub("^Tensor:", "t:") .. "(...): the in-place form of " .. e.name .. "\n\n" .. render(e) end
   end
+  local obj = describe_object(x)
+  if obj then return obj end
   if type(x) == "table" then
     -- a namespace: list its documented names with their one-line summaries
     for _, ns in ipairs(namespaces()) do
