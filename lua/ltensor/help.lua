@@ -45,6 +45,7 @@ local function namespaces()
   end
   add("T.nn", T.nn)
   add("T.nn.functional", T.nn and T.nn.functional)
+  add("T.nn.Transformer", T.nn and T.nn.Transformer)
   add("T.nn.init", T.nn and T.nn.init)
   add("T.nn.utils", T.nn and T.nn.utils)
   add("T.nn.utils.rnn", T.nn and T.nn.utils and T.nn.utils.rnn)
@@ -75,7 +76,15 @@ local FAMILIES = {
   { ns = "T.optim", base = "Optimizer" },
   { ns = "T.optim.lr_scheduler", base = "LRScheduler", virtual = { get_lr = true } },
   { ns = "T.utils.data" },
+  -- distributions: every method a class defines is the base's, and the
+  -- properties (d.mean, d.variance, ...) are attributes: "Distribution.mean"
+  { ns = "T.distributions", base = "Distribution", all_generic = true,
+    virtual = { log_prob = true, cdf = true, icdf = true, enumerate_support = true },
+    attributes = { mean = true, variance = true, stddev = true, mode = true, probs = true, logits = true,
+      covariance_matrix = true, precision_matrix = true, scale_tril = true, batch_shape = true, event_shape = true } },
 }
+-- objects whose class is not in a namespace: their metatable is
+local OBJECT_METATABLES = { { "T.nn.utils.rnn.PackedSequence", "T.nn.utils.rnn.PackedSequence_mt" } }
 help.FAMILIES = FAMILIES
 -- methods a class redefines with the meaning the base documents
 local GENERIC = { init = true, forward = true, extra_repr = true, step = true, state_dict = true,
@@ -136,19 +145,23 @@ local CLASS_FUNCTIONS = { from_pretrained = true }
 -- {qualified name, function} for every documented method of a class: the
 -- base's methods, then each class's own (defined there, not inherited from
 -- a documented parent, and not a GENERIC redefinition); memoised
-local class_method_list
+local class_method_list, override_list
 local function class_methods()
   if class_method_list then return class_method_list end
-  local out = {}
+  local out, overrides = {}, {}
   for _, f in ipairs(FAMILIES) do
     local ns = resolve(f.ns)
     local base = f.base and type(ns) == "table" and ns[f.base] or nil
+    local attributes = f.attributes or {}
     if type(base) == "table" then
-      local q = f.ns .. "." .. f.base .. ":"
+      local q = f.ns .. "." .. f.base
       for _, k in ipairs(method_keys(base)) do
-        if k ~= "new" then out[#out + 1] = { q .. k, base[k] } end
+        if k ~= "new" and not attributes[k] then out[#out + 1] = { q .. ":" .. k, base[k] } end
       end
-      for k in pairs(f.virtual or {}) do out[#out + 1] = { q .. k } end
+      for k in pairs(f.virtual or {}) do out[#out + 1] = { q .. ":" .. k } end
+      for k in pairs(attributes) do
+        out[#out + 1] = { q .. "." .. k, type(base[k]) == "function" and base[k] or nil }
+      end
     end
     if type(ns) == "table" then
       local classes = {}
@@ -160,14 +173,27 @@ local function class_methods()
         local c = ns[name]
         for _, k in ipairs(method_keys(c)) do
           local v, bv = c[k], base and base[k]
-          if k ~= "new" and defined_at(c, k) and ((bv == nil and not (f.virtual or {})[k]) or (bv ~= v and not GENERIC[k])) then
+          local inherited = bv ~= nil or (f.virtual or {})[k] or attributes[k]
+          local generic = f.all_generic or GENERIC[k]
+          if k ~= "new" and defined_at(c, k) and (not inherited or (bv ~= v and not generic)) then
             out[#out + 1] = { f.ns .. "." .. name .. (CLASS_FUNCTIONS[k] and "." or ":") .. k, v }
+          elseif k ~= "new" and inherited and bv ~= v and type(v) == "function" then
+            -- a redefinition: help(opt.step) of an LBFGS is Optimizer:step's entry
+            overrides[#overrides + 1] = { f.ns .. "." .. f.base .. (attributes[k] and "." or ":") .. k, v }
           end
         end
       end
     end
   end
-  class_method_list = out
+  for _, o in ipairs(OBJECT_METATABLES) do
+    local mt = resolve(o[2])
+    if type(mt) == "table" then
+      for k, v in pairs(mt) do
+        if is_public_key(k) and type(v) == "function" then out[#out + 1] = { o[1] .. ":" .. k, v } end
+      end
+    end
+  end
+  class_method_list, override_list = out, overrides
   return out
 end
 
@@ -216,6 +242,9 @@ local function build_reverse()
   end
   for _, m in ipairs(class_methods()) do
     if m[2] ~= nil and reverse[m[2]] == nil then reverse[m[2]] = m[1] end
+  end
+  for _, m in ipairs(override_list) do
+    if reverse[m[2]] == nil then reverse[m[2]] = m[1] end
   end
 end
 
@@ -282,13 +311,17 @@ local CLASS_ALIASES = { Module = "T.nn.Module", Optimizer = "T.optim.Optimizer",
   opt = "T.optim.Optimizer", optimizer = "T.optim.Optimizer", optim = "T.optim.Optimizer",
   sched = "T.optim.lr_scheduler.LRScheduler", scheduler = "T.optim.lr_scheduler.LRScheduler",
   loader = "T.utils.data.DataLoader", dl = "T.utils.data.DataLoader", ds = "T.utils.data.TensorDataset",
-  dataset = "T.utils.data.TensorDataset" }
+  dataset = "T.utils.data.TensorDataset", Distribution = "T.distributions.Distribution",
+  dist = "T.distributions.Distribution", d = "T.distributions.Distribution" }
 local TENSOR_WORDS = { Tensor = true, t = true, x = true, tensor = true }
 
 -- the qualified name and family of a class named by its short or qualified name
 local function find_class(cls)
   if CLASS_ALIASES[cls] then cls = CLASS_ALIASES[cls] end
   local short = cls:match("([%w_]+)$")
+  for _, o in ipairs(OBJECT_METATABLES) do
+    if cls == o[1] or short == o[1]:match("([%w_]+)$") then return o[1], resolve(o[2]) or {}, {} end
+  end
   for _, f in ipairs(FAMILIES) do
     local q = f.ns .. "." .. short
     if (cls == short or cls == q) then
@@ -321,8 +354,9 @@ local function lookup_member(cls, sep, m)
     if n and by_name[n] then return by_name[n], n end
   end
   if f.base then
-    local n = f.ns .. "." .. f.base .. ":" .. m
-    if by_name[n] then return by_name[n], n end
+    for _, n in ipairs({ f.ns .. "." .. f.base .. ":" .. m, f.ns .. "." .. f.base .. "." .. m }) do
+      if by_name[n] then return by_name[n], n end
+    end
   end
   return nil
 end

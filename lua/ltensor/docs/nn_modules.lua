@@ -352,4 +352,9 @@ return {
     "local emb = T.nn.Embedding.from_pretrained(T.randn(10, 3))\nemb(T.tensor({1, 4}))   -- rows 1 and 4: 2 x 3" },
   { N .. "RNNBase:flatten_parameters", "rnn:flatten_parameters()", "Does nothing (PyTorch compacts cuDNN weights there); kept so that ported code runs. Also on RNN, LSTM and GRU.",
     "local lstm = T.nn.LSTM(4, 8)\nlstm:flatten_parameters()" },
+  { "T.nn.Transformer.generate_square_subsequent_mask", "T.nn.Transformer.generate_square_subsequent_mask(sz [, {dtype=}])",
+    "The causal attention mask of PyTorch's nn.Transformer: an sz x sz float tensor with 0 on and below the diagonal and -inf above, to add to attention scores (attn_mask) so that position i attends to positions 1..i only.",
+    "local mask = T.nn.Transformer.generate_square_subsequent_mask(3)\nprint(mask)   -- 0 -inf -inf / 0 0 -inf / 0 0 0" },
+  { "T.nn.utils.rnn.PackedSequence:to", "packed:to(dtype)", "A PackedSequence with its data converted to dtype (batch_sizes and the sort indices unchanged); as Module:to for a packed batch.",
+    "local packed = T.nn.utils.rnn.pack_padded_sequence(T.randn(3, 2, 4), {3, 2})\nprint(packed:to(T.float64).data.dtype)   -- ltensor.float64" },
 }
