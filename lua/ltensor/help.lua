@@ -14,7 +14,7 @@ local T = require "ltensor.core"
 local help = {}
 
 -- The documentation areas, in the order `make doc` lists them.
-help.AREAS = { "core", "ops", "inplace", "views", "reductions", "structural", "composites", "linalg", "random", "autograd", "nn", "nn_layers", "nn_modules", "optim", "training", "io", "onnx", "env" }
+help.AREAS = { "core", "ops", "inplace", "views", "reductions", "structural", "linalg", "random", "autograd", "nn", "nn_layers", "nn_modules", "optim", "training", "io", "onnx", "env" }
 
 local entries, by_name
 local function load()

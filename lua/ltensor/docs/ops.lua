@@ -117,4 +117,36 @@ add("T.equal", "T.equal(a, b)", "true if a and b have the same shape and values 
 add("T.allclose", "T.allclose(a, b [, {rtol=1e-5, atol=1e-8, equal_nan=false}])", "true if every |a - b| <= atol + rtol * |b| (complex too: the modulus; NaN in either part is NaN).", "local x = T.tensor({1.5, 2.5})\nT.allclose(x, x + 1e-7)   -- true")
 add("T.isclose", "T.isclose(a, b [, {rtol=, atol=, equal_nan=}])", "Elementwise closeness (bool result).", "T.isclose(T.tensor({1.5, 2.5}), T.tensor({1.5, 2.6}))   -- true, false")
 add("T.masked_fill", "T.masked_fill(t, mask, value)", "A copy of t with value where the bool mask is true; in place as masked_fill_.", "local x = T.tensor({-1.5, 0.5, -2.5})\nx:masked_fill(x:lt(0), 0)   -- 0, 0.5, 0")
+for _, e in ipairs({
+  -- more pointwise functions (addcmul ... i0)
+  { "T.addcmul", "T.addcmul(input, t1, t2 [, {value=1}])",
+    "input + value * t1 * t2, broadcast together in the three tensors' promoted dtype (a fractional value is truncated for integer tensors, as PyTorch 1.13). Differentiable. `t:addcmul_(t1, t2 [, {value=}])` works in place.",
+    "T.addcmul(T.zeros(2), T.tensor({1.0, 2.0}), T.tensor({3.0, 4.0}), {value = 0.5})   -- 1.5, 4" },
+  { "T.addcdiv", "T.addcdiv(input, t1, t2 [, {value=1}])",
+    "input + value * t1 / t2 (true division), broadcast together; t1 and t2 may not both be integral. Differentiable. `t:addcdiv_(t1, t2 [, {value=}])` works in place.",
+    "T.addcdiv(T.ones(2), T.tensor({1.0, 3.0}), T.tensor({2.0, 4.0}), {value = 2})   -- 2, 2.5" },
+  { "T.heaviside", "T.heaviside(input, values)",
+    "The Heaviside step: 0 where input < 0, 1 where input > 0, values where input == 0 (NaN gives 0). Both tensors of the same real dtype, broadcast together. Not differentiable: backward through it raises, as in PyTorch.",
+    "T.heaviside(T.tensor({-1.5, 0, 2}), T.tensor({0.5}))   -- 0, 0.5, 1" },
+  { "T.gcd", "T.gcd(a, b)",
+    "The elementwise greatest common divisor (non-negative) of integer tensors, or a tensor and a Lua integer; gcd(0, 0) = 0. `t:gcd_(b)` works in place.",
+    "T.gcd(T.tensor({12, -18, 0}), T.tensor({8, 12, 5}))   -- 4, 6, 5" },
+  { "T.lcm", "T.lcm(a, b)",
+    "The elementwise least common multiple (non-negative) of integer tensors; 0 where either is 0. Overflow wraps. `t:lcm_(b)` works in place.",
+    "T.lcm(T.tensor({4, 6, 0}), T.tensor({6, 4, 3}))   -- 12, 12, 0" },
+  { "T.float_power", "T.float_power(a, b)",
+    "a ^ b computed in float64 (complex128 when either side is complex); either side may be a Lua number. Differentiable. `t:float_power_(b)` needs t to be float64 (complex128) already.",
+    "T.float_power(T.tensor({2, 3}), 2)   -- 4., 9. (float64)" },
+  { "T.ldexp", "T.ldexp(input, other)",
+    "input * 2^other, as PyTorch (integer inputs give the default float dtype). Differentiable in input. `t:ldexp_(other)` works in place on a floating t.",
+    "T.ldexp(T.tensor({1.0, 3.0}), T.tensor({3, -1}))   -- 8, 1.5" },
+  { "T.frexp", "T.frexp(t)",
+    "Two results: the mantissa (t's dtype, magnitude in [0.5, 1), t's sign) and the int32 exponent with t = mantissa * 2^exponent; 0, inf and NaN keep their value with exponent 0. Floating t only; the mantissa is differentiable.",
+    "local m, e = T.frexp(T.tensor({8.0, -0.3}))   -- m: 0.5, -0.6; e: 4, -1" },
+  { "T.positive", "T.positive(t)", "Returns t itself (unary plus); an error for bool tensors.",
+    "T.positive(T.tensor({-1, 2}))" },
+  { "T.i0", "T.i0(t)",
+    "The modified Bessel function of the first kind of order 0, elementwise (Cephes' Chebyshev expansions, as PyTorch; computed in float64). Integer input gives the default float dtype. Differentiable (the derivative is I1). `t:i0_()` works in place on a floating t.",
+    "T.i0(T.tensor({0.0, 1.0, -2.0}))   -- 1, 1.2661, 2.2796" },
+}) do E[#E + 1] = e end
 return E

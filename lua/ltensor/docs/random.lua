@@ -109,4 +109,8 @@ return {
     "local d = T.distributions.Normal(T.zeros(3, 2), 1)\nprint(table.concat(d.batch_shape, \" x \"))   -- 3 x 2" },
   { "T.distributions.Distribution.event_shape", "d.event_shape", "The shape of one sample of one distribution ({} for scalar distributions, {k} for a k-dimensional MultivariateNormal).",
     "local d = T.distributions.MultivariateNormal(T.zeros(3), {covariance_matrix = T.eye(3)})\nprint(#d.event_shape, d.event_shape[1])   -- 1  3" },
+  -- random tensors like another
+  { "T.randint_like", "T.randint_like(t, [low=0,] high [, {dtype=, generator=}])",
+    "Integers uniformly drawn from [low, high) in t's shape and dtype (or the dtype given), as T.randint.",
+    "T.randint_like(T.zeros(2, 3), 10)" },
 }

@@ -29,4 +29,18 @@ local E = {
   { "T.dot", "T.dot(a, b)", "Dot product of two 1-D tensors of the same dtype.", "local x, y = T.tensor({1.5, 2.5}), T.tensor({2.0, 4.0})\nT.dot(x, y)   -- 13" },
   { "T.outer", "T.outer(a, b)", "The outer product of two vectors.", "T.outer(T.arange(3), T.arange(2))" },
 }
+for _, e in ipairs({
+  -- more products
+  { "T.inner", "T.inner(a, b)",
+    "The inner product over the last dim of a and of b (result shape: a's leading dims then b's); a 0-dim operand multiplies. Differentiable.",
+    "T.inner(T.ones(2, 3), T.ones(4, 3))   -- 2 x 4 of 3s" },
+  { "T.vdot", "T.vdot(a, b)",
+    "The dot product of two 1-D tensors of the same dtype and length, conjugating the first when complex: sum(conj(a) * b).",
+    "T.vdot(T.tensor({1.0, 2.0}), T.tensor({3.0, 4.0}))   -- 11" },
+  { "T.ger", "T.ger(a, b)", "The outer product of two vectors (an alias of T.outer).",
+    "T.ger(T.tensor({1, 2}), T.tensor({3, 4, 5}))   -- 2 x 3" },
+  { "T.chain_matmul", "T.chain_matmul(m1, m2, ...)",
+    "The product of the 2-D matrices given as arguments (deprecated in PyTorch in favour of T.linalg.multi_dot, which it uses); one matrix gives a copy.",
+    "T.chain_matmul(T.ones(2, 3), T.ones(3, 4), T.ones(4, 2))   -- 2 x 2 of 12s" },
+}) do E[#E + 1] = e end
 return E
