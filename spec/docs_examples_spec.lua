@@ -40,9 +40,16 @@ end
 -- run one entry's example; nil, or the error message
 -- (reading a global the example never defines, even one whose nil goes
 -- unnoticed as in print(model), is a failure)
+-- (a temporary name the example asked os.tmpname for, and the files named
+-- after it, must be gone when it ends)
 local function run(e)
-  local undefined = {}
-  local env = setmetatable({ T = T, F = T.nn.functional, print = function() end }, { __index = function(_, k)
+  local undefined, temps = {}, {}
+  local env_os = setmetatable({ tmpname = function()
+    local p = os.tmpname()
+    temps[#temps + 1] = p
+    return p
+  end }, { __index = os })
+  local env = setmetatable({ T = T, F = T.nn.functional, print = function() end, os = env_os }, { __index = function(_, k)
     local v = _G[k]
     if v == nil then undefined[#undefined + 1] = tostring(k) end
     return v
@@ -53,8 +60,15 @@ local function run(e)
   T.manual_seed(0)
   local ok, msg = pcall(f)
   restore(saved)
+  local left = {}
+  for _, p in ipairs(temps) do
+    local ls = io.popen("ls -d '" .. p .. "'* 2>/dev/null")
+    for name in ls:lines() do left[#left + 1] = name os.remove(name) end
+    ls:close()
+  end
   if not ok then return tostring(msg) end
   if #undefined > 0 then return "uses undefined names: " .. table.concat(undefined, ", ") end
+  if #left > 0 then return "left temporary files: " .. table.concat(left, ", ") end
   return nil
 end
 

@@ -239,6 +239,24 @@ describe("help covers", function()
     assert.truthy(documented(packed.to))
   end)
 
+  it("the methods of generators, sizes, figures and progress bars, as help(\"Generator:manual_seed\")", function()
+    local objects = { Generator = T.Generator(1), Size = T.zeros(2).shape, Figure = T.plot.line({ y = { 1, 2 } }),
+                      Progress = T.utils.progress(0, { disable = true }) }
+    local missing = {}
+    for name, o in pairs(objects) do
+      local ms = methods_of(o)
+      assert.truthy(#ms > 0, name)
+      for _, m in ipairs(ms) do
+        if not documented(name .. ":" .. m) or not documented(o[m]) then missing[#missing + 1] = name .. ":" .. m end
+      end
+      assert.truthy(T.help(o):find("Methods", 1, true), name)
+    end
+    table.sort(missing)
+    assert.equal(0, #missing, missing_list(missing))
+    assert.truthy(documented("g:get_state"))
+    assert.truthy(documented("fig:save"))
+  end)
+
   it("help(obj) names an object's class and lists its methods", function()
     local model = T.nn.Linear(3, 2)
     local opt = T.optim.SGD(model:parameters(), { lr = 0.1 })

@@ -83,8 +83,32 @@ local FAMILIES = {
     attributes = { mean = true, variance = true, stddev = true, mode = true, probs = true, logits = true,
       covariance_matrix = true, precision_matrix = true, scale_tril = true, batch_shape = true, event_shape = true } },
 }
--- objects whose class is not in a namespace: their metatable is
-local OBJECT_METATABLES = { { "T.nn.utils.rnn.PackedSequence", "T.nn.utils.rnn.PackedSequence_mt" } }
+-- objects whose class is not a table of a namespace: how to reach the
+-- metatable of one (a getter: some are built only to be asked)
+local OBJECT_CLASSES = {
+  { "T.nn.utils.rnn.PackedSequence", function() return T.nn.utils.rnn.PackedSequence_mt end },
+  { "T.Generator", function() return getmetatable(T.Generator()) end },
+  { "T.Size", function() return getmetatable(T.Size(1)) end },
+  { "T.plot.Figure", function() return getmetatable(T.plot.line({ y = { 1, 2 } })) end },
+  { "T.utils.Progress", function() return getmetatable(T.utils.progress(0, { disable = true })) end },
+}
+-- the metatable of an object class, or nil
+local function object_mt(o)
+  local ok, mt = pcall(o[2])
+  return ok and type(mt) == "table" and mt or nil
+end
+-- the public functions of such a metatable and of its __index table
+local function object_methods(mt)
+  local out = {}
+  for _, t in ipairs({ mt, rawget(mt, "__index") }) do
+    if type(t) == "table" then
+      for k, v in pairs(t) do
+        if is_public_key(k) and type(v) == "function" then out[k] = v end
+      end
+    end
+  end
+  return out
+end
 help.FAMILIES = FAMILIES
 -- methods a class redefines with the meaning the base documents
 local GENERIC = { init = true, forward = true, extra_repr = true, step = true, state_dict = true,
@@ -185,12 +209,10 @@ local function class_methods()
       end
     end
   end
-  for _, o in ipairs(OBJECT_METATABLES) do
-    local mt = resolve(o[2])
-    if type(mt) == "table" then
-      for k, v in pairs(mt) do
-        if is_public_key(k) and type(v) == "function" then out[#out + 1] = { o[1] .. ":" .. k, v } end
-      end
+  for _, o in ipairs(OBJECT_CLASSES) do
+    local mt = object_mt(o)
+    if mt then
+      for k, v in pairs(object_methods(mt)) do out[#out + 1] = { o[1] .. ":" .. k, v } end
     end
   end
   class_method_list, override_list = out, overrides
@@ -312,15 +334,20 @@ local CLASS_ALIASES = { Module = "T.nn.Module", Optimizer = "T.optim.Optimizer",
   sched = "T.optim.lr_scheduler.LRScheduler", scheduler = "T.optim.lr_scheduler.LRScheduler",
   loader = "T.utils.data.DataLoader", dl = "T.utils.data.DataLoader", ds = "T.utils.data.TensorDataset",
   dataset = "T.utils.data.TensorDataset", Distribution = "T.distributions.Distribution",
-  dist = "T.distributions.Distribution", d = "T.distributions.Distribution" }
+  dist = "T.distributions.Distribution", d = "T.distributions.Distribution",
+  g = "T.Generator", gen = "T.Generator", generator = "T.Generator", fig = "T.plot.Figure", figure = "T.plot.Figure",
+  bar = "T.utils.Progress", progress = "T.utils.Progress", size = "T.Size", Size = "T.Size" }
 local TENSOR_WORDS = { Tensor = true, t = true, x = true, tensor = true }
 
 -- the qualified name and family of a class named by its short or qualified name
 local function find_class(cls)
   if CLASS_ALIASES[cls] then cls = CLASS_ALIASES[cls] end
   local short = cls:match("([%w_]+)$")
-  for _, o in ipairs(OBJECT_METATABLES) do
-    if cls == o[1] or short == o[1]:match("([%w_]+)$") then return o[1], resolve(o[2]) or {}, {} end
+  for _, o in ipairs(OBJECT_CLASSES) do
+    if cls == o[1] or short == o[1]:match("([%w_]+)$") then
+      local mt = object_mt(o)
+      return o[1], mt and object_methods(mt) or {}, {}
+    end
   end
   for _, f in ipairs(FAMILIES) do
     local q = f.ns .. "." .. short
@@ -389,14 +416,15 @@ end
 -- or its own class name), an optimizer, a scheduler, a loader, a dataset
 -- (their metatables carry "ltensor.optim.SGD"-style __name); nil otherwise.
 local function object_class(x)
-  if type(x) ~= "table" then return nil end
+  if type(x) ~= "table" and type(x) ~= "userdata" then return nil end
   if T.nn and T.nn.is_module and T.nn.is_module(x) then
     local cls = x._classname
     return "T.nn." .. tostring(cls), "T.nn.Module"
   end
   local mt = getmetatable(x)
   local n = type(mt) == "table" and rawget(mt, "__name")
-  if type(n) == "string" and n:match("^ltensor%.") and not rawget(x, "__index") then
+  -- (a class table carries __name too, and __index: it is not an object)
+  if type(n) == "string" and n:match("^ltensor%.") and not (type(x) == "table" and rawget(x, "__index")) then
     return "T." .. n:sub(9)
   end
   return nil
@@ -421,6 +449,7 @@ local function describe_object(x)
   end
   table.sort(methods)
   local short = q:match("([%w_]+)$")
+  if not by_name[q] and #methods == 0 then return nil end
   local ask = cq and short or (fallback or q):match("([%w_]+)$")
   local example = methods[1] or "?"
   for _, m in ipairs({ "parameters", "step", "iter", "get" }) do

@@ -136,4 +136,6 @@ return {
   { "Tensor:uniform_", "t:uniform_([a=0, b=1] [, {generator=}])", "Fills t with uniform samples in [a, b), in place.", "T.empty(3):uniform_(-1, 1)" },
   { "Tensor:normal_", "t:normal_([mean=0, std=1] [, {generator=}])", "Fills t with normal samples, in place.", "T.empty(3):normal_(0, 0.1)" },
   { "Tensor:bernoulli_", "t:bernoulli_([p=0.5] [, {generator=}])", "Fills t with 0/1 samples with probability p (a number or a tensor broadcastable to t), in place.", "T.empty(5):bernoulli_(0.3)" },
+  { "T.Size:numel", "size:numel()", "The number of elements a tensor of this size has (the product of the sizes; 1 for {}).",
+    "print(T.zeros(2, 3).shape:numel())   -- 6" },
 }

@@ -113,4 +113,15 @@ return {
   { "T.randint_like", "T.randint_like(t, [low=0,] high [, {dtype=, generator=}])",
     "Integers uniformly drawn from [low, high) in t's shape and dtype (or the dtype given), as T.randint.",
     "T.randint_like(T.zeros(2, 3), 10)" },
+  -- the methods of a generator: help("Generator:manual_seed"), help("g:get_state")
+  { "T.Generator:manual_seed", "g:manual_seed(seed) -> g", "Reseeds this generator (the state's own generator is untouched); returns g.",
+    "local g = T.Generator()\ng:manual_seed(7)\nlocal a = T.rand(2, {generator = g})" },
+  { "T.Generator:seed", "g:seed() -> seed", "Reseeds g from a non-deterministic source and returns the new seed.", "local g = T.Generator()\nlocal s = g:seed()" },
+  { "T.Generator:initial_seed", "g:initial_seed() -> seed", "The seed g was last seeded with.", "print(T.Generator(42):initial_seed())   -- 42" },
+  { "T.Generator:get_state", "g:get_state() -> uint8 tensor", "g's state as a uint8 tensor, to restore with set_state (or save).",
+    "local g = T.Generator(1)\nlocal s = g:get_state()\nlocal a = T.rand(3, {generator = g})\ng:set_state(s)\nprint(T.equal(T.rand(3, {generator = g}), a))   -- true" },
+  { "T.Generator:set_state", "g:set_state(state) -> g", "Restores a state from get_state: the following samples repeat.",
+    "local g = T.Generator(1)\nlocal s = g:get_state()\nT.randn(2, {generator = g})\ng:set_state(s)" },
+  { "T.Generator:clone", "g:clone() -> generator", "An independent copy of g at its current state: both produce the same numbers from here on.",
+    "local g = T.Generator(3)\nlocal h = g:clone()\nprint(T.equal(T.rand(2, {generator = g}), T.rand(2, {generator = h})))   -- true" },
 }

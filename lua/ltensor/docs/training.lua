@@ -87,4 +87,15 @@ return {
   { "T.utils.data.Subset:get", "subset:get(i)",
     "Sample i of the subset: the sample at its i-th index in the underlying dataset (1-based).",
     "local ds = T.utils.data.TensorDataset(T.arange(10))\nlocal sub = T.utils.data.Subset(ds, {10, 5})\nprint(sub:get(1))   -- tensor(9): row 10 of 0..9" },
+  -- the methods of a progress bar (what T.utils.progress returns as 4th value and iterates)
+  { "T.utils.Progress:set_postfix", "bar:set_postfix(table | string)", "Shows values after the bar (a table's keys in sorted order: loss=0.25), updated at each redraw.",
+    "local bar = T.utils.progress(3, {disable = true})\nfor i in bar do bar:set_postfix({loss = 1 / i}) end" },
+  { "T.utils.Progress:set_description", "bar:set_description(text)", "Replaces the description before the bar.",
+    "local bar = T.utils.progress(3, {desc = \"train\", disable = true})\nbar:set_description(\"eval\")" },
+  { "T.utils.Progress:update", "bar:update([n=1])", "Advances the count by n, for a bar driven by hand rather than by a loop.",
+    "local bar = T.utils.progress(0, {total = 10, disable = true})\nbar:update(4)\nprint(bar.n)   -- 4" },
+  { "T.utils.Progress:write", "bar:write(message)", "Prints a line above the bar (clearing and redrawing it on a terminal), to log inside a loop without breaking the bar.",
+    "local bar = T.utils.progress(2, {disable = true})\nfor i in bar do if i == 2 then bar:write(\"halfway\") end end" },
+  { "T.utils.Progress:close", "bar:close()", "Draws the final state and ends the line (a loop that runs to its end does this itself; call it after a break).",
+    "local bar = T.utils.progress(10, {disable = true})\nfor i in bar do if i == 3 then break end end\nbar:close()" },
 }
