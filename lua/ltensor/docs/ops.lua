@@ -86,7 +86,7 @@ local binary = {
 }
 -- examples for the ops that take floats only, or three arguments
 local BINARY_EX = {
-  hypot = "T.hypot(T.tensor({3.0, 5.0}), T.tensor({4.0, 12.0}))   -- 5, 13",
+  hypot = "T.hypot(T.tensor({3, 5}):float(), T.tensor({4, 12}):float())   -- 5, 13",
   logaddexp = "T.logaddexp(T.tensor({-100.5, 0.5}), T.tensor({-100.5, 0.5}))   -- -99.81, 1.19",
   logaddexp2 = "T.logaddexp2(T.tensor({0.5, 1.5}), T.tensor({0.5, 1.5}))   -- 1.5, 2.5",
   lerp = "T.lerp(T.tensor({0.5, 1.5}), T.tensor({2.5, 3.5}), 0.25)   -- 1, 2\nT.lerp(T.zeros(2), T.ones(2), T.tensor({0.5, 0.75}))   -- a tensor weight",

@@ -13,7 +13,7 @@ local E = {
   { "T.any", "T.any(t [, dim] [, keepdim])", "true if some element is nonzero.", "local x = T.tensor({0.5, 0/0})\nx:isnan():any()   -- true" },
   { "T.std", "T.std(t [, dims] [, keepdim] [, {correction=1}])", "Standard deviation with Bessel's correction (correction 0 for the population).", "local x = T.tensor({{1.5, 2.5}, {3.5, 4.5}})\nx:std(1, false, {correction = 0})   -- 1, 1 (population)\nx:std()                             -- 1.291" },
   { "T.var", "T.var(t [, dims] [, keepdim] [, {correction=1}])", "Variance with Bessel's correction (correction 0 for the population).", "T.tensor({1.5, 2.5, 3.5}):var()   -- 1" },
-  { "T.norm", "T.norm(t [, p=2] [, dims] [, keepdim])", "The p-norm over all or some dims (p may be inf).", "T.tensor({3.0, 4.0}):norm()   -- 5" },
+  { "T.norm", "T.norm(t [, p=2] [, dims] [, keepdim])", "The p-norm over all or some dims (p may be inf).", "T.tensor({3, 4}):float():norm()   -- 5" },
   { "T.logsumexp", "T.logsumexp(t, dims [, keepdim])", "log(sum(exp(t))) computed stably.", "local x = T.randn(2, 3)\nx:logsumexp(2)   -- one value per row" },
   { "T.cumsum", "T.cumsum(t, dim)", "Running sums along dim.", "T.arange(1, 5):cumsum(1)  -- 1 3 6 10" },
   { "T.cumprod", "T.cumprod(t, dim)", "Running products along dim.", "local x = T.tensor({{1, 2}, {3, 4}})\nx:cumprod(1)   -- {{1, 2}, {3, 8}}" },
@@ -26,7 +26,7 @@ local E = {
   { "T.mm", "T.mm(a, b)", "The product of two matrices.", "local a, b = T.randn(2, 3), T.randn(3, 4)\nT.mm(a, b)   -- 2 x 4" },
   { "T.bmm", "T.bmm(a, b)", "Batched matrix product of b x n x m and b x m x p.", "local a, b = T.randn(5, 2, 3), T.randn(5, 3, 4)\nT.bmm(a, b)   -- 5 x 2 x 4" },
   { "T.mv", "T.mv(m, v)", "Matrix-vector product.", "local A, x = T.randn(2, 3), T.randn(3)\nT.mv(A, x)   -- 2 values" },
-  { "T.dot", "T.dot(a, b)", "Dot product of two 1-D tensors of the same dtype.", "local x, y = T.tensor({1.5, 2.5}), T.tensor({2.0, 4.0})\nT.dot(x, y)   -- 13" },
+  { "T.dot", "T.dot(a, b)", "Dot product of two 1-D tensors of the same dtype.", "local x, y = T.tensor({1.5, 2.5}), T.tensor({2.5, 4.5})\nT.dot(x, y)   -- 15" },
   { "T.outer", "T.outer(a, b)", "The outer product of two vectors.", "T.outer(T.arange(3), T.arange(2))" },
 }
 for _, e in ipairs({
