@@ -83,6 +83,7 @@ local FAMILIES = {
     attributes = { mean = true, variance = true, stddev = true, mode = true, probs = true, logits = true,
       covariance_matrix = true, precision_matrix = true, scale_tril = true, batch_shape = true, event_shape = true } },
 }
+help.FAMILIES = FAMILIES
 -- objects whose class is not a table of a namespace: how to reach the
 -- metatable of one (a getter: some are built only to be asked)
 local OBJECT_CLASSES = {
@@ -109,7 +110,6 @@ local function object_methods(mt)
   end
   return out
 end
-help.FAMILIES = FAMILIES
 -- methods a class redefines with the meaning the base documents
 local GENERIC = { init = true, forward = true, extra_repr = true, step = true, state_dict = true,
   load_state_dict = true, get_lr = true, zero_grad = true, add_param_group = true }
@@ -133,9 +133,9 @@ end
 -- then through each __index table: a constructor proxy's class, a
 -- subclass's parent)
 local function method_keys(c)
-  local keys, seen, t = {}, {}, c
-  while type(t) == "table" and not seen[t] do
-    seen[t] = true
+  local keys, seen, visited, t = {}, {}, {}, c
+  while type(t) == "table" and not visited[t] do
+    visited[t] = true
     for k, v in pairs(t) do
       if is_public_key(k) and type(v) == "function" and not seen[k] then seen[k] = true keys[#keys + 1] = k end
     end
