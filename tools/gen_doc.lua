@@ -7,8 +7,9 @@ local help = require "ltensor.help"
 local out = assert(arg[1], "usage: gen_doc.lua OUTDIR")
 
 local TITLES = { core = "Tensors: creation, dtypes, settings, attributes", ops = "Elementwise operations",
-  views = "Views, indexing, joining", reductions = "Reductions, sorting, matrix products",
-  structural = "Structure, einsum, search and statistics", linalg = "Linear algebra (T.linalg)",
+  inplace = "In-place operations (t:op_())",
+  views = "Views, indexing, joining and splitting", reductions = "Reductions, sorting, matrix products",
+  structural = "Construction, structure, einsum, search, integration and statistics", linalg = "Linear algebra (T.linalg)",
   random = "Random numbers, generators and distributions",
   autograd = "Autograd", nn = "Neural networks (T.nn)",
   nn_layers = "Activations, losses, normalisation, dropout, attention (T.nn.functional and modules)",
