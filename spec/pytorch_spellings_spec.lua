@@ -156,4 +156,18 @@ describe("the LR schedulers' PyTorch forms", function()
     assert.has_error(function() S.StepLR(opt(), 5, 0.5, { gamma = 0.1 }) end,
       "ltensor.optim.lr_scheduler.StepLR: gamma given twice (as argument 3 and as an option)")
   end)
+  it("T.where(condition) alone is nonzero(condition, {as_tuple = true}), as torch.where", function()
+    local c = T.tensor({ { true, false }, { false, true } })
+    local r = T.where(c)
+    assert.equal(2, #r)
+    assert.same({ 1, 2 }, r[1]:tolist())   -- rows (1-based, as nonzero)
+    assert.same({ 1, 2 }, r[2]:tolist())   -- columns
+    assert.same({ 0, 3 }, T.arange(4):reshape(2, 2)[r]:tolist())
+    assert.same({ 2, 3 }, T.where(T.tensor({ 0.5, 1, 2 }) - 0.5)[1]:tolist())   -- any dtype: its nonzeros
+    local x = T.tensor({ 0.5, 3 }):requires_grad_()
+    assert.same({ 1, 2 }, T.where(x)[1]:tolist())                         -- nothing to differentiate
+    local ok, err = pcall(T.where, 3)
+    assert.is_false(ok)
+    assert.equal("ltensor.where: bad argument #1 (ltensor.Tensor expected, got number)", err)
+  end)
 end)

@@ -527,7 +527,7 @@ static int l_masked_fill(lua_State *L) { return masked_fill(L, "masked_fill", 0)
 
 /* nonzero([opts]) -> int64 [n, ndim] of 1-based indices, or with
    {as_tuple = true} a list of ndim 1-D tensors (usable as an index key) */
-static int l_nonzero(lua_State *L) {
+int ltl_nonzero(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   ltl_check_nargs(L, 2);   /* (t [, opts]) */
   if (!lua_isnoneornil(L, 2) && (lua_type(L, 2) != LUA_TTABLE || ltl_test(L, 2))) ltl_typeerror(L, 2, "options table");
@@ -578,6 +578,6 @@ const ltl_reg ltl_reg_index[] = {
   VIEWOP("masked_select", l_masked_select),
   VIEWOP("masked_fill", l_masked_fill),
   VIEWOP("masked_fill_", l_masked_fill_),
-  {"nonzero", l_nonzero, LT_BOTH, NULL},
+  {"nonzero", ltl_nonzero, LT_BOTH, NULL},
   {NULL, NULL, 0, NULL}
 };

@@ -82,6 +82,7 @@ typedef struct ltl_reg {
 
 /* ---- tensors ------------------------------------------------------------ */
 lt_tensor *ltl_test(lua_State *L, int idx);                 /* NULL if not a tensor */
+int ltl_nonzero(lua_State *L);                              /* T.nonzero(t [, opts]) (l_index.c) */
 lt_tensor *ltl_check(lua_State *L, int idx);                /* argument error if not */
 /* New contiguous tensor with uninitialised contents, pushed on the stack. */
 lt_tensor *ltl_push_new(lua_State *L, ltensor_dtype dt, int ndim, const int64_t *shape);

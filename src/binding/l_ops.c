@@ -599,7 +599,16 @@ static int where_impl(lua_State *L) {
   ew_run_in(L, "where", lt_k_where[cdt], ops, 3, cdt, in_kdt, cdt, common, out_idx, &ctx);
   return 1;
 }
-static int l_where(lua_State *L) { return where_impl(L); }
+static int l_where(lua_State *L) {
+  if (lua_gettop(L) == 1) {   /* where(condition): PyTorch's nonzero(condition, as_tuple=True) */
+    ltl_check(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "as_tuple");
+    return ltl_nonzero(L);
+  }
+  return where_impl(L);
+}
 /* x:where(cond, y) is PyTorch's Tensor.where: where(cond, x, y) */
 static int l_where_method(lua_State *L) {
   lua_settop(L, 3);

@@ -328,7 +328,9 @@ rules.lerp = function(raw, a, b, w)
     end }, out
 end
 
-rules.where = function(raw, c, a, b)
+rules.where = function(raw, c, a, b, ...)
+  -- where(condition) alone: nonzero's indices, nothing to differentiate
+  if a == nil and b == nil and select("#", ...) == 0 then return nil, raw(c) end
   local out = raw(c, a, b)
   return { name = "WhereBackward0", inputs = { c, a, b }, saved = { c, n = 1 },
     backward = function(n, g)
