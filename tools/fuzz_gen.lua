@@ -630,14 +630,23 @@ end
 
 -- backward() through each tensor result that requires grad; returns the
 -- list of {ok, err, desc} outcomes.
+-- an output worth a backward: a live tensor that requires grad and is not
+-- a huge (expanded) view, whose backward is a legitimately endless loop in
+-- C that no Lua watchdog can stop (T.broadcast_to(x, {2^40}) then
+-- backward: seed 601 #328171)
+local BACKWARD_MAX_NUMEL = 1e8
+local function backward_ok(T, v)
+  if not (T.is_tensor(v) and tensor_ok(T, v) and v.requires_grad) then return false end
+  return v:numel() <= BACKWARD_MAX_NUMEL
+end
 function G.backward_results(C, res, descs)
   local T = C.T
   local outs = {}
   for i = 1, math.min(res.n or #res, 6) do
     local v = res[i]
-    if T.is_tensor(v) and tensor_ok(T, v) and v.requires_grad then outs[#outs + 1] = v end
+    if backward_ok(T, v) then outs[#outs + 1] = v end
     if type(v) == "table" and getmetatable(v) == nil then
-      for _, w in ipairs(v) do if T.is_tensor(w) and tensor_ok(T, w) and w.requires_grad then outs[#outs + 1] = w end end
+      for _, w in ipairs(v) do if backward_ok(T, w) then outs[#outs + 1] = w end end
     end
   end
   local results = {}
