@@ -179,6 +179,9 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   for (int i = 1; i <= nsaved; i++) {
     lua_rawgeti(L, saved, i);
     lt_tensor *s = ltl_test(L, -1);
+    /* a freed tensor has no storage to version (read through NULL: the
+       long fuzz run's seed 602 #294118) */
+    if (s && !s->storage) ltl_error(L, fname, "spec.saved[%d] was freed (with :free() or a <close> variable)", i);
     if (!s) vers[i - 1] = -1;
     else if (alias && lua_rawequal(L, -1, alias)) vers[i - 1] = v0;
     else vers[i - 1] = (int64_t)atomic_load(&s->storage->version);
