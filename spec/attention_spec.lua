@@ -187,4 +187,12 @@ describe("nn.TransformerEncoderLayer / TransformerEncoder", function()
     H.raises("activation should be relu/gelu, not tanh", function()
       nn.TransformerEncoderLayer(4, 2, { activation = "tanh" }) end)
   end)
+  it("Transformer.generate_square_subsequent_mask checks its options", function()
+    local gen = T.nn.Transformer.generate_square_subsequent_mask
+    assert.has_error(function() gen(2, 0) end,
+      "ltensor.nn.Transformer.generate_square_subsequent_mask: options must be a table (got number)")
+    assert.has_error(function() gen(2, { dtyp = T.float64 }) end,
+      "ltensor.nn.Transformer.generate_square_subsequent_mask: unknown option 'dtyp' (did you mean 'dtype'?)")
+    assert.equal(T.float64, gen(3, { dtype = T.float64 }).dtype)
+  end)
 end)

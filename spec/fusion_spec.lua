@@ -148,4 +148,11 @@ describe("the *_weights folding functions' arguments (a fuzz finding)", function
     assert.has_error(function() U.fuse_linear_bn_weights(T.ones(2, 2), nil, T.zeros(2), T.ones(2), nil) end,
       "ltensor.nn.utils.fuse_linear_bn_weights: bad argument #5 'bn_eps' (number expected, got nil)")
   end)
+  it("fuse_modules refuses a module name that is not a string, by position", function()
+    local m = T.nn.Sequential(T.nn.Conv2d(1, 2, 3), T.nn.BatchNorm2d(2))
+    m:eval()
+    local ok, err = pcall(T.nn.utils.fuse_modules, m, { { "1", T.uint32 } })
+    assert.is_false(ok)
+    assert.equal("ltensor.nn.utils.fuse_modules: modules_to_fuse: module names are strings (got ltensor.dtype at position 2)", err)
+  end)
 end)

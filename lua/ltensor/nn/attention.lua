@@ -451,6 +451,7 @@ function nn.Transformer.generate_square_subsequent_mask(sz, opts)
   if math.type(sz) ~= "integer" or sz < 0 then
     fail("Transformer.generate_square_subsequent_mask", "bad argument #1 'sz' (non-negative integer expected)")
   end
+  util.check_opts("nn.Transformer.generate_square_subsequent_mask", opts, { "dtype" })
   local dt = opts and opts.dtype or T.get_default_dtype()
   local upper = T.gt(T.arange(1, sz + 1):reshape({ 1, sz }), T.arange(1, sz + 1):reshape({ sz, 1 }))
   return T.masked_fill(T.zeros({ sz, sz }, { dtype = dt }), upper, -math.huge)

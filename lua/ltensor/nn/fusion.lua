@@ -12,6 +12,7 @@ local T = require "ltensor.core"
 local nn = require "ltensor.nn"
 require "ltensor.nn.utils"
 local compat = require "ltensor.compat"
+local util = require "ltensor.util"
 local table = compat.table
 
 local utils = nn.utils
@@ -164,6 +165,9 @@ function M.fuse_modules(model, lists, opts)
     if type(names) ~= "table" or #names < 2 then fail(fname, "each entry of modules_to_fuse must list 2 or 3 module names") end
     local mods, where = {}, {}
     for i, path in ipairs(names) do
+      if type(path) ~= "string" then
+        fail(fname, ("modules_to_fuse: module names are strings (got %s at position %d)"):format(util.typename(path), i))
+      end
       local parent, last, m = locate(fname, model, path)
       mods[i], where[i] = m, { parent, last }
     end
