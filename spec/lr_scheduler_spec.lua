@@ -192,4 +192,23 @@ describe("lr_scheduler behaviour", function()
     H.raises("ltensor.optim.lr_scheduler.ExponentialLR: param 'initial_lr' is not specified in param_groups[1] when resuming an optimizer",
       function() S.ExponentialLR(fresh, 0.9, { last_epoch = 3 }) end)
   end)
+  it("refuses options and arguments of the wrong kind by name (raw Lua errors before: the fuzzer's finds)", function()
+    local S = T.optim.lr_scheduler
+    local function opt() return T.optim.SGD({ T.zeros(2):requires_grad_() }, { lr = 0.1 }) end
+    assert.has_error(function() S.OneCycleLR(opt(), true, { total_steps = 10 }) end,
+      "ltensor.optim.lr_scheduler.OneCycleLR: max_lr must be a number or a list of numbers, got boolean")
+    assert.has_error(function() S.OneCycleLR(opt(), { "a" }, { total_steps = 10 }) end,
+      "ltensor.optim.lr_scheduler.OneCycleLR: max_lr[1] must be a number, got string")
+    assert.has_error(function() S.CosineAnnealingLR(opt(), 3, { eta_min = { 1 } }) end,
+      "ltensor.optim.lr_scheduler.CosineAnnealingLR: option 'eta_min' must be a number, got table")
+    local o = opt()
+    assert.has_error(function() S.SequentialLR(o, { S.StepLR(o, 2) }, {}, { last_epoch = true }) end,
+      "ltensor.optim.lr_scheduler.SequentialLR: option 'last_epoch' must be a number, got boolean")
+    assert.has_error(function() S.StepLR(opt(), 2, { verbose = 1 }) end,
+      "ltensor.optim.lr_scheduler.StepLR: option 'verbose' must be a boolean, got number")
+    local r = S.ReduceLROnPlateau(opt(), { min_lr = { 0.01 } })   -- a per-group list stays allowed
+    assert.has_error(function() r:is_better(nil, 1) end,
+      "ltensor.optim.lr_scheduler.ReduceLROnPlateau.is_better: bad argument #1 'a' (number expected, got nil)")
+    assert.is_true(r:is_better(0.5, 1))
+  end)
 end)

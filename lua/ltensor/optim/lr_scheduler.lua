@@ -27,12 +27,25 @@ local fail = util.failer("ltensor.optim.lr_scheduler.")
 local typename = util.typename
 
 -- opts checked against known (a set of names -> default); returns a filled table.
+local PER_GROUP = { min_lr = true, max_lr = true, base_lr = true, base_momentum = true, max_momentum = true }
+local BOOLEAN_OPTS = { verbose = true, three_phase = true, cycle_momentum = true }
 local function options(fname, opts, known)
   known.verbose = false   -- every scheduler takes it (PyTorch 1.13)
   if opts ~= nil and type(opts) ~= "table" then
     fail(fname, "bad options argument (table expected, got %s)", typename(opts))
   end
   if opts then T._check_opts("optim.lr_scheduler." .. fname, opts, known) end   -- the one checker
+  -- a value of the default's kind (a number, a boolean, a string); the
+  -- per-group options may also be lists (checked by per_group); false
+  -- stands for "no default" except for the true booleans
+  for k, v in pairs(opts or {}) do
+    local want = type(known[k])
+    if known[k] == false and not BOOLEAN_OPTS[k] then want = nil end
+    if (want == "number" or want == "boolean" or want == "string") and type(v) ~= want
+        and not (want == "number" and PER_GROUP[k] and type(v) == "table") then
+      fail(fname, "option '%s' must be a %s, got %s", k, want, typename(v))
+    end
+  end
   local o = {}
   for k, v in pairs(known) do o[k] = v end
   for k, v in pairs(opts or {}) do o[k] = v end
@@ -57,9 +70,13 @@ local function per_group(fname, name, opt, v)
   if type(v) == "table" then
     if #v ~= n then fail(fname, "expected %d values for %s, got %d", n, name, #v) end
     local c = {}
-    for i = 1, n do c[i] = v[i] end
+    for i = 1, n do
+      if type(v[i]) ~= "number" then fail(fname, "%s[%d] must be a number, got %s", name, i, typename(v[i])) end
+      c[i] = v[i]
+    end
     return c
   end
+  if type(v) ~= "number" then fail(fname, "%s must be a number or a list of numbers, got %s", name, typename(v)) end
   local c = {}
   for i = 1, n do c[i] = v end
   return c
@@ -659,6 +676,8 @@ S.ReduceLROnPlateau = callable(ReduceLROnPlateau, function(opt, opts)
   return self
 end, {}, { "mode", "factor", "patience", "threshold", "threshold_mode", "cooldown", "min_lr", "eps", "verbose" })
 function ReduceLROnPlateau:is_better(a, best)
+  if type(a) ~= "number" then fail("ReduceLROnPlateau.is_better", "bad argument #1 'a' (number expected, got %s)", typename(a)) end
+  if type(best) ~= "number" then fail("ReduceLROnPlateau.is_better", "bad argument #2 'best' (number expected, got %s)", typename(best)) end
   local rel, th = self.threshold_mode == "rel", self.threshold
   if self.mode == "min" then
     if rel then return a < best * (1 - th) end
