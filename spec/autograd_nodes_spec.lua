@@ -71,7 +71,7 @@ describe("autograd nodes", function()
     assert.are.equal("TBackward0", y.grad_fn.next_functions[2][1].name)
     assert.are.equal("AccumulateGrad", y.grad_fn.next_functions[1][1].name)
     assert.are.equal("NegBackward0", (-a).grad_fn.name)
-    assert.are.equal("SubBackward1", (a - 1).grad_fn.name)
+    assert.are.equal("SubBackward0", (a - 1).grad_fn.name)   -- as PyTorch 1.13's (a - 1).grad_fn
     assert.are.equal("RsubBackward1", (1 - a).grad_fn.name)
     assert.are.equal("UnsafeViewBackward0", a:t():reshape(4).grad_fn.name)
     assert.are.equal("ViewBackward0", a:reshape(4).grad_fn.name)

@@ -480,10 +480,10 @@ const ag_crule ag_crules[] = {
   /* Where a rule below does not take every call, the Lua rule of the same
      name (lua/ltensor/autograd/rules_*.lua) takes the rest, as noted; a
      rule with no note takes every call, and has no Lua twin. */
-  [R_ADD] = {"add", rec_add, bw_add, {"AddBackward0", "AddBackward1", NULL}},    /* Lua too: add_, alpha/options */
-  [R_SUB] = {"sub", rec_sub, bw_sub, {"SubBackward0", "SubBackward1", "RsubBackward1"}},   /* Lua too: sub_, alpha */
-  [R_MUL] = {"mul", rec_mul, bw_mul, {"MulBackward0", "MulBackward1", NULL}},    /* Lua too: mul_ */
-  [R_DIV] = {"div", rec_div, bw_div, {"DivBackward0", "DivBackward1", NULL}},    /* Lua too: div_, rounding_mode */
+  [R_ADD] = {"add", rec_add, bw_add, {"AddBackward0", "AddBackward0", NULL}},    /* Lua too: add_, alpha/options */
+  [R_SUB] = {"sub", rec_sub, bw_sub, {"SubBackward0", "SubBackward0", "RsubBackward1"}},   /* Lua too: sub_, alpha */
+  [R_MUL] = {"mul", rec_mul, bw_mul, {"MulBackward0", "MulBackward0", NULL}},    /* Lua too: mul_ */
+  [R_DIV] = {"div", rec_div, bw_div, {"DivBackward0", "DivBackward0", NULL}},    /* Lua too: div_, rounding_mode */
   [R_NEG] = {"neg", rec_neg, bw_neg, {"NegBackward0", NULL, NULL}},              /* Lua too: neg_ */
   [R_SUM] = {"sum", rec_sum, bw_sum, {"SumBackward0", "SumBackward1", NULL}},    /* Lua too: dim lists, options, 0-dim */
   [R_MEAN] = {"mean", rec_mean, bw_mean, {"MeanBackward0", "MeanBackward1", NULL}},   /* Lua too: as sum */

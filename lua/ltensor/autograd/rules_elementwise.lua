@@ -177,7 +177,7 @@ local function add_bw(n, g)
 end
 rules.add = function(raw, a, b, alpha)
   local out = raw(a, b, alpha)
-  return { name = (is_t(a) and is_t(b)) and "AddBackward0" or "AddBackward1", inputs = { a, b }, alpha = alpha_of(alpha),
+  return { name = "AddBackward0", inputs = { a, b }, alpha = alpha_of(alpha),
     backward = add_bw }, out
 end
 local function sub_bw(n, g)
@@ -187,7 +187,7 @@ local function sub_bw(n, g)
 end
 rules.sub = function(raw, a, b, alpha)
   local out = raw(a, b, alpha)
-  local name = (is_t(a) and is_t(b)) and "SubBackward0" or (is_t(a) and "SubBackward1" or "RsubBackward1")
+  local name = is_t(a) and "SubBackward0" or "RsubBackward1"
   return { name = name, inputs = { a, b }, alpha = alpha_of(alpha), backward = sub_bw }, out
 end
 rules.rsub = function(raw, a, b, alpha)   -- rsub(a, b) = b - alpha * a
@@ -205,7 +205,7 @@ local function mul_bw(n, g)
 end
 rules.mul = function(raw, a, b)
   local out = raw(a, b)
-  return { name = (is_t(a) and is_t(b)) and "MulBackward0" or "MulBackward1", inputs = { a, b }, saved = { a, b, n = 2 },
+  return { name = "MulBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
     backward = mul_bw }, out
 end
 local function div_bw(n, g)
@@ -223,7 +223,7 @@ rules.div = function(raw, a, b, opts)
     return { name = is_t(b) and "DivBackward2" or "DivBackward3", inputs = { a, b },
       backward = function(n, g) return T.zeros_like(g), need(n, 2) and T.zeros_like(g) or nil end }, out
   end
-  return { name = (is_t(a) and is_t(b)) and "DivBackward0" or "DivBackward1", inputs = { a, b }, saved = { a, b, n = 2 },
+  return { name = "DivBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
     backward = div_bw }, out
 end
 rules.true_divide = rules.div
