@@ -331,4 +331,10 @@ describe("distribution errors (PyTorch's)", function()
     raises("The value argument to log_prob must be a Tensor", function() return D.Normal(0.0, 1.0):log_prob(1.0) end)
     raises("has no reparameterised sampler", function() return D.Bernoulli(0.5):rsample() end)
   end)
+  it("Distribution.stddev called without a distribution is refused by name (a raw Lua error: CI fuzz seed 1)", function()
+    local D = T.distributions
+    assert.has_error(function() D.Distribution.stddev(1) end,
+      "ltensor.distributions.Distribution.stddev: expects a distribution as self, got number (call it as d:stddev())")
+    assert.has_error(function() D.Distribution.stddev({}) end, "ltensor.distributions.Distribution.stddev: not implemented (no variance)")
+  end)
 end)

@@ -13,6 +13,7 @@ T.default_generator = T.default_generator or T._default_generator()
 
 local TMT = T._metatable
 local is_t = util.is_tensor
+local typename = util.typename
 local fail = util.failer("ltensor.distributions.")
 -- options tables are checked by the library's one checker (l_args.c):
 -- an unknown key raises "unknown option 'x' (did you mean 'y'?)"
@@ -224,7 +225,14 @@ function Distribution:_repr_params()
   end
   return r
 end
-function Distribution:stddev() return self.variance:sqrt() end
+function Distribution:stddev()
+  if type(self) ~= "table" then
+    fail("Distribution.stddev", "expects a distribution as self, got " .. typename(self) .. " (call it as d:stddev())")
+  end
+  local v = self.variance
+  if not is_t(v) then fail((rawget(self, "_name") or self._name or "Distribution") .. ".stddev", "not implemented (no variance)") end
+  return v:sqrt()
+end
 function Distribution:entropy() fail(self._name .. ".entropy", "not implemented") end
 function Distribution:_validate_sample(value, support, support_name)
   if not is_t(value) then fail(self._name .. ".log_prob", "The value argument to log_prob must be a Tensor") end
