@@ -1,7 +1,10 @@
--- Products with a single output row or column (a layer at batch 1: Linear,
--- mv, one RNN step) large enough to be split over the state's threads
--- (src/core/lt_mv_split.c): the result is each output's whole dot product,
--- whatever the thread count, and equals the float64 product.
+-- Products and threads.  Products with a single output row or column (a
+-- layer at batch 1: Linear, mv, one RNN step) large enough to be split over
+-- the state's threads (src/core/lt_mv_split.c): the result is each output's
+-- whole dot product, whatever the thread count, and equals the float64
+-- product.  Products that stay on the calling thread (mid sizes, or any
+-- under T.set_num_threads(1)) run OpenBLAS in tiles (src/core/lt_gemm_tiles.c)
+-- and equal the float64 product for every operand layout.
 local T = require "ltensor"
 
 local function close(a, b, tol)
@@ -70,5 +73,34 @@ describe("a batch-1 product split over the threads", function()
     local many = at_threads(threads, run)
     local one = at_threads(1, run)
     for i = 1, 3 do close(many[i], one[i], 1e-4) end
+  end)
+end)
+
+describe("a product kept on the calling thread (OpenBLAS in tiles)", function()
+  T.manual_seed(2)
+  local function ref(a, b) return T.mm(a:double(), b:double()) end
+  it("equals the float64 product for mid sizes, transposed operands, odd sizes, at 1 thread and at the default", function()
+    for _, n in ipairs({ { 70, 130, 90 }, { 128, 128, 128 }, { 200, 64, 300 }, { 65, 257, 129 } }) do
+      local M, K, N = n[1], n[2], n[3]
+      for _, ta in ipairs({ false, true }) do
+        for _, tb in ipairs({ false, true }) do
+          local a = ta and T.randn(K, M):t() or T.randn(M, K)
+          local b = tb and T.randn(N, K):t() or T.randn(K, N)
+          for _, th in ipairs({ 1, math.max(2, T.get_num_threads()) }) do
+            local y = at_threads(th, function() return T.mm(a, b) end)
+            close(y, ref(a, b), 1e-3)
+          end
+        end
+      end
+    end
+  end)
+  it("accumulates onto a bias (F.linear at one thread) and works in float64", function()
+    local F = T.nn.functional
+    local x, W, bias = T.randn(96, 200), T.randn(150, 200), T.randn(150)
+    local y = at_threads(1, function() return F.linear(x, W, bias) end)
+    close(y, T.mm(x:double(), W:double():t()) + bias:double(), 1e-3)
+    local xd, Wd = T.randn(90, 110, { dtype = T.float64 }), T.randn(110, 120, { dtype = T.float64 })
+    local yd = at_threads(1, function() return T.mm(xd, Wd) end)
+    close(yd, ref(xd, Wd), 1e-10)
   end)
 end)
