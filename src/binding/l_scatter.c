@@ -14,17 +14,25 @@ static void check_gs_index(lua_State *L, const char *fname, const lt_tensor *t, 
                          src ? "self" : "input");
   if (src && (src->ndim ? src->ndim : 1) != in)
     ltl_error(L, fname, "Index tensor must have the same number of dimensions as src tensor");
+  /* a 0-dim tensor counts as shape {1}: a 0-dim index with an empty 1-D src
+     read past src (the long fuzz run's seed 901 #163446, ASan) */
+  static const int64_t one = 1;
+  const int64_t *ishape = idx->ndim ? idx->shape : &one, *sshape = src && src->ndim ? src->shape : &one;
+  if (src) {
+    char b1[SHAPE_BUF], b2[SHAPE_BUF];
+    for (int i = 0; i < in; i++)
+      if (ishape[i] > sshape[i])
+        ltl_error(L, fname, "Expected index %s to be smaller than self %s apart from dimension %d and to be smaller "
+                 "size than src %s", shape_str(b1, sizeof b1, idx->ndim, idx->shape),
+                 shape_str(b2, sizeof b2, t->ndim, t->shape), d + 1,
+                 shape_str((char[SHAPE_BUF]){0}, SHAPE_BUF, src->ndim, src->shape));
+  }
   for (int i = 0; i < idx->ndim; i++) {
     char b1[SHAPE_BUF], b2[SHAPE_BUF];
     if (i != d && t->ndim && idx->shape[i] > t->shape[i])
       ltl_error(L, fname, "Size does not match at dimension %d expected index %s to be smaller than self %s apart "
                "from dimension %d", i + 1, shape_str(b1, sizeof b1, idx->ndim, idx->shape),
                shape_str(b2, sizeof b2, t->ndim, t->shape), d + 1);
-    if (src && src->ndim && idx->shape[i] > src->shape[i])
-      ltl_error(L, fname, "Expected index %s to be smaller than self %s apart from dimension %d and to be smaller "
-               "size than src %s", shape_str(b1, sizeof b1, idx->ndim, idx->shape),
-               shape_str(b2, sizeof b2, t->ndim, t->shape), d + 1,
-               shape_str((char[SHAPE_BUF]){0}, SHAPE_BUF, src->ndim, src->shape));
   }
 }
 
