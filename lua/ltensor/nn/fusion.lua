@@ -10,6 +10,7 @@
 -- channel), b' = (b - rm) * g / sqrt(rv + eps) + beta, PyTorch's formulas.
 local T = require "ltensor.core"
 local nn = require "ltensor.nn"
+local util = require "ltensor.util"
 require "ltensor.nn.utils"
 local compat = require "ltensor.compat"
 local table = compat.table
@@ -158,6 +159,7 @@ function M.fuse_modules(model, lists, opts)
   if not nn.is_module(model) then fail(fname, "bad argument #1 'model' (Module expected, got " .. type(model) .. ")") end
   if type(lists) ~= "table" then fail(fname, "bad argument #2 'modules_to_fuse' (table expected, got " .. type(lists) .. ")") end
   opts = T._check_opts("nn.utils." .. fname, opts or {}, { "inplace" })
+  util.check_flags(fail, fname, opts)
   if type(lists[1]) == "string" then lists = { lists } end
   if not opts.inplace then model = model:clone() end
   for _, names in ipairs(lists) do
