@@ -317,3 +317,50 @@ describe("results that differed from PyTorch 1.13", function()
     assert.are.equal("Dropout(p=0.25, inplace=False)", tostring(nn.Dropout({ p = 0.25 })))
   end)
 end)
+
+describe("distributions' errors name the method called", function()
+  local D = T.distributions
+  it("rsample, sample, sample_n, log_prob, cdf, expand each in their own name", function()
+    local n = D.Normal(0, 1)
+    assert.are.equal("ltensor.distributions.Normal.rsample: sample_shape must be a table of non-negative integers (entry 1 is -1)",
+      err_of(n.rsample, n, { -1 }))
+    assert.are.equal("ltensor.distributions.Normal.sample: sample_shape must be a table of non-negative integers (entry 1 is -1)",
+      err_of(n.sample, n, { -1 }))
+    assert.are.equal("ltensor.distributions.Normal.sample_n: sample_shape must be a table of non-negative integers (entry 1 is string)",
+      err_of(n.sample_n, n, "x"))
+    assert.are.equal("ltensor.distributions.Normal.cdf: The value argument to log_prob must be a Tensor", err_of(n.cdf, n, 1))
+    -- a distribution whose sample calls rsample: the outer call names the error
+    local g = D.Gamma(1, 1)
+    assert.are.equal("ltensor.distributions.Gamma.sample: sample_shape must be a table of sizes", err_of(g.sample, g, "x"))
+    assert.are.equal("ltensor.distributions.Gamma.rsample: sample_shape must be a table of sizes", err_of(g.rsample, g, "x"))
+    local mvn = D.MultivariateNormal(T.zeros(2), { covariance_matrix = T.eye(2) })
+    assert.are.equal("ltensor.distributions.MultivariateNormal.rsample: sample_shape must be a table of non-negative integers (entry 1 is 1.5)",
+      err_of(mvn.rsample, mvn, { 1.5 }))
+    -- the tensor ops inside raise in the method's name too
+    assert.matches("^ltensor%.distributions%.Normal%.expand: ", err_of(D.Normal(T.zeros(2), 1).expand, D.Normal(T.zeros(2), 1), { 3 }))
+    -- a method called without its instance
+    assert.are.equal("ltensor.distributions.Normal.log_prob: bad argument #1 'self' (distribution expected, got Tensor): " ..
+      "call it as d:log_prob(...)", err_of(n.log_prob, T.zeros(1)))
+  end)
+  it("expand checks its batch_shape (a raw Lua error before)", function()
+    for _, d in ipairs({ D.Normal(0, 1), D.Bernoulli(0.5), D.Categorical({ probs = T.ones(3) }),
+                         D.MultivariateNormal(T.zeros(2), { covariance_matrix = T.eye(2) }) }) do
+      local name = d._name
+      assert.are.equal("ltensor.distributions." .. name .. ".expand: bad argument #1 'batch_shape' (table of sizes expected, got nil)",
+        err_of(d.expand, d))
+      assert.are.equal("ltensor.distributions." .. name .. ".expand: bad argument #1 'batch_shape' (table of sizes expected, got boolean)",
+        err_of(d.expand, d, true))
+      assert.are.equal("ltensor.distributions." .. name .. ".expand: batch_shape must be a table of integers (entry 1 is function)",
+        err_of(d.expand, d, { print }))
+      assert.are.same({ 4 }, d:expand({ 4 }).batch_shape)
+    end
+    assert.are.same({ 3, 2 }, D.Normal(T.zeros(2), 1):expand({ 3, 2 }).batch_shape)
+  end)
+  it("Categorical:sample refuses a nested shape", function()
+    local c = D.Categorical({ probs = T.ones(3) })
+    assert.are.equal("ltensor.distributions.Categorical.sample: sample_shape must be a table of non-negative integers (entry 1 is table)",
+      err_of(c.sample, c, { { 2 } }))
+    assert.are.same({ 2, 0 }, c:sample({ 2, 0 }).shape)
+    assert.are.same({ 5 }, c:sample({ 5 }).shape)
+  end)
+end)
