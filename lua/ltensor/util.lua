@@ -78,7 +78,8 @@ for _, k in ipairs { "inplace", "training", "keepdim", "log_target", "swap", "fu
   "antialias", "include_last_offset", "scale_grad_by_freq", "sparse", "freeze", "batch_first", "bidirectional",
   "add_bias_kv", "add_zero_attn", "norm_first", "enable_nested_tensor", "elementwise_affine", "need_weights",
   "average_attn_weights", "affine", "track_running_stats", "enforce_sorted", "error_if_nonfinite",
-  "keep_vars", "strict", "recompute_scale_factor" } do
+  "keep_vars", "strict", "recompute_scale_factor", "retain_graph", "create_graph", "allow_unused",
+  "raise_exception" } do
   util.FLAGS[k] = true
 end
 util.MODULE_FLAGS = { bias = true }

@@ -87,6 +87,11 @@ void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, in
   }
 }
 
+static void check_inputs(lua_State *L, const char *fname, int nin, int inputs) {
+  if (nin > 0 && !lua_istable(L, inputs))
+    ltl_error(L, fname, "spec.inputs must be a table of %d inputs (got %s)", nin, luaL_typename(L, inputs));
+}
+
 /* Turn the spec table at `spec` into a node and attach it to the outputs at
    first..last (left in place).  target: the tensor an in-place op wrote (0
    if none).  alias: a tensor whose saved version is v0 (the in-place target
@@ -102,8 +107,7 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   lua_pop(L, 1);
   /* a spec with ninputs but no inputs table (T._ag_attach's callers build
      it in Lua): lua_rawgeti on a non-table crashed */
-  if (nin > 0 && !lua_istable(L, inputs))
-    ltl_error(L, fname, "spec.inputs must be a table of %d inputs (got %s)", nin, luaL_typename(L, inputs));
+  check_inputs(L, fname, nin, inputs);
   int any = 0, nedge = 0, ndims = 0;
   for (int i = 1; i <= nin; i++) {
     lua_rawgeti(L, inputs, i);
@@ -156,6 +160,9 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   for (int i = 1; i <= nsaved; i++) {
     lua_rawgeti(L, saved, i);
     lt_tensor *s = ltl_test(L, -1);
+    /* a freed tensor has no storage to take the version of (it crashed) */
+    if (s && !s->storage)
+      ltl_error(L, fname, "saved tensor %d was freed (with :free() or a <close> variable) before it was saved", i);
     if (!s) vers[i - 1] = -1;
     else if (alias && lua_rawequal(L, -1, alias)) vers[i - 1] = v0;
     else vers[i - 1] = (int64_t)atomic_load(&s->storage->version);
@@ -326,9 +333,59 @@ static int ag_hook(lua_State *L) {
   return top - 1;
 }
 
+/* The fields of a spec T._ag_attach reads (here and in the backward pass),
+   checked as a public function's arguments would be: the entry point is
+   reachable from any script.  A count is capped at Lua's own stack limit
+   (no call passes more values), so a huge one cannot make attach loop or
+   allocate for nothing. */
+#define AG_SPEC_MAX 1000000
+static void check_count_field(lua_State *L, const char *fname, int t, const char *field, const char *what) {
+  int ty = lua_getfield(L, t, field);
+  if (ty != LUA_TNIL) {
+    int isint;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    if (ty != LUA_TNUMBER || !isint || v < 0 || v > AG_SPEC_MAX)
+      ltl_error(L, fname, "%s must be an integer in 0..%d (got %s)", what, AG_SPEC_MAX,
+                ty == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+}
+static void check_table_field(lua_State *L, const char *fname, int spec, const char *field, int allow_false) {
+  int ty = lua_getfield(L, spec, field);
+  if (ty != LUA_TNIL && ty != LUA_TTABLE && !(allow_false && ty == LUA_TBOOLEAN && !lua_toboolean(L, -1)))
+    ltl_error(L, fname, "spec.%s must be a table (got %s)", field, luaL_typename(L, -1));
+  lua_pop(L, 1);
+}
+static void check_spec(lua_State *L, const char *fname, int spec) {
+  check_count_field(L, fname, spec, "ninputs", "spec.ninputs");
+  check_table_field(L, fname, spec, "saved", 1);
+  check_table_field(L, fname, spec, "nondiff", 0);
+  if (lua_getfield(L, spec, "saved") == LUA_TTABLE) check_count_field(L, fname, lua_gettop(L), "n", "spec.saved.n");
+  lua_pop(L, 1);
+  if (lua_getfield(L, spec, "view_of") != LUA_TNIL && !ltl_test(L, -1))
+    ltl_error(L, fname, "spec.view_of must be a tensor (got %s)", luaL_typename(L, -1));
+  lua_pop(L, 1);
+}
+/* the fields a node's backward reads */
+static void check_spec_rule(lua_State *L, const char *fname, int spec) {
+  if (lua_getfield(L, spec, "name") != LUA_TSTRING)
+    ltl_error(L, fname, "spec.name must be a string (got %s)", luaL_typename(L, -1));
+  if (lua_getfield(L, spec, "backward") != LUA_TFUNCTION)
+    ltl_error(L, fname, "spec.backward must be a function (got %s)", luaL_typename(L, -1));
+  lua_pop(L, 2);
+}
+
 /* T._ag_attach(spec, outputs...) -> outputs (autograd.Function) */
 static int l_ag_attach(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
+  const char *fname = "autograd.Function";
+  check_spec(L, fname, 1);
+  /* the inputs before the rest, as attach checks them (ninputs is valid) */
+  int ti = lua_getfield(L, 1, "inputs");
+  if (lua_getfield(L, 1, "ninputs") == LUA_TNUMBER && ti != LUA_TTABLE)
+    check_inputs(L, fname, (int)lua_tointeger(L, -1), lua_gettop(L) - 1);
+  lua_pop(L, 2);
+  check_spec_rule(L, fname, 1);
   int top = lua_gettop(L);
   attach(L, "autograd.Function", 1, 0, 2, top, 0, 0);
   return top - 1;

@@ -148,8 +148,26 @@ local function conv_module(cls, nd, transposed)
       local op = self.output_padding
       if output_size ~= nil then
         -- PyTorch's _output_padding: pick the output_padding that gives output_size
+        if not is_t(x) then mfail(cls, "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
+        if x:dim() ~= nd + 1 and x:dim() ~= nd + 2 then   -- the functional form words it
+          return fn(x, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
+        end
+        if type(output_size) ~= "table" or is_t(output_size) then
+          mfail(cls, "bad argument #2 'output_size' (table of integers expected, got " .. typename(output_size) .. ")")
+        end
         local sp = output_size
+        local non_spatial = x:dim() == nd + 1 and 1 or 2
+        if #sp ~= nd and #sp ~= nd + non_spatial then
+          mfail(cls, ("ConvTranspose%dD: for %dD input, output_size must have %d or %d elements (got %d)"):format(
+            nd, x:dim(), nd, nd + non_spatial, #sp))
+        end
         if #sp > nd then sp = { unpack(sp, #sp - nd + 1) } end
+        for i = 1, nd do
+          if mtype(sp[i]) ~= "integer" then
+            mfail(cls, ("bad argument #2 'output_size' (entry %d is %s, not an integer)"):format(i,
+              mtype(sp[i]) and tostring(sp[i]) or typename(sp[i])))
+          end
+        end
         op = {}
         for i = 1, nd do
           local inn = x:size(x:dim() - nd + i)

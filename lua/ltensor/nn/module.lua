@@ -473,8 +473,16 @@ end
 -- An ordered name -> tensor table: pairs() visits the keys in PyTorch's
 -- order (a module's parameters, then its buffers, then each child's).
 local function ordered_dict(keys, map)
-  local pos = {}
-  for i, k in ipairs(keys) do pos[k] = i end
+  local fname = "ordered_dict"
+  if type(keys) ~= "table" then fail(fname, "bad argument #1 'keys' (table expected, got " .. typename(keys) .. ")") end
+  if type(map) ~= "table" then fail(fname, "bad argument #2 'map' (table expected, got " .. typename(map) .. ")") end
+  local mt = getmetatable(map)
+  if mt ~= nil and not (type(mt) == "table" and rawget(mt, "__name") == "ltensor.nn.StateDict") then
+    fail(fname, "bad argument #2 'map' (a plain table expected, got " .. typename(map) .. ")")
+  end
+  for i, k in ipairs(keys) do
+    if k ~= k then fail(fname, ("bad argument #1 'keys' (entry %d is NaN)"):format(i)) end
+  end
   return setmetatable(map, {
     __pairs = function(t)
       local i = 0

@@ -3,6 +3,7 @@
 -- tensors or a Module (its parameters()).
 local T = require "ltensor.core"
 local util = require "ltensor.util"
+local tointeger = require("ltensor.compat").math.tointeger
 require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 
@@ -232,12 +233,12 @@ local function lengths_table(fname, lengths)
     return lengths:to(T.int64):totable()
   end
   if type(lengths) ~= "table" then rfail(fname, "bad argument #2 'lengths' (tensor or list expected, got " .. typename(lengths) .. ")") end
+  local out = {}
   for i, v in ipairs(lengths) do
-    if type(v) ~= "number" or v ~= math.floor(v) or v == math.huge or v == -math.huge then
-      rfail(fname, ("bad argument #2 'lengths' (entry %d is not an integer)"):format(i))
-    end
+    out[i] = type(v) == "number" and tointeger(v)
+    if not out[i] then rfail(fname, ("bad argument #2 'lengths' (entry %d is not an integer)"):format(i)) end
   end
-  return lengths
+  return out
 end
 
 -- pack_padded_sequence(input, lengths [, {batch_first = false, enforce_sorted = true}])
