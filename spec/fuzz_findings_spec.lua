@@ -225,4 +225,16 @@ describe("fuzz findings", function()
     assert.same({ 3, 3 }, x.grad:totable())
     assert.same({ 5, 5 }, y.grad:totable())
   end)
+
+  it("the Lua-level sweep's findings: _max_pool2d's rule and fuse_modules' names", function()
+    -- "#61401 T._max_pool2d arg:#11=nil; grad-inputs": rules_nn.lua: attempt to perform arithmetic on a nil value (local 'Wo')
+    local x = T.ones(1, 1, 4, 4):requires_grad_()
+    assert.equal("ltensor.max_pool2d: bad argument #11 (number expected, got nil)",
+      err_of(T._max_pool2d, x, 2, 2, 2, 2, 0, 0, 1, 1, 2, nil))
+    -- "#312960 T.nn.utils.fuse_modules arg:#2 +[3]=-1": fusion.lua: attempt to index a number value (local 'path')
+    local m = T.nn.Sequential(T.nn.Conv2d(1, 1, 1), T.nn.BatchNorm2d(1)):eval()
+    assert.equal("ltensor.nn.utils.fuse_modules: each entry of modules_to_fuse must list module names (got number)",
+      err_of(T.nn.utils.fuse_modules, m, { { "0", -1 } }))
+    assert.equal("Identity", T.nn.utils.fuse_modules(m, { { "0", "1" } })[2]._classname)
+  end)
 end)

@@ -390,6 +390,9 @@ function M.classify(ok, err)
   if err:find("^[TF][%w_%.:]*:%d+: ") then return "error" end
   if err:find("attempt to ", 1, true) or err:find("stack overflow", 1, true) then return "runtime" end
   if err == "boom" then return "error" end   -- the caller's own function raised: passed through unchanged
+  -- a position of the library's own source in the message (errors are
+  -- raised at level 0: the traceback says where, not the message)
+  if err:find("ltensor/[%w_/]+%.lua:%d+: ") then return "position" end
   if err:find("ltensor[%w_%.]*: ") then return "error" end
   -- internal entry points that take the caller's name (T._ag_run(name, ...))
   if err:find("^ltensor%.[^:%s]*: ") then return "error" end

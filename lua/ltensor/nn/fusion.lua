@@ -166,6 +166,9 @@ function M.fuse_modules(model, lists, opts)
     if type(names) ~= "table" or #names < 2 then fail(fname, "each entry of modules_to_fuse must list 2 or 3 module names") end
     local mods, where = {}, {}
     for i, path in ipairs(names) do
+      if type(path) ~= "string" then
+        fail(fname, ("each entry of modules_to_fuse must list module names (got %s)"):format(util.typename(path)))
+      end
       local parent, last, m = locate(fname, model, path)
       mods[i], where[i] = m, { parent, last }
     end
