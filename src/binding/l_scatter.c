@@ -69,6 +69,8 @@ static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d,
                          int reduce) {
   lt_tensor *src = ltl_test(L, vidx);
   char sbuf[32];
+  /* a freed src has no storage to read (it crashed) */
+  if (src && !src->storage) ltl_argerror(L, vidx, "tensor was freed");
   if (src) {
     if (src->dtype != dst->dtype)
       ltl_error(L, fname, "%s(): Expected self.dtype to be equal to src.dtype (got %s and %s)", fname,
