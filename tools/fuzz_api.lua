@@ -582,6 +582,13 @@ local function main(iters, seed, filter)
     local recs = C.records[tgt.name]
     local descs = {}
     local a, n, self, fn
+    -- the watchdog covers building the instance and arguments too (a
+    -- mutated constructor record such as nn.RNN(4, 8, 2^32) builds layers
+    -- for ever, outside the call)
+    local tb = clock()
+    debug.sethook(function()
+      if clock() - tb > call_limit then error("fuzz: call timed out", 0) end
+    end, "", 100000)
     local okb, berr = pcall(function()
       if recs then
         local rec = recs[math.random(#recs)]
@@ -615,6 +622,9 @@ local function main(iters, seed, filter)
       end
       if math.random(2) == 1 then G.grad_inputs(C, a, n) descs[#descs + 1] = "grad-inputs" end
     end)
+    debug.sethook()
+    local build_timeout = not okb and tostring(berr):find("fuzz: call timed out", 1, true) ~= nil
+    if build_timeout then counts.timeout = (counts.timeout or 0) + 1 end
     if not okb then descs[#descs + 1] = "build failed: " .. tostring(berr) a, n = {}, 0 end
     if tgt.kind == "method" then
       if type(self) == "table" then
@@ -625,7 +635,7 @@ local function main(iters, seed, filter)
     else
       fn = tgt.fn or tgt.cls
     end
-    if fn then
+    if fn and not build_timeout then
       local key = ("#%d %s %s"):format(i, tgt.name, table.concat(descs, "; "))
       if log then log:write(key, "\n") log:flush() end
       local t0 = clock()
