@@ -623,7 +623,7 @@ local function main(iters, seed, filter)
       if math.random(2) == 1 then G.grad_inputs(C, a, n) descs[#descs + 1] = "grad-inputs" end
     end)
     debug.sethook()
-    local build_timeout = not okb and tostring(berr):find("fuzz: call timed out", 1, true) ~= nil
+    local build_timeout = (not okb and tostring(berr) or table.concat(descs, " ")):find("fuzz: call timed out", 1, true) ~= nil
     if build_timeout then counts.timeout = (counts.timeout or 0) + 1 end
     if not okb then descs[#descs + 1] = "build failed: " .. tostring(berr) a, n = {}, 0 end
     if tgt.kind == "method" then
