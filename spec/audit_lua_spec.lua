@@ -257,4 +257,110 @@ describe("results that differed from PyTorch 1.13", function()
       err_of(T.nn.functional.max_pool1d, T.zeros(1, 1, 4), 2, { ceil_mode = 1 }))
     assert.is_nil(T.nn.Linear(3, 4, { bias = false }).bias)
   end)
+  it("every module's and function's flags refuse other types, by the one checker (util.check_flag)", function()
+    local nn, F = T.nn, T.nn.functional
+    local function refuses(msg, f, ...) assert.are.equal(msg, err_of(f, ...)) end
+    refuses("ltensor.nn.Conv2d: bad option 'bias' (boolean expected, got string)", nn.Conv2d, 1, 2, 3, { bias = "no" })
+    refuses("ltensor.nn.Conv2d: bad argument #8 'bias' (boolean expected, got string)", nn.Conv2d, 1, 2, 3, 1, 0, 1, 1, "no")
+    refuses("ltensor.nn.ConvTranspose1d: bad option 'bias' (boolean expected, got number)", nn.ConvTranspose1d, 1, 2, 3, { bias = 0 })
+    refuses("ltensor.nn.BatchNorm2d: bad option 'affine' (boolean expected, got string)", nn.BatchNorm2d, 4, { affine = "no" })
+    refuses("ltensor.nn.BatchNorm1d: bad argument #4 'affine' (boolean expected, got string)", nn.BatchNorm1d, 4, 1e-5, 0.1, "no")
+    refuses("ltensor.nn.BatchNorm2d: bad option 'track_running_stats' (boolean expected, got number)",
+      nn.BatchNorm2d, 4, { track_running_stats = 1 })
+    refuses("ltensor.nn.InstanceNorm2d: bad option 'affine' (boolean expected, got string)", nn.InstanceNorm2d, 4, { affine = "no" })
+    refuses("ltensor.nn.GroupNorm: bad option 'affine' (boolean expected, got string)", nn.GroupNorm, 2, 4, { affine = "no" })
+    refuses("ltensor.nn.LayerNorm: bad argument #3 'elementwise_affine' (boolean expected, got string)", nn.LayerNorm, 4, 1e-5, "no")
+    refuses("ltensor.nn.Upsample: bad option 'align_corners' (boolean expected, got string)",
+      nn.Upsample, { scale_factor = 2, mode = "bilinear", align_corners = "no" })
+    refuses("ltensor.nn.ReLU: bad option 'inplace' (boolean expected, got string)", nn.ReLU, { inplace = "no" })
+    refuses("ltensor.nn.ReLU: bad argument #1 'inplace' (boolean expected, got number)", nn.ReLU, 1)
+    refuses("ltensor.nn.SiLU: bad option 'inplace' (boolean expected, got number)", nn.SiLU, { inplace = 1 })
+    refuses("ltensor.nn.Dropout: bad option 'inplace' (boolean expected, got string)", nn.Dropout, 0.5, { inplace = "no" })
+    refuses("ltensor.nn.Dropout: bad argument #2 'inplace' (boolean expected, got number)", nn.Dropout, 0.5, 1)
+    refuses("ltensor.nn.LeakyReLU: bad option 'inplace' (boolean expected, got string)", nn.LeakyReLU, 0.1, { inplace = "no" })
+    refuses("ltensor.nn.AdaptiveMaxPool2d: bad option 'return_indices' (boolean expected, got string)",
+      nn.AdaptiveMaxPool2d, 2, { return_indices = "no" })
+    refuses("ltensor.nn.EmbeddingBag: bad option 'include_last_offset' (boolean expected, got number)",
+      nn.EmbeddingBag, 4, 2, { include_last_offset = 1 })
+    refuses("ltensor.nn.CTCLoss: bad option 'zero_infinity' (boolean expected, got string)", nn.CTCLoss, { zero_infinity = "no" })
+    refuses("ltensor.nn.functional.interpolate: bad option 'align_corners' (boolean expected, got string)",
+      F.interpolate, T.ones(1, 1, 2, 2), { scale_factor = 2, mode = "bilinear", align_corners = "no" })
+    refuses("ltensor.nn.functional.interpolate: bad argument #5 'align_corners' (boolean expected, got string)",
+      F.interpolate, T.ones(1, 1, 2, 2), nil, 2, "bilinear", "no")
+    refuses("ltensor.nn.functional.relu: bad argument #2 'inplace' (boolean expected, got string)", F.relu, T.ones(2), "no")
+    refuses("ltensor.nn.functional.dropout: bad option 'training' (boolean expected, got number)", F.dropout, T.ones(2), { training = 1 })
+    refuses("ltensor.nn.functional.max_pool2d: bad argument #6 'ceil_mode' (boolean expected, got string)",
+      F.max_pool2d, T.ones(1, 1, 2, 2), 2, nil, 0, 1, "no")
+    -- the Module methods and utilities taking a flag
+    local m = nn.Linear(2, 2)
+    refuses("ltensor.nn.Module.parameters: bad argument #1 'recurse' (boolean expected, got string)", m.parameters, m, "no")
+    refuses("ltensor.nn.Module.zero_grad: bad argument #1 'set_to_none' (boolean expected, got number)", m.zero_grad, m, 1)
+    refuses("ltensor.nn.Module.state_dict: bad option 'keep_vars' (boolean expected, got string)", m.state_dict, m, { keep_vars = "no" })
+    refuses("ltensor.nn.Module.load_state_dict: bad option 'strict' (boolean expected, got string)",
+      m.load_state_dict, m, m:state_dict(), { strict = "no" })
+    refuses("ltensor.nn.utils.clip_grad_norm_: bad option 'error_if_nonfinite' (boolean expected, got string)",
+      nn.utils.clip_grad_norm_, m, 1, { error_if_nonfinite = "no" })
+    refuses("ltensor.nn.utils.rnn.pad_sequence: bad option 'batch_first' (boolean expected, got string)",
+      nn.utils.rnn.pad_sequence, { T.ones(2) }, { batch_first = "no" })
+    refuses("ltensor.nn.utils.rnn.pack_padded_sequence: bad option 'enforce_sorted' (boolean expected, got number)",
+      nn.utils.rnn.pack_padded_sequence, T.ones(2, 1), { 2 }, { enforce_sorted = 1 })
+    -- booleans pass, and the in-place flags now act as PyTorch's
+    assert.is_nil(nn.Conv2d(1, 2, 3, { bias = false }).bias)
+    assert.is_false(nn.BatchNorm2d(4, { affine = false, track_running_stats = false }).affine)
+    local x = T.tensor({ -1.0, 2.0 })
+    local r = nn.ReLU(true)
+    assert.are.equal("ReLU(inplace=True)", tostring(r))
+    r(x)
+    assert.are.same({ 0, 2 }, x:totable())
+    assert.are.equal("ReLU()", tostring(nn.ReLU()))
+    assert.are.equal("Dropout(p=0.5, inplace=True)", tostring(nn.Dropout(0.5, true)))
+    assert.are.equal("Dropout(p=0.25, inplace=False)", tostring(nn.Dropout({ p = 0.25 })))
+  end)
+end)
+
+describe("distributions' errors name the method called", function()
+  local D = T.distributions
+  it("rsample, sample, sample_n, log_prob, cdf, expand each in their own name", function()
+    local n = D.Normal(0, 1)
+    assert.are.equal("ltensor.distributions.Normal.rsample: sample_shape must be a table of non-negative integers (entry 1 is -1)",
+      err_of(n.rsample, n, { -1 }))
+    assert.are.equal("ltensor.distributions.Normal.sample: sample_shape must be a table of non-negative integers (entry 1 is -1)",
+      err_of(n.sample, n, { -1 }))
+    assert.are.equal("ltensor.distributions.Normal.sample_n: sample_shape must be a table of non-negative integers (entry 1 is string)",
+      err_of(n.sample_n, n, "x"))
+    assert.are.equal("ltensor.distributions.Normal.cdf: The value argument to log_prob must be a Tensor", err_of(n.cdf, n, 1))
+    -- a distribution whose sample calls rsample: the outer call names the error
+    local g = D.Gamma(1, 1)
+    assert.are.equal("ltensor.distributions.Gamma.sample: sample_shape must be a table of sizes", err_of(g.sample, g, "x"))
+    assert.are.equal("ltensor.distributions.Gamma.rsample: sample_shape must be a table of sizes", err_of(g.rsample, g, "x"))
+    local mvn = D.MultivariateNormal(T.zeros(2), { covariance_matrix = T.eye(2) })
+    assert.are.equal("ltensor.distributions.MultivariateNormal.rsample: sample_shape must be a table of non-negative integers (entry 1 is 1.5)",
+      err_of(mvn.rsample, mvn, { 1.5 }))
+    -- the tensor ops inside raise in the method's name too
+    assert.matches("^ltensor%.distributions%.Normal%.expand: ", err_of(D.Normal(T.zeros(2), 1).expand, D.Normal(T.zeros(2), 1), { 3 }))
+    -- a method called without its instance
+    assert.are.equal("ltensor.distributions.Normal.log_prob: bad argument #1 'self' (distribution expected, got Tensor): " ..
+      "call it as d:log_prob(...)", err_of(n.log_prob, T.zeros(1)))
+  end)
+  it("expand checks its batch_shape (a raw Lua error before)", function()
+    for _, d in ipairs({ D.Normal(0, 1), D.Bernoulli(0.5), D.Categorical({ probs = T.ones(3) }),
+                         D.MultivariateNormal(T.zeros(2), { covariance_matrix = T.eye(2) }) }) do
+      local name = d._name
+      assert.are.equal("ltensor.distributions." .. name .. ".expand: bad argument #1 'batch_shape' (table of sizes expected, got nil)",
+        err_of(d.expand, d))
+      assert.are.equal("ltensor.distributions." .. name .. ".expand: bad argument #1 'batch_shape' (table of sizes expected, got boolean)",
+        err_of(d.expand, d, true))
+      assert.are.equal("ltensor.distributions." .. name .. ".expand: batch_shape must be a table of integers (entry 1 is function)",
+        err_of(d.expand, d, { print }))
+      assert.are.same({ 4 }, d:expand({ 4 }).batch_shape)
+    end
+    assert.are.same({ 3, 2 }, D.Normal(T.zeros(2), 1):expand({ 3, 2 }).batch_shape)
+  end)
+  it("Categorical:sample refuses a nested shape", function()
+    local c = D.Categorical({ probs = T.ones(3) })
+    assert.are.equal("ltensor.distributions.Categorical.sample: sample_shape must be a table of non-negative integers (entry 1 is table)",
+      err_of(c.sample, c, { { 2 } }))
+    assert.are.same({ 2, 0 }, c:sample({ 2, 0 }).shape)
+    assert.are.same({ 5 }, c:sample({ 5 }).shape)
+  end)
 end)

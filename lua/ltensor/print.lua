@@ -349,7 +349,14 @@ local function repr(t)
   return add_suffixes(prefix .. body, suffixes, indent)
 end
 
-T._repr = repr
+-- (the C side's __tostring calls repr with a live tensor; T._repr, reachable
+-- from any script, checks its argument first)
+T._repr = function(t)
+  if getmetatable(t) ~= T._metatable then
+    error("ltensor._repr: bad argument #1 (Tensor expected, got " .. type(t) .. ")", 0)
+  end
+  return tostring(t)
+end
 T._set_tostring(repr)
 
 -- The module's own functions (they are also T's): package.loaded holds

@@ -68,6 +68,42 @@ function util.check_opts(fname, opts, known)
   return opts
 end
 
+-- PyTorch's bool parameters: the names that are flags wherever an option
+-- or keyword argument of that name exists (nn's modules add `bias`, which
+-- is a tensor in nn.functional).  A flag is nil or a boolean:
+-- {bias = "no"} or {inplace = 1} is a slip, not true.
+util.FLAGS = {}
+for _, k in ipairs { "inplace", "training", "keepdim", "log_target", "swap", "full", "is_causal", "zero_infinity",
+  "log_input", "use_input_stats", "align_corners", "ceil_mode", "return_indices", "count_include_pad",
+  "antialias", "include_last_offset", "scale_grad_by_freq", "sparse", "freeze", "batch_first", "bidirectional",
+  "add_bias_kv", "add_zero_attn", "norm_first", "enable_nested_tensor", "elementwise_affine", "need_weights",
+  "average_attn_weights", "affine", "track_running_stats", "enforce_sorted", "error_if_nonfinite",
+  "keep_vars", "strict", "recompute_scale_factor", "retain_graph", "create_graph", "allow_unused",
+  "raise_exception" } do
+  util.FLAGS[k] = true
+end
+util.MODULE_FLAGS = { bias = true }
+for k in pairs(util.FLAGS) do util.MODULE_FLAGS[k] = true end
+
+-- The library's one flag check: fail(fname, msg) unless v is nil or a
+-- boolean, worded "bad option 'bias' (boolean expected, got string)", or
+-- "bad argument #3 'bias' (...)" when argn says it came positionally.
+function util.check_flag(fail, fname, name, v, argn)
+  if v == nil or type(v) == "boolean" then return end
+  if argn then
+    fail(fname, ("bad argument #%d '%s' (boolean expected, got %s)"):format(argn, name, util.mtname(v)))
+  end
+  fail(fname, ("bad option '%s' (boolean expected, got %s)"):format(name, util.mtname(v)))
+end
+-- Every flag (a key of the set `flags`, util.FLAGS by default) among the
+-- keys of o; argn[k] the position of a flag given positionally.
+function util.check_flags(fail, fname, o, flags, argn)
+  flags = flags or util.FLAGS
+  for k, v in next, o do
+    if flags[k] then util.check_flag(fail, fname, k, v, argn and argn[k]) end
+  end
+end
+
 -- PyTorch's name of a dtype as its messages print it ("Float", "Long",
 -- "ComplexDouble" ...): lt_torch_name of the C dtype list.
 function util.torch_name(dt) return dt._torch_name end

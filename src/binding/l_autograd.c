@@ -87,18 +87,9 @@ void ag_mark_outputs(lua_State *L, int node, int first, int last, int target, in
   }
 }
 
-/* A count of a spec (the number at the top): the inputs or saved values of
-   one call, so at most Lua's stack limit (LUAI_MAXSTACK, 1,000,000: no call
-   has more arguments).  A larger one looped for hours, and INT_MAX
-   overflowed the loop counter (the fuzzer's finding #278439, seed 201). */
-#define AG_MAX_SPEC_COUNT 1000000
-static int spec_count(lua_State *L, const char *fname, const char *what) {
-  int isint = 0;
-  lua_Integer v = lua_tointegerx(L, -1, &isint);
-  if (!isint || v < 0 || v > AG_MAX_SPEC_COUNT)
-    ltl_error(L, fname, "%s must be an integer from 0 to %d (got %s)", what, AG_MAX_SPEC_COUNT,
-              lua_tostring(L, -1));
-  return (int)v;
+static void check_inputs(lua_State *L, const char *fname, int nin, int inputs) {
+  if (nin > 0 && !lua_istable(L, inputs))
+    ltl_error(L, fname, "spec.inputs must be a table of %d inputs (got %s)", nin, luaL_typename(L, inputs));
 }
 
 /* Turn the spec table at `spec` into a node and attach it to the outputs at
@@ -111,22 +102,12 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   lua_getfield(L, spec, "inputs");
   int inputs = lua_gettop(L);
   int nin;
-  if (lua_getfield(L, spec, "ninputs") == LUA_TNUMBER) nin = spec_count(L, fname, "spec.ninputs");
+  if (lua_getfield(L, spec, "ninputs") == LUA_TNUMBER) nin = (int)lua_tointeger(L, -1);   /* checked (check_spec) */
   else nin = lua_istable(L, inputs) ? (int)lua_rawlen(L, inputs) : 0;
-  lua_pop(L, 1);
-  /* autograd.Function's count of forward outputs (its backward loops over
-     them: inf looped forever, the long fuzz run's seed 501 #440477) */
-  if (lua_getfield(L, spec, "fn_nout") != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TNUMBER)
-      ltl_error(L, fname, "spec.fn_nout must be an integer from 0 to %d (got %s)", AG_MAX_SPEC_COUNT,
-                luaL_typename(L, -1));
-    spec_count(L, fname, "spec.fn_nout");
-  }
   lua_pop(L, 1);
   /* a spec with ninputs but no inputs table (T._ag_attach's callers build
      it in Lua): lua_rawgeti on a non-table crashed */
-  if (nin > 0 && !lua_istable(L, inputs))
-    ltl_error(L, fname, "spec.inputs must be a table of %d inputs (got %s)", nin, luaL_typename(L, inputs));
+  check_inputs(L, fname, nin, inputs);
   int any = 0, nedge = 0, ndims = 0;
   for (int i = 1; i <= nin; i++) {
     lua_rawgeti(L, inputs, i);
@@ -144,7 +125,7 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   int nsaved = 0, has_saved = 0;
   if (lua_getfield(L, spec, "saved") == LUA_TTABLE) {
     has_saved = 1;
-    if (lua_getfield(L, -1, "n") == LUA_TNUMBER) nsaved = spec_count(L, fname, "spec.saved.n");
+    if (lua_getfield(L, -1, "n") == LUA_TNUMBER) nsaved = (int)lua_tointeger(L, -1);
     else nsaved = (int)lua_rawlen(L, -2);
     lua_pop(L, 1);
   }
@@ -179,9 +160,10 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
   for (int i = 1; i <= nsaved; i++) {
     lua_rawgeti(L, saved, i);
     lt_tensor *s = ltl_test(L, -1);
-    /* a freed tensor has no storage to version (read through NULL: the
-       long fuzz run's seed 602 #294118) */
-    if (s && !s->storage) ltl_error(L, fname, "spec.saved[%d] was freed (with :free() or a <close> variable)", i);
+    /* a freed tensor has no storage to take the version of (it crashed:
+       also the long fuzz run's seed 602 #294118) */
+    if (s && !s->storage)
+      ltl_error(L, fname, "saved tensor %d was freed (with :free() or a <close> variable) before it was saved", i);
     if (!s) vers[i - 1] = -1;
     else if (alias && lua_rawequal(L, -1, alias)) vers[i - 1] = v0;
     else vers[i - 1] = (int64_t)atomic_load(&s->storage->version);
@@ -352,9 +334,59 @@ static int ag_hook(lua_State *L) {
   return top - 1;
 }
 
+/* The fields of a spec T._ag_attach reads (here and in the backward pass),
+   checked as a public function's arguments would be: the entry point is
+   reachable from any script.  A count is capped at Lua's own stack limit
+   (no call passes more values), so a huge one cannot make attach loop or
+   allocate for nothing. */
+#define AG_SPEC_MAX 1000000
+static void check_count_field(lua_State *L, const char *fname, int t, const char *field, const char *what) {
+  int ty = lua_getfield(L, t, field);
+  if (ty != LUA_TNIL) {
+    int isint;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    if (ty != LUA_TNUMBER || !isint || v < 0 || v > AG_SPEC_MAX)
+      ltl_error(L, fname, "%s must be an integer in 0..%d (got %s)", what, AG_SPEC_MAX,
+                ty == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+}
+static void check_table_field(lua_State *L, const char *fname, int spec, const char *field, int allow_false) {
+  int ty = lua_getfield(L, spec, field);
+  if (ty != LUA_TNIL && ty != LUA_TTABLE && !(allow_false && ty == LUA_TBOOLEAN && !lua_toboolean(L, -1)))
+    ltl_error(L, fname, "spec.%s must be a table (got %s)", field, luaL_typename(L, -1));
+  lua_pop(L, 1);
+}
+static void check_spec(lua_State *L, const char *fname, int spec) {
+  check_count_field(L, fname, spec, "ninputs", "spec.ninputs");
+  check_table_field(L, fname, spec, "saved", 1);
+  check_table_field(L, fname, spec, "nondiff", 0);
+  if (lua_getfield(L, spec, "saved") == LUA_TTABLE) check_count_field(L, fname, lua_gettop(L), "n", "spec.saved.n");
+  lua_pop(L, 1);
+  if (lua_getfield(L, spec, "view_of") != LUA_TNIL && !ltl_test(L, -1))
+    ltl_error(L, fname, "spec.view_of must be a tensor (got %s)", luaL_typename(L, -1));
+  lua_pop(L, 1);
+}
+/* the fields a node's backward reads */
+static void check_spec_rule(lua_State *L, const char *fname, int spec) {
+  if (lua_getfield(L, spec, "name") != LUA_TSTRING)
+    ltl_error(L, fname, "spec.name must be a string (got %s)", luaL_typename(L, -1));
+  if (lua_getfield(L, spec, "backward") != LUA_TFUNCTION)
+    ltl_error(L, fname, "spec.backward must be a function (got %s)", luaL_typename(L, -1));
+  lua_pop(L, 2);
+}
+
 /* T._ag_attach(spec, outputs...) -> outputs (autograd.Function) */
 static int l_ag_attach(lua_State *L) {
   ltl_checktype(L, 1, LUA_TTABLE);
+  const char *fname = "autograd.Function";
+  check_spec(L, fname, 1);
+  /* the inputs before the rest, as attach checks them (ninputs is valid) */
+  int ti = lua_getfield(L, 1, "inputs");
+  if (lua_getfield(L, 1, "ninputs") == LUA_TNUMBER && ti != LUA_TTABLE)
+    check_inputs(L, fname, (int)lua_tointeger(L, -1), lua_gettop(L) - 1);
+  lua_pop(L, 2);
+  check_spec_rule(L, fname, 1);
   int top = lua_gettop(L);
   attach(L, "autograd.Function", 1, 0, 2, top, 0, 0);
   return top - 1;

@@ -77,6 +77,7 @@ static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d,
                          int reduce) {
   lt_tensor *src = ltl_test(L, vidx);
   char sbuf[32];
+  /* a freed src has no storage to read (it crashed) */
   if (src && !src->storage) ltl_argerror(L, vidx, "tensor was freed");
   if (src) {
     if (src->dtype != dst->dtype)

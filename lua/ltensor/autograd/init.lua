@@ -42,7 +42,15 @@ T.autograd = autograd
 
 local H = require "ltensor.autograd.helpers"
 local is_t, fail, argcheck, check_t = H.is_t, H.fail, H.argcheck, H.check_t
-local function check_opts(fname, n, o) argcheck(o == nil or type(o) == "table", fname, n, "options table", o) end
+local check_flags, util_typename = require("ltensor.util").check_flags, require("ltensor.util").mtname
+-- an options table: its type, its keys (the one checker) and its flags
+local function check_opts(fname, n, o, known)
+  argcheck(o == nil or type(o) == "table", fname, n, "options table", o)
+  if o and known then
+    T._check_opts(fname, o, known)
+    check_flags(fail, fname, o)
+  end
+end
 
 -- Run f with grad mode b, restoring the previous mode even when f raises.
 local function finish_mode(prev, ok, ...)
@@ -139,8 +147,7 @@ end
 function autograd.backward(tensors, grad_tensors, opts)
   if is_opts(grad_tensors) then grad_tensors, opts = nil, grad_tensors end
   argcheck(is_t(tensors) or type(tensors) == "table", "autograd.backward", 1, "tensor or list of tensors", tensors)
-  check_opts("autograd.backward", 3, opts)
-  if opts then T._check_opts("autograd.backward", opts, { "retain_graph", "create_graph" }) end
+  check_opts("autograd.backward", 3, opts, { "retain_graph", "create_graph" })
   local retain, create = modes(opts or {})
   run("backward", tensors, grad_tensors, retain, create)
 end
@@ -150,9 +157,8 @@ function methods.backward(t, grad, opts)
   check_t("backward", 1, t)
   if is_opts(grad) then grad, opts = nil, grad end
   argcheck(grad == nil or is_t(grad) or type(grad) == "number", "backward", 2, "tensor or number", grad)
-  check_opts("backward", 3, opts)
   if opts then
-    T._check_opts("backward", opts, { "retain_graph", "create_graph" })
+    check_opts("backward", 3, opts, { "retain_graph", "create_graph" })
     local retain, create = modes(opts)
     run("backward", t, grad, retain, create)
   else
@@ -165,8 +171,7 @@ function autograd.grad(outputs, inputs, grad_outputs, opts)
   if is_opts(grad_outputs) then grad_outputs, opts = nil, grad_outputs end
   argcheck(is_t(outputs) or type(outputs) == "table", "autograd.grad", 1, "tensor or list of tensors", outputs)
   argcheck(is_t(inputs) or type(inputs) == "table", "autograd.grad", 2, "tensor or list of tensors", inputs)
-  check_opts("autograd.grad", 4, opts)
-  if opts then T._check_opts("autograd.grad", opts, { "retain_graph", "create_graph", "allow_unused" }) end
+  check_opts("autograd.grad", 4, opts, { "retain_graph", "create_graph", "allow_unused" })
   opts = opts or {}
   local retain, create = modes(opts)
   return run("grad", outputs, grad_outputs, retain, create, inputs or {}, opts.allow_unused)
@@ -246,18 +251,20 @@ function Ctx:mark_non_differentiable(...)
 end
 function Ctx:set_materialize_grads(b) rawset(self, "_no_materialize", not b) end
 
-local function function_backward(n, ...)
-  local ctx = n.ctx
+-- The backward of an autograd.Function node: the values it needs are the
+-- closure's (Function.apply's), not fields of the spec, which T._ag_attach
+-- receives from any caller
+local function function_backward(ctx, user_backward, ninputs, nout, out_dtypes, out_shapes, ...)
   local gs = pack(...)
   if not rawget(ctx, "_no_materialize") then
-    for i = 1, n.fn_nout do
-      if gs[i] == nil and n.fn_out_shapes[i] then gs[i] = T.zeros(n.fn_out_shapes[i], { dtype = n.out_dtypes[i] }) end
+    for i = 1, nout do
+      if gs[i] == nil and out_shapes[i] then gs[i] = T.zeros(out_shapes[i], { dtype = out_dtypes[i] }) end
     end
   end
-  local r = pack(n.user_backward(ctx, unpack(gs, 1, n.fn_nout)))
+  local r = pack(user_backward(ctx, unpack(gs, 1, nout)))
   local out = {}
-  for i = 1, n.ninputs do out[i] = r[i] end
-  return unpack(out, 1, n.ninputs)
+  for i = 1, ninputs do out[i] = r[i] end
+  return unpack(out, 1, ninputs)
 end
 
 function autograd.Function(def)
@@ -270,7 +277,7 @@ function autograd.Function(def)
     local first = 1
     if rawequal(args[1], F) then first = 2 end
     local inputs = {}
-    for i = first, args.n do inputs[#inputs + 1] = args[i] end
+    for i = first, args.n do inputs[i - first + 1] = args[i] end   -- (a nil argument keeps its place)
     local nin = args.n - first + 1
     local needs = {}
     local any = false
@@ -297,10 +304,11 @@ function autograd.Function(def)
     -- the node's name: "<name>Backward", or the name itself when it already
     -- is one (the library's own Functions take PyTorch's "EluBackward0")
     local gname = F.name:match("Backward%d*$") and F.name or F.name .. "Backward"
+    local nout, user_backward = outs.n, def.backward
     local spec = { name = gname, inputs = inputs, ninputs = nin, saved = rawget(ctx, "_saved"),
-      ctx = ctx, user_backward = def.backward, conj_aware = true,   -- a Function's backward gets PyTorch's gradients as they are
-      out_dtypes = out_dtypes, fn_nout = outs.n, fn_out_shapes = out_shapes, nondiff = rawget(ctx, "_nondiff") and {} or nil,
-      backward = function_backward }
+      conj_aware = true,   -- a Function's backward gets PyTorch's gradients as they are
+      nondiff = rawget(ctx, "_nondiff") and {} or nil,
+      backward = function(_, ...) return function_backward(ctx, user_backward, nin, nout, out_dtypes, out_shapes, ...) end }
     local nd = rawget(ctx, "_nondiff")
     if nd then for i = 1, outs.n do if nd[outs[i]] then spec.nondiff[i] = true end end end
     rawset(ctx, "_node", spec)
@@ -320,8 +328,13 @@ end
 function autograd.gradcheck(fn, inputs, opts)
   argcheck(type(fn) == "function" or (getmetatable(fn) or {}).__call, "autograd.gradcheck", 1, "function", fn)
   argcheck(is_t(inputs) or type(inputs) == "table", "autograd.gradcheck", 2, "tensor or list of tensors", inputs)
-  check_opts("autograd.gradcheck", 3, opts)
+  check_opts("autograd.gradcheck", 3, opts, { "eps", "atol", "rtol", "raise_exception" })
   opts = opts or {}
+  for _, k in ipairs({ "eps", "atol", "rtol" }) do
+    if opts[k] ~= nil and type(opts[k]) ~= "number" then
+      fail("autograd.gradcheck", ("bad option '%s' (number expected, got %s)"):format(k, util_typename(opts[k])))
+    end
+  end
   local eps = opts.eps or 1e-6
   local atol = opts.atol or 1e-5
   local rtol = opts.rtol or 1e-3

@@ -201,8 +201,9 @@ end
 rules._max_pool2d = function(raw, x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo, want_idx)
   -- 2x2 windows of stride 2 tile the input: the backward writes it in one pass
   -- (a ceil_mode window past the edge is not a tile)
+  -- (raw checks the arguments; a bad Ho or Wo is not a tile)
   local tiled = kh == 2 and kw == 2 and sh == 2 and sw == 2 and ph == 0 and pw == 0 and dh == 1 and dw == 1 and
-    2 * Ho <= x:size(3) and 2 * Wo <= x:size(4)
+    type(Ho) == "number" and type(Wo) == "number" and x:dim() == 4 and 2 * Ho <= x:size(3) and 2 * Wo <= x:size(4)
   if tiled and want_idx == false then
     -- the caller drops the indices: keep one byte per output (the winning
     -- tap), not an int64 index, and hand back the values alone

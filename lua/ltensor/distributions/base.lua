@@ -96,6 +96,23 @@ local function size_arg(where, s)
   end
   return out
 end
+-- expand's batch_shape: a list of integers (-1 keeps a size, as
+-- Tensor.expand; the tensor ops check the sizes against the parameters')
+local function batch_shape_arg(where, s)
+  if type(s) ~= "table" or is_t(s) then
+    fail(where, "bad argument #1 'batch_shape' (table of sizes expected, got " .. util.typename(s) .. ")")
+  end
+  local out = {}
+  for i = 1, rawlen(s) do
+    local iv = type(s[i]) == "number" and math.tointeger(s[i])
+    if not iv then
+      fail(where, ("batch_shape must be a table of integers (entry %d is %s)"):format(i,
+        type(s[i]) == "number" and tostring(s[i]) or util.typename(s[i])))
+    end
+    out[i] = iv
+  end
+  return out
+end
 local function opts_of(a, b, where)   -- sample(shape, opts) or sample(opts)
   if type(a) == "table" and not is_t(a) and #a == 0 and next(a) ~= nil then a, b = nil, a end
   if where then check_opts(where, b, SAMPLE_OPTS) end
@@ -261,6 +278,7 @@ function Distribution:_validate_sample(value, support, support_name)
 end
 -- a new distribution of the same kind whose parameters are expanded
 function Distribution:expand(batch_shape)
+  batch_shape = batch_shape_arg(self._name .. ".expand", batch_shape)
   local args = {}
   for i, p in ipairs(self._params) do
     local v = rawget(self, p)
@@ -299,7 +317,41 @@ local function diag_of(Lm)   -- (..., n, n) -> (..., n)
   local n = Lm.shape[#Lm.shape]
   return (Lm * eye_like(n, Lm.dtype)):sum(-1)
 end
+-- Errors name the method the user called: while a distribution's method
+-- runs, T._public_name is "distributions.<Class>.<method>" (the outermost
+-- call's: sample calling rsample raises as sample), the name util.failer
+-- and the C side's ltl_error word every error in, those of the tensor ops
+-- inside included.  name_methods wraps a class's public methods so.
+local public_name, set_public_name = T._public_name, T._set_public_name
+local function finish(prev, ok, ...)
+  set_public_name(prev)
+  if ok then return ... end
+  error((...), 0)
+end
+local function named_method(owner, key, f)
+  return function(self, ...)
+    local prev = public_name()
+    if prev ~= nil then return f(self, ...) end
+    local mt = getmetatable(self)
+    local cname = type(mt) == "table" and rawget(mt, "_name")
+    if type(cname) ~= "string" then
+      fail(owner .. "." .. key, ("bad argument #1 'self' (distribution expected, got %s): call it as d:%s(...)")
+        :format(util.typename(self), key))
+    end
+    set_public_name("distributions." .. cname .. "." .. key)
+    return finish(prev, pcall(f, self, ...))
+  end
+end
+local function name_methods(C, owner)
+  local keys = {}
+  for k, v in pairs(C) do
+    if type(k) == "string" and type(v) == "function" and k:sub(1, 1) ~= "_" and k ~= "new" then keys[#keys + 1] = k end
+  end
+  for _, k in ipairs(keys) do rawset(C, k, named_method(owner, k, C[k])) end
+end
+
 local B = {}
+B.name_methods = name_methods
 B.math = math
 B.table = table
 B.rawlen = rawlen
@@ -318,6 +370,7 @@ B.float_dtype_of = float_dtype_of
 B.broadcast_all = broadcast_all
 B.size_arg = size_arg
 B.opts_of = opts_of
+B.batch_shape_arg = batch_shape_arg
 B.all_true = all_true
 B.xlogy = xlogy
 B.constraint_names = constraint_names

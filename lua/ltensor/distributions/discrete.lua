@@ -84,6 +84,7 @@ function Bernoulli:entropy()
   return softplus(l) - self.probs * l
 end
 function Bernoulli:expand(batch_shape)
+  batch_shape = B.batch_shape_arg(self._name .. ".expand", batch_shape)
   local p = rawget(self, "_probs")
   if p then return Bernoulli.new(p:expand(batch_shape), nil, { validate_args = false }) end
   return Bernoulli.new(nil, rawget(self, "_logits"):expand(batch_shape), { validate_args = false })
@@ -176,6 +177,7 @@ function Categorical:enumerate_support()
   return T.arange(1, self._num_events + 1)
 end
 function Categorical:expand(batch_shape)
+  batch_shape = B.batch_shape_arg(self._name .. ".expand", batch_shape)
   local p = rawget(self, "_probs")
   local s = concat_shapes(batch_shape, { self._num_events })
   if p then return Categorical.new(p:expand(s), nil, { validate_args = false }) end

@@ -31,4 +31,9 @@ require "ltensor.distributions.continuous"
 require "ltensor.distributions.discrete"
 require "ltensor.distributions.multivariate"
 require "ltensor.distributions.kl"
+-- every class's public methods raise in the name of the method called
+B.name_methods(B.Distribution, "Distribution")
+for _, C in pairs(B.D) do
+  if type(C) == "table" and type(rawget(C, "_name")) == "string" then B.name_methods(C, C._name) end
+end
 return B.D

@@ -176,6 +176,7 @@ function MVN:entropy()
   return h:expand(self.batch_shape)
 end
 function MVN:expand(batch_shape)
+  batch_shape = B.batch_shape_arg(self._name .. ".expand", batch_shape)
   local k = self.event_shape[1]
   return MVN.new(self.loc:expand(concat_shapes(batch_shape, { k })),
     { scale_tril = rawget(self, "_unbroadcasted_scale_tril"):expand(concat_shapes(batch_shape, { k, k })), validate_args = false })

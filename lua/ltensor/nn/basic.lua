@@ -59,10 +59,26 @@ local function activation(name, fn)
   nn[name] = C
   return C
 end
-activation("ReLU", F.relu)
+-- ReLU(inplace = false) and SiLU: PyTorch's one parameter, positionally or
+-- in an options table, a flag
+local function inplace_arg(name, a, n)
+  if n > 1 then fail(name, ("takes at most 1 positional argument (%d given)"):format(n)) end
+  if util.is_opts(a) then return check_opts(name, a, { "inplace" }).inplace or false end
+  util.check_flag(fail, name, "inplace", a, 1)
+  return a or false
+end
+local function inplace_activation(name, fn)
+  local C = Module:extend(name)
+  function C:init(...) self.inplace = inplace_arg(name, ..., select("#", ...)) end
+  function C:forward(x) return fn(x, self.inplace and { inplace = true } or nil) end
+  function C:extra_repr() return self.inplace and "inplace=True" or "" end
+  nn[name] = C
+  return C
+end
+inplace_activation("ReLU", F.relu)
 activation("Tanh", F.tanh)
 activation("Sigmoid", F.sigmoid)
-activation("SiLU", F.silu)
+inplace_activation("SiLU", F.silu)
 activation("Identity", function(x) return x end)
 
 local GELU = Module:extend("GELU")
@@ -97,15 +113,21 @@ LogSoftmax.extra_repr = Softmax.extra_repr
 
 local Dropout = Module:extend("Dropout")
 nn.Dropout = Dropout
-function Dropout:init(p)
-  if type(p) == "table" then p = check_opts("Dropout", p, { "p", "inplace" }).p end
-  p = p or 0.5
+-- Dropout(p = 0.5, inplace = false), positionally or in an options table
+function Dropout:init(p, inplace, ...)
+  if select("#", ...) > 0 then fail("Dropout", ("takes at most 2 positional arguments (%d given)"):format(2 + select("#", ...))) end
+  local opts = {}
+  if util.is_opts(inplace) then opts, inplace = check_opts("Dropout", inplace, { "inplace" }, 2), nil
+  elseif type(p) == "table" and inplace == nil then opts, p = check_opts("Dropout", p, { "p", "inplace" }), nil end
+  util.check_flag(fail, "Dropout", "inplace", inplace, 2)
+  p = p or opts.p or 0.5
   check_type("Dropout", 1, "p", p, "number")
   if not (p >= 0 and p <= 1) then fail("Dropout", "dropout probability has to be between 0 and 1, but got " .. p) end
   self.p = p
+  self.inplace = inplace or opts.inplace or false
 end
-function Dropout:forward(x) return F.dropout(x, self.p, self.training) end
-function Dropout:extra_repr() return "p=" .. pyfloat(self.p) .. ", inplace=False" end
+function Dropout:forward(x) return F.dropout(x, self.p, self.training, self.inplace) end
+function Dropout:extra_repr() return "p=" .. pyfloat(self.p) .. ", inplace=" .. (self.inplace and "True" or "False") end
 
 ---------------------------------------------------------------------------
 -- Embedding(num_embeddings, embedding_dim [, {padding_idx, max_norm,
@@ -240,6 +262,7 @@ function LayerNorm:init(normalized_shape, eps, elementwise_affine)
   check_type("LayerNorm", 1, "normalized_shape", normalized_shape, "table")
   for i, v in ipairs(normalized_shape) do check_size("LayerNorm", 1, "normalized_shape[" .. i .. "]", v) end
   check_type("LayerNorm", 2, "eps", eps, "number", true)
+  util.check_flag(fail, "LayerNorm", "elementwise_affine", elementwise_affine, 3)
   self.normalized_shape = normalized_shape
   self.eps = eps or 1e-5
   if elementwise_affine == nil then elementwise_affine = true end

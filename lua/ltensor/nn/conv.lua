@@ -11,7 +11,7 @@ local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, 
 local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
 local is_float = U.is_float
-local size_str, tuple_str, is_opts, known_of, BOOL_ARGS = U.size_str, U.tuple_str, U.is_opts, U.known_of, U.BOOL_ARGS
+local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
 local args_of = U.args_of
 local ntuple = U.ntuple
 local autograd = require "ltensor.autograd"
@@ -84,7 +84,7 @@ local function conv_module(cls, nd, transposed)
   nn[cls] = C
   local ARGS = transposed and { "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode" }
     or { "stride", "padding", "dilation", "groups", "bias", "padding_mode" }
-  ARGS.extra = { "dtype" }
+  ARGS.extra, ARGS.first = { "dtype" }, 4
   function C:init(in_channels, out_channels, kernel_size, ...)
     local a = args_of("nn." .. cls, ARGS, ...)
     pos_int(cls, "in_channels", in_channels)
@@ -148,8 +148,26 @@ local function conv_module(cls, nd, transposed)
       local op = self.output_padding
       if output_size ~= nil then
         -- PyTorch's _output_padding: pick the output_padding that gives output_size
+        if not is_t(x) then mfail(cls, "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
+        if x:dim() ~= nd + 1 and x:dim() ~= nd + 2 then   -- the functional form words it
+          return fn(x, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
+        end
+        if type(output_size) ~= "table" or is_t(output_size) then
+          mfail(cls, "bad argument #2 'output_size' (table of integers expected, got " .. typename(output_size) .. ")")
+        end
         local sp = output_size
+        local non_spatial = x:dim() == nd + 1 and 1 or 2
+        if #sp ~= nd and #sp ~= nd + non_spatial then
+          mfail(cls, ("ConvTranspose%dD: for %dD input, output_size must have %d or %d elements (got %d)"):format(
+            nd, x:dim(), nd, nd + non_spatial, #sp))
+        end
         if #sp > nd then sp = { unpack(sp, #sp - nd + 1) } end
+        for i = 1, nd do
+          if mtype(sp[i]) ~= "integer" then
+            mfail(cls, ("bad argument #2 'output_size' (entry %d is %s, not an integer)"):format(i,
+              mtype(sp[i]) and tostring(sp[i]) or typename(sp[i])))
+          end
+        end
         op = {}
         for i = 1, nd do
           local inn = x:size(x:dim() - nd + i)
@@ -242,6 +260,7 @@ local function pool_module(cls, nd, kind)
   nn[cls] = C
   local ARGS = kind == "max" and { "stride", "padding", "dilation", "return_indices", "ceil_mode" }
     or { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
+  ARGS.first = 2
   function C:init(kernel_size, ...)
     local a = args_of("nn." .. cls, ARGS, ...)
     ntuple(cls, "kernel_size", kernel_size, nd)
@@ -311,11 +330,12 @@ pool_module("AvgPool2d", 2, "avg")
 local function adaptive_module(cls, fn, has_indices)
   local C = Module:extend(cls)
   nn[cls] = C
-  function C:init(output_size, return_indices)
-    if type(return_indices) == "table" then return_indices = return_indices.return_indices end
+  local ARGS = has_indices and { "return_indices", first = 2 } or { first = 2 }
+  function C:init(output_size, ...)
+    local a = args_of("nn." .. cls, ARGS, ...)
     if output_size == nil then mfail(cls, "bad argument #1 'output_size' (integer or table expected, got nil)") end
     self.output_size = output_size
-    if has_indices then self.return_indices = return_indices and true or false end
+    if has_indices then self.return_indices = a.return_indices and true or false end
   end
   function C:forward(x)
     if has_indices then return fn(x, self.output_size, { return_indices = self.return_indices }) end
@@ -330,8 +350,9 @@ adaptive_module("AdaptiveMaxPool2d", F.adaptive_max_pool2d, true)
 
 local Upsample = Module:extend("Upsample")
 nn.Upsample = Upsample
+local UPSAMPLE_ARGS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", first = 1 }
 function Upsample:init(...)
-  local a = args_of("nn.Upsample", { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }, ...)
+  local a = args_of("nn.Upsample", UPSAMPLE_ARGS, ...)
   self.size, self.scale_factor = a.size, a.scale_factor
   self.mode = a.mode or "nearest"
   self.align_corners = a.align_corners
@@ -406,7 +427,7 @@ local EmbeddingBag = Module:extend("EmbeddingBag")
 nn.EmbeddingBag = EmbeddingBag
 function EmbeddingBag:init(num_embeddings, embedding_dim, ...)
   local a = args_of("nn.EmbeddingBag", { "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
-    "padding_idx", "dtype" }, ...)
+    "padding_idx", "dtype", first = 3 }, ...)
   pos_int("EmbeddingBag", "num_embeddings", num_embeddings)
   pos_int("EmbeddingBag", "embedding_dim", embedding_dim)
   local mode = a.mode or "mean"

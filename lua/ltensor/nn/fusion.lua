@@ -159,6 +159,7 @@ function M.fuse_modules(model, lists, opts)
   if not nn.is_module(model) then fail(fname, "bad argument #1 'model' (Module expected, got " .. type(model) .. ")") end
   if type(lists) ~= "table" then fail(fname, "bad argument #2 'modules_to_fuse' (table expected, got " .. type(lists) .. ")") end
   opts = T._check_opts("nn.utils." .. fname, opts or {}, { "inplace" })
+  util.check_flags(fail, fname, opts)
   if type(lists[1]) == "string" then lists = { lists } end
   if not opts.inplace then model = model:clone() end
   for _, names in ipairs(lists) do

@@ -179,8 +179,19 @@ class("Unflatten", { "dim", "unflattened_size" }, function(self, o)
   if type(o.unflattened_size) ~= "table" then
     fail("Unflatten", "unflattened_size must be tuple of ints, but found type " .. typename(o.unflattened_size))
   end
-  self.dim, self.unflattened_size = o.dim, o.unflattened_size
+  local infer = 0
+  for i = 1, rawlen(o.unflattened_size) do
+    local s = o.unflattened_size[i]
+    if math.type(s) ~= "integer" then
+      fail("Unflatten", ("unflattened_size must be tuple of ints, but found element of type %s at pos %d"):format(typename(s), i))
+    end
+    if s < -1 then fail("Unflatten", "invalid shape dimension " .. s) end
+    if s == -1 then infer = infer + 1 end
+  end
+  if infer > 1 then fail("Unflatten", "only one dimension can be inferred") end
+  self.dim, self.unflattened_size = o.dim, { table.unpack(o.unflattened_size, 1, rawlen(o.unflattened_size)) }
 end, function(self, x)
+  if not is_t(x) then fail("Unflatten", "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
   local nd = x:dim()
   local d = self.dim < 0 and self.dim + nd + 1 or self.dim
   if d < 1 or d > nd then

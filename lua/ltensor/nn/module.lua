@@ -340,19 +340,23 @@ local function prefix_of(fname, prefix)
   return ""
 end
 function Module:named_parameters(prefix, recurse)
+  util.check_flag(fail, "Module.named_parameters", "recurse", recurse, 2)
   if recurse == nil then recurse = true end
   return named_list(named_members(self, "_params", prefix_of("Module.named_parameters", prefix), recurse, {}, {}, {}))
 end
 function Module:parameters(recurse)
+  util.check_flag(fail, "Module.parameters", "recurse", recurse, 1)
   local out = {}
   for i, np in ipairs(self:named_parameters(nil, recurse)) do out[i] = np[2] end
   return out
 end
 function Module:named_buffers(prefix, recurse)
+  util.check_flag(fail, "Module.named_buffers", "recurse", recurse, 2)
   if recurse == nil then recurse = true end
   return named_list(named_members(self, "_buffers", prefix_of("Module.named_buffers", prefix), recurse, {}, {}, {}))
 end
 function Module:buffers(recurse)
+  util.check_flag(fail, "Module.buffers", "recurse", recurse, 1)
   local out = {}
   for i, nb in ipairs(self:named_buffers(nil, recurse)) do out[i] = nb[2] end
   return out
@@ -361,6 +365,10 @@ end
 -- (distinct) parameters.
 function Module:num_parameters(opts)
   check_type("Module.num_parameters", 1, "opts", opts, "table", true)
+  if opts then
+    T._check_opts("nn.Module.num_parameters", opts, { "only_trainable" })   -- the one checker
+    util.check_flag(fail, "Module.num_parameters", "only_trainable", opts.only_trainable)
+  end
   local only = opts and opts.only_trainable
   local n = 0
   for _, p in ipairs(self:parameters()) do
@@ -380,6 +388,7 @@ end
 function Module:eval() return self:train(false) end
 
 function Module:zero_grad(set_to_none)
+  util.check_flag(fail, "Module.zero_grad", "set_to_none", set_to_none, 1)
   for _, p in ipairs(self:parameters()) do
     if set_to_none then p.grad = nil
     elseif p.grad ~= nil then T.no_grad(function() p.grad:zero_() end) end
@@ -464,8 +473,16 @@ end
 -- An ordered name -> tensor table: pairs() visits the keys in PyTorch's
 -- order (a module's parameters, then its buffers, then each child's).
 local function ordered_dict(keys, map)
-  local pos = {}
-  for i, k in ipairs(keys) do pos[k] = i end
+  local fname = "ordered_dict"
+  if type(keys) ~= "table" then fail(fname, "bad argument #1 'keys' (table expected, got " .. typename(keys) .. ")") end
+  if type(map) ~= "table" then fail(fname, "bad argument #2 'map' (table expected, got " .. typename(map) .. ")") end
+  local mt = getmetatable(map)
+  if mt ~= nil and not (type(mt) == "table" and rawget(mt, "__name") == "ltensor.nn.StateDict") then
+    fail(fname, "bad argument #2 'map' (a plain table expected, got " .. typename(map) .. ")")
+  end
+  for i, k in ipairs(keys) do
+    if k ~= k then fail(fname, ("bad argument #1 'keys' (entry %d is NaN)"):format(i)) end
+  end
   return setmetatable(map, {
     __pairs = function(t)
       local i = 0
@@ -517,6 +534,7 @@ function Module:state_dict(opts)
   check_type("Module.state_dict", 1, "opts", opts, "table", true)
   opts = opts or {}
   T._check_opts("nn.Module.state_dict", opts, { "prefix", "keep_vars" })   -- the one checker
+  util.check_flags(fail, "Module.state_dict", opts)
   check_type("Module.state_dict", 1, "opts.prefix", opts.prefix, "string", true)
   local keys, map = {}, {}
   walk_state(self, opts.prefix or "", function(name, t)
@@ -551,6 +569,7 @@ function Module:load_state_dict(sd, opts)
     end
     if not metadata then
       T._check_opts("nn." .. fname, opts, { "strict" })   -- the one checker
+      util.check_flags(fail, fname, opts)
       if opts.strict ~= nil then strict = opts.strict and true or false end
     end
   elseif opts ~= nil then
@@ -684,26 +703,15 @@ end
 nn._pytuple = pytuple
 
 -- options tables are checked by the one checker (T._check_opts): an unknown
--- key raises, suggesting the closest
-local BOOL_OPTS = {
-  bias = true, batch_first = true, bidirectional = true, add_bias_kv = true, add_zero_attn = true,
-  norm_first = true, enable_nested_tensor = true, elementwise_affine = true, inplace = true,
-  scale_grad_by_freq = true, sparse = true, freeze = true, need_weights = true, average_attn_weights = true,
-  affine = true, track_running_stats = true,
-}
+-- key raises, suggesting the closest; flags by util.check_flags
+local MODULE_FLAGS = util.MODULE_FLAGS
 local function check_opts(fname, opts, allowed, argn)
   if opts == nil then return {} end
   if type(opts) ~= "table" then
     fail(fname, ("bad argument #%d 'opts' (table expected, got %s)"):format(argn or 1, typename(opts)))
   end
   T._check_opts("nn." .. fname, opts, allowed)
-  -- flags are booleans, as PyTorch's: {bias = "no"} is a slip, not true
-  for _, k in ipairs(allowed) do
-    local v = rawget(opts, k)
-    if BOOL_OPTS[k] and v ~= nil and type(v) ~= "boolean" then
-      fail(fname, ("bad option '%s' (boolean expected, got %s)"):format(k, typename(v)))
-    end
-  end
+  util.check_flags(fail, fname, opts, MODULE_FLAGS)
   return opts
 end
 nn._check_opts = check_opts

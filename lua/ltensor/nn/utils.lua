@@ -3,6 +3,7 @@
 -- tensors or a Module (its parameters()).
 local T = require "ltensor.core"
 local util = require "ltensor.util"
+local tointeger = require("ltensor.compat").math.tointeger
 require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 
@@ -44,6 +45,7 @@ function utils.clip_grad_norm_(parameters, max_norm, norm_type, opts)
   if opts ~= nil and type(opts) ~= "table" then fail(fname, "bad argument 'opts' (table expected, got " .. typename(opts) .. ")") end
   opts = opts or {}
   T._check_opts("nn.utils." .. fname, opts, { "error_if_nonfinite", "norm_type" })   -- the one checker
+  util.check_flags(fail, fname, opts)
   if norm_type == nil then norm_type = opts.norm_type end
   local ps = param_list(fname, parameters)
   if type(max_norm) ~= "number" then fail(fname, "bad argument #2 'max_norm' (number expected, got " .. typename(max_norm) .. ")") end
@@ -162,6 +164,23 @@ function rnn.PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices)
     unsorted_indices = unsorted_indices }, PackedSequence)
 end
 
+-- The options of the rnn utilities: nil, PyTorch's first keyword argument
+-- positionally (a boolean: batch_first or enforce_sorted), or a table of
+-- them, checked by the one checker; flags by util.check_flags.
+local function rnn_opts(fname, opts, argn, allowed)
+  if opts == nil then return {} end
+  if type(opts) == "boolean" then return { [allowed[1]] = opts } end
+  if type(opts) ~= "table" or getmetatable(opts) ~= nil then
+    rfail(fname, ("bad argument #%d '%s' (boolean or table expected, got %s)"):format(argn, allowed[1], typename(opts)))
+  end
+  T._check_opts("nn.utils.rnn." .. fname, opts, allowed)
+  util.check_flags(rfail, fname, opts)
+  if opts.padding_value ~= nil and type(opts.padding_value) ~= "number" then
+    rfail(fname, "bad option 'padding_value' (number expected, got " .. typename(opts.padding_value) .. ")")
+  end
+  return opts
+end
+
 local function seq_list(fname, seqs)
   if type(seqs) ~= "table" or is_t(seqs) then
     rfail(fname, "bad argument #1 'sequences' (list of tensors expected, got " .. typename(seqs) .. ")")
@@ -179,8 +198,7 @@ end
 function rnn.pad_sequence(sequences, opts)
   local fname = "pad_sequence"
   seq_list(fname, sequences)
-  opts = opts or {}
-  if type(opts) == "boolean" then opts = { batch_first = opts } end
+  opts = rnn_opts(fname, opts, 2, { "batch_first", "padding_value" })
   local trail = { tunpack(sequences[1].shape, 2) }
   local Lmax = 0
   for i, t in ipairs(sequences) do
@@ -215,20 +233,19 @@ local function lengths_table(fname, lengths)
     return lengths:to(T.int64):totable()
   end
   if type(lengths) ~= "table" then rfail(fname, "bad argument #2 'lengths' (tensor or list expected, got " .. typename(lengths) .. ")") end
+  local out = {}
   for i, v in ipairs(lengths) do
-    if type(v) ~= "number" or v ~= math.floor(v) then
-      rfail(fname, ("bad argument #2 'lengths' (entry %d is not an integer)"):format(i))
-    end
+    out[i] = type(v) == "number" and tointeger(v)
+    if not out[i] then rfail(fname, ("bad argument #2 'lengths' (entry %d is not an integer)"):format(i)) end
   end
-  return lengths
+  return out
 end
 
 -- pack_padded_sequence(input, lengths [, {batch_first = false, enforce_sorted = true}])
 function rnn.pack_padded_sequence(input, lengths, opts)
   local fname = "pack_padded_sequence"
   if not is_t(input) then rfail(fname, "bad argument #1 'input' (Tensor expected, got " .. typename(input) .. ")") end
-  opts = opts or {}
-  if type(opts) == "boolean" then opts = { batch_first = opts } end
+  opts = rnn_opts(fname, opts, 3, { "batch_first", "enforce_sorted" })
   local lens = lengths_table(fname, lengths)
   local enforce = opts.enforce_sorted ~= false
   if input:dim() < 2 then rfail(fname, "input must have at least 2 dims (time and batch), got " .. input:dim()) end
@@ -288,15 +305,16 @@ function rnn.pad_packed_sequence(sequence, opts)
   if getmetatable(sequence) ~= PackedSequence then
     rfail(fname, "bad argument #1 'sequence' (PackedSequence expected, got " .. typename(sequence) .. ")")
   end
-  opts = opts or {}
-  if type(opts) == "boolean" then opts = { batch_first = opts } end
+  opts = rnn_opts(fname, opts, 2, { "batch_first", "padding_value", "total_length" })
   local bs = sequence.batch_sizes:totable()
   local data = sequence.data
   local Tn = #bs
   local B = Tn > 0 and bs[1] or 0
   local total = opts.total_length
   if total ~= nil then
-    if type(total) ~= "number" then rfail(fname, "total_length must be an integer, got " .. typename(total)) end
+    if type(total) ~= "number" or total ~= math.floor(total) or total == math.huge then
+      rfail(fname, "total_length must be an integer, got " .. (type(total) == "number" and tostring(total) or typename(total)))
+    end
     if total < Tn then
       rfail(fname, ("Expected total_length to be at least the length of the longest sequence in input, but got " ..
         "total_length=%d and max sequence length being %d"):format(total, Tn))
@@ -343,8 +361,7 @@ end
 function rnn.pack_sequence(sequences, opts)
   local fname = "pack_sequence"
   seq_list(fname, sequences)
-  opts = opts or {}
-  if type(opts) == "boolean" then opts = { enforce_sorted = opts } end
+  opts = rnn_opts(fname, opts, 2, { "enforce_sorted" })
   local lens = {}
   for i, t in ipairs(sequences) do lens[i] = t.shape[1] end
   local ok, res = pcall(rnn.pack_padded_sequence, rnn.pad_sequence(sequences), lens,
@@ -358,8 +375,7 @@ end
 function rnn.unpad_sequence(padded, lengths, opts)
   local fname = "unpad_sequence"
   if not is_t(padded) then rfail(fname, "bad argument #1 'padded_sequences' (Tensor expected, got " .. typename(padded) .. ")") end
-  opts = opts or {}
-  if type(opts) == "boolean" then opts = { batch_first = opts } end
+  opts = rnn_opts(fname, opts, 3, { "batch_first" })
   local lens = lengths_table(fname, lengths)
   if padded:dim() < 2 then rfail(fname, "padded_sequences must have at least 2 dims, got " .. padded:dim()) end
   local x = opts.batch_first and padded or padded:transpose(1, 2)

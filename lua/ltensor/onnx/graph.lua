@@ -130,6 +130,23 @@ local function node_of(n, i, opset, base_dir, domains)
 end
 G.node_of = node_of
 
+-- The operator's required inputs (onnx/required.lua, from the ONNX
+-- schemas) are there and not named "" (the name of an absent optional
+-- input): a builder may then read them without checking.
+local REQUIRED = require "ltensor.onnx.required"
+local function check_required(nd)
+  local r = REQUIRED[nd.op]
+  if r == "all" then r = math.max(#nd.inputs, 1)
+  elseif type(r) == "table" then
+    local n = 0
+    for i = 1, #r, 2 do if nd.opset >= r[i] then n = r[i + 1] end end
+    r = n
+  end
+  for i = 1, r or 0 do
+    if not nd:has_input(i) then nd:fail(("needs input %d (%d required)"):format(i, r)) end
+  end
+end
+
 -- Kahn's algorithm over the node list (stable: file order among ready
 -- nodes); a node left over sits on a cycle.
 local function order(nodes, known)
@@ -244,6 +261,7 @@ function G.build(model, ops, base_dir)
   for k, nd in ipairs(nodes) do
     local build = ops[nd.op]
     if not build then nd:fail("operator '" .. nd.op .. "' is not supported") end
+    check_required(nd)
     nd.run = build(nd)
     if type(nd.run) ~= "function" then nd:fail("internal error: no implementation") end
     for _, x in ipairs(nd.inputs) do if x ~= "" then last[x] = k end end

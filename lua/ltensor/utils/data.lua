@@ -231,7 +231,12 @@ local function collate(fname, items)
   end
   fail(fname, "default_collate: batch must contain tensors, numbers or tables; found %s", typename(first))
 end
-data.default_collate = function(items) return collate("utils.data.default_collate", items) end
+data.default_collate = function(items)
+  if type(items) ~= "table" or getmetatable(items) ~= nil then
+    fail("utils.data.default_collate", "bad argument #1 'batch' (list expected, got %s)", typename(items))
+  end
+  return collate("utils.data.default_collate", items)
+end
 
 -- ---------------------------------------------------------------------------
 -- DataLoader(dataset, {batch_size = 1, shuffle = false, generator, drop_last = false, collate_fn})

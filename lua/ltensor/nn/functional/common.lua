@@ -69,8 +69,7 @@ local is_opts = util.is_opts
 -- mistake that would otherwise surface as an arithmetic error inside)
 local NUM_OPTS = { alpha = true, beta = true, k = true, eps = true, negative_slope = true,
                    lambd = true, min_val = true, max_val = true, margin = true, delta = true, label_smoothing = true }
-local BOOL_OPTS = { inplace = true, training = true, keepdim = true, log_target = true, swap = true, full = true,
-  is_causal = true, zero_infinity = true, log_input = true, use_input_stats = true, align_corners = true }
+local FLAGS = util.FLAGS   -- the flags: util.check_flags
 local parse_cache = setmetatable({}, { __mode = "k" })
 local function parse(fname, first, names, ...)
   if select("#", ...) == 0 then return {} end   -- the common call: nothing to check
@@ -85,7 +84,7 @@ local function parse(fname, first, names, ...)
     parse_cache[names] = allowed
   end
   npos = allowed["|"]
-  local o = {}
+  local o, argn = {}, nil
   local n = select("#", ...)
   for i = 1, n do
     local v = select(i, ...)
@@ -102,15 +101,12 @@ local function parse(fname, first, names, ...)
         end
       else
         o[names[i]] = v
+        argn = argn or {}
+        argn[names[i]] = first - 1 + i
       end
     end
   end
-  for k in pairs(BOOL_OPTS) do
-    local v = o[k]
-    if v ~= nil and type(v) ~= "boolean" then
-      fail(fname, ("bad argument '%s' (boolean expected, got %s)"):format(k, typename(v)))
-    end
-  end
+  util.check_flags(fail, fname, o, FLAGS, argn)
   for k in pairs(NUM_OPTS) do
     local v = o[k]
     if v ~= nil and type(v) ~= "number" then
@@ -184,7 +180,7 @@ H.EPS = EPS
 H.unknown_option = unknown_option
 H.is_opts = is_opts
 H.NUM_OPTS = NUM_OPTS
-H.BOOL_OPTS = BOOL_OPTS
+H.FLAGS = FLAGS
 H.parse_cache = parse_cache
 H.parse = parse
 H.reduction_of = reduction_of

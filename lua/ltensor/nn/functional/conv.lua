@@ -14,7 +14,7 @@ local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, 
 local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
 local is_float = U.is_float
-local size_str, tuple_str, is_opts, known_of, BOOL_ARGS = U.size_str, U.tuple_str, U.is_opts, U.known_of, U.BOOL_ARGS
+local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
 local args_of = U.args_of
 local ntuple = U.ntuple
 local autograd = require "ltensor.autograd"
@@ -150,7 +150,7 @@ local function conv_nd(fname, nd, x, w, b, stride, padding, dilation, groups)
   return out
 end
 
-local CONV_ARGS = { "bias", "stride", "padding", "dilation", "groups" }
+local CONV_ARGS = { "bias", "stride", "padding", "dilation", "groups", first = 3 }
 function F.conv1d(x, w, ...)
   local a = args_of("nn.functional.conv1d", CONV_ARGS, ...)
   return conv_nd("conv1d", 1, x, w, a.bias, a.stride, a.padding, a.dilation, a.groups)
@@ -226,7 +226,7 @@ local function conv_transpose_nd(fname, nd, x, w, b, stride, padding, output_pad
   return out
 end
 
-local CONVT_ARGS = { "bias", "stride", "padding", "output_padding", "groups", "dilation" }
+local CONVT_ARGS = { "bias", "stride", "padding", "output_padding", "groups", "dilation", first = 3 }
 function F.conv_transpose1d(x, w, ...)
   local a = args_of("nn.functional.conv_transpose1d", CONVT_ARGS, ...)
   return conv_transpose_nd("conv_transpose1d", 1, x, w, a.bias, a.stride, a.padding, a.output_padding, a.groups, a.dilation)

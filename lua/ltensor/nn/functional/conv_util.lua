@@ -40,10 +40,15 @@ local function known_of(names)
   end
   return k
 end
--- the flags, booleans as PyTorch's ({ceil_mode = 1} is a slip, not true)
-local BOOL_ARGS = { ceil_mode = true, return_indices = true, count_include_pad = true }
+-- The flags are booleans, as PyTorch's ({ceil_mode = 1} is a slip, not
+-- true): util.check_flags, with `bias` a flag in a module's constructor
+-- (fname "nn.Conv2d") and a tensor in a function's arguments.  names.first
+-- is the position of names[1] among the caller's arguments, for the
+-- message of a flag given positionally.
+local FLAGS, MODULE_FLAGS = util.FLAGS, util.MODULE_FLAGS
 local function args_of(fname, names, ...)
   local a, n = {}, select("#", ...)
+  local argn
   for i = 1, n do
     local v = select(i, ...)
     if is_opts(v) and not is_t(v) then
@@ -53,12 +58,9 @@ local function args_of(fname, names, ...)
     end
     if names[i] == nil then break end
     a[names[i]] = v
+    if names.first then argn = argn or {} argn[names[i]] = names.first + i - 1 end
   end
-  for k in next, BOOL_ARGS do
-    if a[k] ~= nil and type(a[k]) ~= "boolean" then
-      error(("ltensor.%s: bad option '%s' (boolean expected, got %s)"):format(fname, k, typename(a[k])), 0)
-    end
-  end
+  util.check_flags(util.fail, fname, a, fname:find("^nn%.functional%.") and FLAGS or MODULE_FLAGS, argn)
   return a
 end
 
@@ -123,7 +125,6 @@ U.size_str = size_str
 U.tuple_str = tuple_str
 U.is_opts = is_opts
 U.known_of = known_of
-U.BOOL_ARGS = BOOL_ARGS
 U.args_of = args_of
 U.ntuple = ntuple
 U.pool_out = pool_out

@@ -9,7 +9,7 @@ local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, 
 local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
 local is_float = U.is_float
-local size_str, tuple_str, is_opts, known_of, BOOL_ARGS = U.size_str, U.tuple_str, U.is_opts, U.known_of, U.BOOL_ARGS
+local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
 local args_of = U.args_of
 local ntuple = U.ntuple
 local autograd = require "ltensor.autograd"
@@ -17,7 +17,7 @@ local autograd = require "ltensor.autograd"
 -- embedding_bag
 ---------------------------------------------------------------------------
 local EBAG_ARGS = { "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
-  "include_last_offset", "padding_idx" }
+  "include_last_offset", "padding_idx", first = 3 }
 -- padding_idx, 1-based (negative counts from the end, -1 the last row), as
 -- a positive row number or nil
 local function ebag_padding_idx(fname, p, num)

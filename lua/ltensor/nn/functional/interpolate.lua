@@ -10,7 +10,7 @@ local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, 
 local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
 local is_float = U.is_float
-local size_str, tuple_str, is_opts, known_of, BOOL_ARGS = U.size_str, U.tuple_str, U.is_opts, U.known_of, U.BOOL_ARGS
+local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
 local args_of = U.args_of
 local ntuple = U.ntuple
 local autograd = require "ltensor.autograd"
@@ -55,7 +55,7 @@ local function area3d(fname, x, out)
   return y:reshape(N, C, out[1], out[2], out[3])
 end
 
-local INTERP_ARGS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias" }
+local INTERP_ARGS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias", first = 2 }
 local INTERP_ALL = "Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: nearest | linear | " ..
   "bilinear | bicubic | trilinear | area | nearest-exact (got %s)"
 function F.interpolate(x, ...)

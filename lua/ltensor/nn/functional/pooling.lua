@@ -10,7 +10,7 @@ local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, 
 local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
 local is_float = U.is_float
-local size_str, tuple_str, is_opts, known_of, BOOL_ARGS = U.size_str, U.tuple_str, U.is_opts, U.known_of, U.BOOL_ARGS
+local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
 local args_of = U.args_of
 local ntuple = U.ntuple
 local autograd = require "ltensor.autograd"
@@ -79,7 +79,7 @@ local function pool_geometry(fname, nd, x4, kernel, stride, padding, dilation, c
   return k, s, p, d, outs
 end
 
-local MAXPOOL_ARGS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
+local MAXPOOL_ARGS = { "stride", "padding", "dilation", "ceil_mode", "return_indices", first = 3 }
 local function max_pool(fname, nd, x, kernel, ...)
   local a = args_of("nn.functional." .. fname, MAXPOOL_ARGS, ...)
   local x4, batched = pool_input(fname, nd, x)
@@ -110,7 +110,7 @@ function F.max_pool2d_with_indices(x, k, ...)
   return max_pool("max_pool2d", 2, x, k, a)
 end
 
-local AVGPOOL_ARGS = { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
+local AVGPOOL_ARGS = { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override", first = 3 }
 local avg_pool
 function avg_pool(fname, nd, x, kernel, ...)
   local a = args_of("nn.functional." .. fname, AVGPOOL_ARGS, ...)
@@ -181,8 +181,9 @@ local function adaptive_avg(fname, nd, x, size)
   local Ho, Wo = adaptive_size(fname, nd, x4, size)
   return pool_result(T._adaptive_avg_pool2d(x4, Ho, Wo), nd, batched)
 end
+local ADAPTIVE_MAX_ARGS = { "return_indices", first = 3 }
 local function adaptive_max(fname, nd, x, size, ...)
-  local a = args_of("nn.functional." .. fname, { "return_indices" }, ...)
+  local a = args_of("nn.functional." .. fname, ADAPTIVE_MAX_ARGS, ...)
   local x4, batched = adaptive_input(fname, nd, x)
   float_only(fname, "adaptive_max_pool2d", x)
   local Ho, Wo = adaptive_size(fname, nd, x4, size)
