@@ -55,13 +55,32 @@ def main():
             break
         os.write(fd, c.encode())
         alive = pump(0.4)
-    if alive:
-        os.write(fd, b"\x04")  # Ctrl-D ends the REPL
-        pump(1.0)
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    # Ctrl-D ends the REPL.  Under load a keystroke typed while the program
+    # was still busy can be dropped (a Ctrl-C at the prompt discards the
+    # typed-ahead line), so the Ctrl-D is sent again every 2 s, and after 60 s
+    # the program is killed: a spec then fails on its output instead of the
+    # suite waiting for ever (interrupt_spec hung 15+ minutes that way).
+    deadline = time.time() + 60
+    while True:
+        if alive:
+            try:
+                os.write(fd, b"\x04")
+            except OSError:
+                alive = False
+            alive = pump(2.0) and alive
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if done:
+            break
+        if not alive:
+            time.sleep(0.1)
+        if time.time() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            out.extend(b"\n[pty_drive: killed after 60 s]\n")
+            break
     sys.stdout.write(out.decode("utf-8", "replace"))
 
 main()
