@@ -68,6 +68,44 @@ function util.check_opts(fname, opts, known)
   return opts
 end
 
+-- A method called with '.' instead of ':' (m.parameters() for
+-- m:parameters(), opt.step(), d.log_prob(x)) gets no self, or its first
+-- argument as self.  The hint every class gives then, worded as the C side's
+-- x.sum() hint (src/binding/l_tensor.c):
+--   "ltensor.nn.Module.parameters: bad self (ltensor.nn.Module expected, got
+--    nil); a method is called with ':', as m:parameters(...)"
+function util.dot_hint(var, mname)
+  return ("a method is called with ':', as %s:%s(...)"):format(var, mname)
+end
+function util.bad_self(fname, expected, var, mname, self)
+  util.fail(fname, "bad self (%s expected, got %s); %s", expected, util.mtname(self), util.dot_hint(var, mname))
+end
+
+-- util.self_checked(f, c) -> f behind the self check: c = {prefix =
+-- "nn.Module.", expected = "ltensor.nn.Module", var = "m", key = "_modules"};
+-- self must be a table holding c.key (a field every instance has and no
+-- argument a method takes does).  The check costs a type test and a rawget
+-- per call (measured on Module __call and Optimizer:step: below noise).
+-- A function already checked is returned as it is.
+local checked = setmetatable({}, { __mode = "k" })
+function util.self_checked(f, c, mname)
+  if checked[f] then return f end
+  local key, fname, expected, var = c.key, c.prefix .. mname, c.expected, c.var
+  local g = function(self, ...)
+    if type(self) ~= "table" or rawget(self, key) == nil then util.bad_self(fname, expected, var, mname, self) end
+    return f(self, ...)
+  end
+  checked[g] = true
+  return g
+end
+-- every function of class named in names (a list), checked in place
+function util.check_methods(class, c, names)
+  for _, k in ipairs(names) do
+    local f = rawget(class, k)
+    if type(f) == "function" then rawset(class, k, util.self_checked(f, c, k)) end
+  end
+end
+
 -- PyTorch's name of a dtype as its messages print it ("Float", "Long",
 -- "ComplexDouble" ...): lt_torch_name of the C dtype list.
 function util.torch_name(dt) return dt._torch_name end
