@@ -166,8 +166,21 @@ local function pyfloat(x)
   return ("%.17g"):format(x)
 end
 
+-- d.sample() / d.log_prob(x) for d:sample() / d:log_prob(x): the public
+-- methods and accessors check their self (util.self_checked): the base's at
+-- the end of this file, a distribution's as it defines them (__newindex)
+local METHODS = { "sample", "rsample", "sample_n", "log_prob", "entropy", "cdf", "icdf", "expand", "perplexity",
+  "mean", "variance", "stddev", "mode", "probs", "logits", "covariance_matrix", "precision_matrix", "scale_tril" }
+local method_set = {}
+for _, k in ipairs(METHODS) do method_set[k] = true end
+local function self_cfg(name)
+  return { prefix = "distributions." .. name .. ".", expected = "ltensor.distributions.Distribution", var = "d",
+    key = "batch_shape" }
+end
+local define_method = util.method_definer(method_set, function(C) return self_cfg(rawget(C, "_name")) end)
+
 local function class(name, parent)
-  local C = setmetatable({}, { __index = parent })
+  local C = setmetatable({}, { __index = parent, __newindex = define_method })
   C.__name = "ltensor.distributions." .. name
   C._name = name
   C.__index = function(self, k)
@@ -315,6 +328,7 @@ B.xlogy = xlogy
 B.constraint_names = constraint_names
 B.check_constraint = check_constraint
 B.validate_param = validate_param
+util.check_methods(Distribution, self_cfg("Distribution"), METHODS)
 B.Distribution = Distribution
 B.props = props
 B.pyfloat = pyfloat

@@ -19,6 +19,7 @@
 -- and Embedding indices (padding_idx too) are 1-based.
 local T = require "ltensor.core"
 local util = require "ltensor.util"
+local unchecked = util.unchecked
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
@@ -136,7 +137,10 @@ local function make_instance_mt(class)
   return {
     __index = instance_index,
     __newindex = instance_newindex,
-    __call = function(self, ...) return self:forward(...) end,
+    __call = function(self, ...)
+      local f = self.forward   -- self is right here: skip forward's self check
+      return (unchecked[f] or f)(self, ...)
+    end,
     __tostring = function(self) return self:__repr() end,
     __name = "ltensor.nn." .. class._classname,
     __len = function(self) return #rawget(self, "_modules").keys end,
@@ -152,13 +156,10 @@ Module._instance_mt = make_instance_mt(Module)
 -- a class may be static (Transformer.generate_square_subsequent_mask(n)):
 -- left as they are.
 local checked_names = { forward = true }
-local function define_method(class, k, v)
-  if type(v) == "function" and checked_names[k] then
-    v = util.self_checked(v, { prefix = "nn." .. rawget(class, "_classname") .. ".", expected = "ltensor.nn.Module",
-      var = "m", key = "_modules" }, k)
-  end
-  rawset(class, k, v)
-end
+local define_method = util.method_definer(checked_names, function(class)
+  return { prefix = "nn." .. rawget(class, "_classname") .. ".", expected = "ltensor.nn.Module", var = "m",
+    key = "_modules" }
+end)
 
 -- Class creation: local Net = nn.Module:extend("Net"); function Net:init(...) end
 function Module:extend(name)
