@@ -4,6 +4,8 @@
 -- "...; a method is called with ':', as x:size(...)".
 -- The tensor methods written in C know the call came through a field
 -- (Lua's debug info, namewhat "field"); the Lua classes' methods check self.
+-- The calls below are not tail calls (`local r = x.size(1)`): see the
+-- pending case for LuaJIT.
 local T = require "ltensor"
 
 local function err_of(f, ...)
@@ -21,25 +23,25 @@ describe("a tensor method called with '.'", function()
 
   it("x.size(1): the 1 taken as the tensor is named", function()
     says("ltensor.size: bad argument #1 (ltensor.Tensor expected, got number; a method is called with ':', "
-      .. "as x:size(...))", function() return x.size(1) end)
+      .. "as x:size(...))", function() local r = x.size(1) return r end)
   end)
   it("x.view(2, 3)", function()
     says("ltensor.view: bad argument #1 (ltensor.Tensor expected, got number; a method is called with ':', "
-      .. "as x:view(...))", function() return x.view(2, 3) end)
+      .. "as x:view(...))", function() local r = x.view(2, 3) return r end)
   end)
   it("x.sum() and x.sum(1)", function()
     says("ltensor.sum: bad argument #1 (ltensor.Tensor expected, got no value; a method is called with ':', "
-      .. "as x:sum(...))", function() return x.sum() end)
+      .. "as x:sum(...))", function() local r = x.sum() return r end)
     says("ltensor.sum: bad argument #1 (ltensor.Tensor expected, got number; a method is called with ':', "
-      .. "as x:sum(...))", function() return x.sum(1) end)
+      .. "as x:sum(...))", function() local r = x.sum(1) return r end)
   end)
   it("x.add(y) and x.mul(2): the lone argument taken as self, the second missing", function()
     says("ltensor.add: expected a tensor, number or boolean as argument 2 (got no value; a method is called "
-      .. "with ':', as x:add(...))", function() return x.add(x) end)
+      .. "with ':', as x:add(...))", function() local r = x.add(x) return r end)
     says("ltensor.mul: expected a tensor, number or boolean as argument 2 (got no value; a method is called "
-      .. "with ':', as x:mul(...))", function() return x.mul(2) end)
+      .. "with ':', as x:mul(...))", function() local r = x.mul(2) return r end)
     says("ltensor.matmul: bad argument #2 (ltensor.Tensor expected, got no value; a method is called with "
-      .. "':', as x:matmul(...))", function() return x.matmul(x) end)
+      .. "':', as x:matmul(...))", function() local r = x.matmul(x) return r end)
   end)
   it("methods written in Lua: x.roll(1, 1), x.backward(), x.det()", function()
     says("ltensor.roll: bad argument #1 (tensor expected, got number; a method is called with ':', "
@@ -48,6 +50,13 @@ describe("a tensor method called with '.'", function()
       .. "as x:backward(...))", function() return x.backward() end)
     says("ltensor.linalg.det: bad argument #1 (tensor expected, got nil; a method is called with ':', "
       .. "as x:det(...))", function() return x.det() end)
+  end)
+  -- LuaJIT keeps no name for a function reached by a tail call
+  -- (`return x.size(1)`), so the C side cannot tell it came through a field
+  local tail_it = rawget(_G, "jit") and pending or it
+  tail_it("a tail call x.size(1) (pending on LuaJIT: no debug name for a tail call)", function()
+    says("ltensor.size: bad argument #1 (ltensor.Tensor expected, got number; a method is called with ':', "
+      .. "as x:size(...))", function() return x.size(1) end)
   end)
   it("a call that is not through a field keeps the plain message", function()
     local size = x.size
