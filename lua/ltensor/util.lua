@@ -104,6 +104,88 @@ function util.check_flags(fail, fname, o, flags, argn)
   end
 end
 
+-- A method called with '.' instead of ':' (m.parameters() for
+-- m:parameters(), opt.step(), d.log_prob(x)) gets no self, or its first
+-- argument as self.  The hint every class gives then, worded as the C side's
+-- x.sum() hint (src/binding/l_tensor.c):
+--   "ltensor.nn.Module.parameters: bad self (ltensor.nn.Module expected, got
+--    nil); a method is called with ':', as m:parameters(...)"
+function util.dot_hint(var, mname)
+  return ("a method is called with ':', as %s:%s(...)"):format(var, mname)
+end
+-- "; a method is called with ':', as x:<fname>(...)" when a tensor
+-- method of that name exists (x.narrow(1, 1, 2) passes 1 as the tensor),
+-- else "": for the Lua side's "bad argument #1 (tensor expected, got ...)"
+-- (the C side's ltl_check says the same)
+function util.tensor_method_hint(fname)
+  fname = public_name() or fname
+  fname = fname:match("^linalg%.(.*)") or fname   -- x:det() is linalg.det
+  if type(T._methods[fname]) ~= "function" then return "" end
+  return "; " .. util.dot_hint("x", fname)
+end
+function util.bad_self(fname, expected, var, mname, self)
+  util.fail(fname, "bad self (%s expected, got %s); %s", expected, util.mtname(self), util.dot_hint(var, mname))
+end
+
+-- util.self_checked(f, c) -> f behind the self check: c = {prefix =
+-- "nn.Module.", expected = "ltensor.nn.Module", var = "m", key = "_modules"};
+-- self must be a table holding c.key (a field every instance has and no
+-- argument a method takes does).  The check costs a type test and a rawget
+-- per call (measured on Module __call and Optimizer:step: below noise).
+-- A function already checked is returned as it is.
+local checked = setmetatable({}, { __mode = "k" })
+-- checked function -> the function it checks: a caller that has self for
+-- sure (Module's __call) calls that one and pays nothing for the check
+util.unchecked = setmetatable({}, { __mode = "k" })
+function util.self_checked(f, c, mname)
+  if checked[f] then return f end
+  local key, fname, expected, var = c.key, c.prefix .. mname, c.expected, c.var
+  local function bad(self) util.bad_self(fname, expected, var, mname, self) end
+  -- a vararg function costs a copy of its arguments per call (Lua 5.4): a
+  -- method of fixed arity (debug.getinfo's nparams, Lua 5.2+) gets a wrapper
+  -- of the same arity, which drops nothing f would not drop
+  local info = debug.getinfo(f, "u")
+  local np = info and not info.isvararg and info.nparams
+  local g
+  if np == 1 then
+    g = function(self) if type(self) ~= "table" or rawget(self, key) == nil then bad(self) end return f(self) end
+  elseif np == 2 then
+    g = function(self, a)
+      if type(self) ~= "table" or rawget(self, key) == nil then bad(self) end
+      return f(self, a)
+    end
+  elseif np == 3 then
+    g = function(self, a, b)
+      if type(self) ~= "table" or rawget(self, key) == nil then bad(self) end
+      return f(self, a, b)
+    end
+  else
+    g = function(self, ...)
+      if type(self) ~= "table" or rawget(self, key) == nil then bad(self) end
+      return f(self, ...)
+    end
+  end
+  checked[g] = true
+  util.unchecked[g] = f
+  return g
+end
+-- A class table's __newindex that checks the methods named in the set
+-- names as they are defined (function C:step() ... end), with the
+-- configuration cfg(C) gives: subclasses' overrides get the check too.
+function util.method_definer(names, cfg)
+  return function(class, k, v)
+    if type(v) == "function" and names[k] then v = util.self_checked(v, cfg(class), k) end
+    rawset(class, k, v)
+  end
+end
+-- every function of class named in names (a list), checked in place
+function util.check_methods(class, c, names)
+  for _, k in ipairs(names) do
+    local f = rawget(class, k)
+    if type(f) == "function" then rawset(class, k, util.self_checked(f, c, k)) end
+  end
+end
+
 -- PyTorch's name of a dtype as its messages print it ("Float", "Long",
 -- "ComplexDouble" ...): lt_torch_name of the C dtype list.
 function util.torch_name(dt) return dt._torch_name end

@@ -107,6 +107,20 @@ const char *ltl_running_name(lua_State *L) {
   return public_name(running_name(L, &ar));
 }
 
+/* x.size(1) for x:size(1): called through a field (namewhat "field", as
+   x.f or T.f; Lua's debug info cannot tell which table it came from), the
+   arguments are shifted one to the left, so the tensor slot idx holds what
+   was meant for the next one: argument #1 is not a tensor, or argument #2 is
+   missing after a lone argument (x.add(y) passes y as self).  The error is
+   raised either way; this only adds what to write. */
+int ltl_dot_called(lua_State *L, int idx) {
+  lua_Debug ar;
+  if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "n", &ar)) return 0;
+  if (!ar.namewhat || strcmp(ar.namewhat, "field") != 0) return 0;
+  if (idx == 1) return ltl_test(L, 1) == NULL;
+  return idx == 2 && lua_gettop(L) == 1;
+}
+
 int ltl_argerror(lua_State *L, int arg, const char *msg) {
   lua_Debug ar;
   const char *fname = public_name(running_name(L, &ar));

@@ -43,6 +43,9 @@ void ew_classify(lua_State *L, int idx, const char *fname, operand *op) {
   }
   /* fallthrough */
   default:
+    if (ltl_dot_called(L, idx))   /* x.add(y) for x:add(y) */
+      ltl_error(L, fname, "expected a tensor, number or boolean as argument %d (got %s; a method is called "
+                "with ':', as x:%s(...))", idx, luaL_typename(L, idx), fname);
     ltl_error(L, fname, "expected a tensor, number or boolean as argument %d (got %s)", idx,
              luaL_typename(L, idx));
   }

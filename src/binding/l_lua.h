@@ -166,6 +166,10 @@ void ltl_check_interrupt(lua_State *L, ltl_settings *S, const char *fname);
    (msg)", the name being the one the running function was registered under.
    Use these, never the luaL_ ones, in binding code. */
 int ltl_argerror(lua_State *L, int arg, const char *msg);
+/* 1 when the tensor expected at idx is missing or wrong because a method was
+   called with '.' (x.size(1), x.add(y)): the errors then add
+   "; a method is called with ':', as x:<name>(...)". */
+int ltl_dot_called(lua_State *L, int idx);
 int ltl_typeerror(lua_State *L, int arg, const char *tname);
 void ltl_checktype(lua_State *L, int arg, int t);
 void ltl_checkany(lua_State *L, int arg);

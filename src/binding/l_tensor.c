@@ -24,10 +24,11 @@ lt_tensor *ltl_check(lua_State *L, int idx) {
   if (!t) {
     /* x.sum() for x:sum(): self is missing.  The usual slip of a newcomer
        to Lua; say what to write (the name is the registered one) */
-    if (idx == 1 && lua_type(L, 1) == LUA_TNONE) {
-      const char *f = ltl_running_name(L);
-      ltl_argerror(L, 1, lua_pushfstring(L, "ltensor.Tensor expected, got no value; a method is called with "
-                                            "':', as x:%s(...)", f));
+    if ((idx == 1 && lua_type(L, 1) == LUA_TNONE) || ltl_dot_called(L, idx)) {
+      const char *got = lua_type(L, idx) == LUA_TNONE ? "no value" : luaL_typename(L, idx);
+      const char *f = ltl_running_name(L);   /* pushes: read the argument first */
+      ltl_argerror(L, idx, lua_pushfstring(L, "ltensor.Tensor expected, got %s; a method is called with "
+                                              "':', as x:%s(...)", got, f));
     }
     ltl_typeerror(L, idx, "ltensor.Tensor");
   }

@@ -16,7 +16,12 @@ local fail = util.failer("ltensor.")
 local function argcheck(cond, fname, n, what, v)
   if not cond then fail(fname, ("bad argument #%d (%s expected, got %s)"):format(n, what, type(v))) end
 end
-local function check_t(fname, n, t) argcheck(is_t(t), fname, n, "tensor", t) end
+local function check_t(fname, n, t)
+  if not is_t(t) and n == 1 then   -- x.backward() for x:backward()
+    fail(fname, ("bad argument #1 (tensor expected, got %s%s)"):format(type(t), util.tensor_method_hint(fname)))
+  end
+  argcheck(is_t(t), fname, n, "tensor", t)
+end
 H.is_t, H.fail, H.argcheck, H.check_t = is_t, fail, argcheck, check_t
 
 local function numel_of(s) local n = 1 for i = 1, #s do n = n * s[i] end return n end

@@ -184,8 +184,21 @@ local function pyfloat(x)
   return ("%.17g"):format(x)
 end
 
+-- d.sample() / d.log_prob(x) for d:sample() / d:log_prob(x): the public
+-- methods and accessors check their self (util.self_checked): the base's at
+-- the end of this file, a distribution's as it defines them (__newindex)
+local METHODS = { "sample", "rsample", "sample_n", "log_prob", "entropy", "cdf", "icdf", "expand", "perplexity",
+  "mean", "variance", "stddev", "mode", "probs", "logits", "covariance_matrix", "precision_matrix", "scale_tril" }
+local method_set = {}
+for _, k in ipairs(METHODS) do method_set[k] = true end
+local function self_cfg(name)
+  return { prefix = "distributions." .. name .. ".", expected = "ltensor.distributions.Distribution", var = "d",
+    key = "batch_shape" }
+end
+local define_method = util.method_definer(method_set, function(C) return self_cfg(rawget(C, "_name")) end)
+
 local function class(name, parent)
-  local C = setmetatable({}, { __index = parent })
+  local C = setmetatable({}, { __index = parent, __newindex = define_method })
   C.__name = "ltensor.distributions." .. name
   C._name = name
   C.__index = function(self, k)
@@ -243,9 +256,6 @@ function Distribution:_repr_params()
   return r
 end
 function Distribution:stddev()
-  if type(self) ~= "table" then
-    fail("Distribution.stddev", "expects a distribution as self, got " .. typename(self) .. " (call it as d:stddev())")
-  end
   local v = self.variance
   if not is_t(v) then fail((rawget(self, "_name") or self._name or "Distribution") .. ".stddev", "not implemented (no variance)") end
   return v:sqrt()
@@ -334,9 +344,8 @@ local function named_method(owner, key, f)
     if prev ~= nil then return f(self, ...) end
     local mt = getmetatable(self)
     local cname = type(mt) == "table" and rawget(mt, "_name")
-    if type(cname) ~= "string" then
-      fail(owner .. "." .. key, ("bad argument #1 'self' (distribution expected, got %s): call it as d:%s(...)")
-        :format(util.typename(self), key))
+    if type(cname) ~= "string" then   -- d.sample() for d:sample(): the hint every class gives
+      util.bad_self("distributions." .. owner .. "." .. key, "ltensor.distributions.Distribution", "d", key, self)
     end
     set_public_name("distributions." .. cname .. "." .. key)
     return finish(prev, pcall(f, self, ...))
@@ -376,6 +385,7 @@ B.xlogy = xlogy
 B.constraint_names = constraint_names
 B.check_constraint = check_constraint
 B.validate_param = validate_param
+util.check_methods(Distribution, self_cfg("Distribution"), METHODS)
 B.Distribution = Distribution
 B.props = props
 B.pyfloat = pyfloat

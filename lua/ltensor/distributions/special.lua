@@ -36,7 +36,10 @@ local lgamma_f = autograd.Function {
 -- x is argument #pos (1 unless given); anything after it is a slip (issue 11)
 local function check_special(name, x, pos, ...)
   pos = pos or 1
-  if not is_t(x) then error(("ltensor.%s: bad argument #%d (tensor expected, got %s)"):format(name, pos, type(x)), 0) end
+  if not is_t(x) then
+    error(("ltensor.%s: bad argument #%d (tensor expected, got %s%s)"):format(name, pos, type(x),
+      pos == 1 and util.tensor_method_hint(name) or ""), 0)
+  end
   for i = 1, select("#", ...) do
     local v = select(i, ...)
     if v ~= nil then

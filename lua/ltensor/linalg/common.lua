@@ -67,7 +67,10 @@ local function opt_arg(fn, o, key, ty, known)
 end
 
 local function check_tensor(fn, x, pos)
-  if not is_t(x) then fail(fn, ("bad argument #%d (tensor expected, got %s)"):format(pos or 1, type(x))) end
+  if not is_t(x) then
+    fail(fn, ("bad argument #%d (tensor expected, got %s%s)"):format(pos or 1, type(x),
+      (pos or 1) == 1 and util.tensor_method_hint(fn) or ""))
+  end
 end
 -- float32/float64/complex64/complex128, as LAPACK computes
 local function check_la(fn, x, pos)

@@ -19,6 +19,7 @@
 -- and Embedding indices (padding_idx too) are 1-based.
 local T = require "ltensor.core"
 local util = require "ltensor.util"
+local unchecked = util.unchecked
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
@@ -136,13 +137,29 @@ local function make_instance_mt(class)
   return {
     __index = instance_index,
     __newindex = instance_newindex,
-    __call = function(self, ...) return self:forward(...) end,
+    __call = function(self, ...)
+      local f = self.forward   -- self is right here: skip forward's self check
+      return (unchecked[f] or f)(self, ...)
+    end,
     __tostring = function(self) return self:__repr() end,
     __name = "ltensor.nn." .. class._classname,
     __len = function(self) return #rawget(self, "_modules").keys end,
   }
 end
 Module._instance_mt = make_instance_mt(Module)
+
+-- m.parameters() / m.forward(x) for m:parameters() / m:forward(x): the
+-- methods check their self (util.self_checked) and say what to write.  The
+-- base class's are checked at the end of this file; a subclass's forward,
+-- and its overrides of the base's methods, as they are defined (the class
+-- table's __newindex), so user classes get the hint too.  Other functions of
+-- a class may be static (Transformer.generate_square_subsequent_mask(n)):
+-- left as they are.
+local checked_names = { forward = true }
+local define_method = util.method_definer(checked_names, function(class)
+  return { prefix = "nn." .. rawget(class, "_classname") .. ".", expected = "ltensor.nn.Module", var = "m",
+    key = "_modules" }
+end)
 
 -- Class creation: local Net = nn.Module:extend("Net"); function Net:init(...) end
 function Module:extend(name)
@@ -152,6 +169,7 @@ function Module:extend(name)
   local class = setmetatable({ _classname = name or "Module", _super = self }, {
     __index = self,
     __call = function(c, ...) return c.new(...) end,
+    __newindex = define_method,
   })
   -- a subclass of a container keeps the container's indexing
   local mt = make_instance_mt(class)
@@ -718,6 +736,14 @@ nn._check_opts = check_opts
 nn._check_size, nn._check_type = check_size, check_type
 -- for the containers (nn/containers.lua)
 nn._is_module, nn._instance_index, nn._instance_newindex, nn._reg_del = is_module, instance_index, instance_newindex, reg_del
+do
+  local names = {}
+  for k, v in pairs(Module) do
+    if type(v) == "function" and k:sub(1, 1) ~= "_" and k ~= "new" and k ~= "extend" then names[#names + 1] = k end
+  end
+  for _, k in ipairs(names) do checked_names[k] = true end
+  util.check_methods(Module, { prefix = "nn.Module.", expected = "ltensor.nn.Module", var = "m", key = "_modules" }, names)
+end
 -- The table T.nn inside another: the package ltensor.nn is the one module
 -- holding it (a traceback names nn's functions through one module).
 return { nn = nn }

@@ -339,9 +339,21 @@ local function with_compat(d)
   return d
 end
 
+-- opt.step() for opt:step(): the public methods check their self
+-- (util.self_checked), the base's below and a class's overrides as they are
+-- defined (LBFGS:step)
+local METHODS = { "add_param_group", "zero_grad", "step", "state_dict", "load_state_dict" }
+local method_set = {}
+for _, k in ipairs(METHODS) do method_set[k] = true end
+local function self_cfg(name)
+  return { prefix = "optim." .. name .. ".", expected = "ltensor.optim.Optimizer", var = "opt", key = "_seen" }
+end
+util.check_methods(Optimizer, self_cfg("Optimizer"), METHODS)
+local define_method = util.method_definer(method_set, function(c) return self_cfg(rawget(c, "_classname")) end)
+
 -- class table callable as a constructor: T.optim.SGD(params, opts)
 local function class(name, ctor)
-  local c = setmetatable({}, { __index = Optimizer })
+  local c = setmetatable({ _classname = name }, { __index = Optimizer, __newindex = define_method })
   c.__index = c
   c.__tostring = Optimizer.__tostring
   c.__name = "ltensor.optim." .. name

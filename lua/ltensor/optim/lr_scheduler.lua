@@ -89,8 +89,20 @@ local Base = {}
 Base.__index = Base
 S.LRScheduler = Base
 
+-- sched.step() for sched:step(): the public methods check their self
+-- (util.self_checked), Base's once they are defined and a class's
+-- overrides as they are defined (class's __newindex)
+local METHODS = { "get_last_lr", "step", "state_dict", "load_state_dict", "get_lr" }
+local method_set = {}
+for _, k in ipairs(METHODS) do method_set[k] = true end
+local function self_cfg(name)
+  return { prefix = "optim.lr_scheduler." .. name .. ".", expected = "ltensor.optim.lr_scheduler.LRScheduler",
+    var = "sched", key = "optimizer" }
+end
+local define_method = util.method_definer(method_set, function(c) return self_cfg(rawget(c, "_name")) end)
+
 local function class(name, parent)
-  local c = setmetatable({}, { __index = parent or Base })
+  local c = setmetatable({}, { __index = parent or Base, __newindex = define_method })
   c.__index = c
   c.__name = "ltensor.optim.lr_scheduler." .. name
   c._name = name
@@ -246,6 +258,8 @@ local function group_lrs(self)
   for i, g in ipairs(self.optimizer.param_groups) do out[i] = g.lr end
   return out
 end
+
+util.check_methods(Base, self_cfg("LRScheduler"), METHODS)
 
 -- ---------------------------------------------------------------------------
 -- LambdaLR(optimizer, lr_lambda [, {last_epoch = -1}])

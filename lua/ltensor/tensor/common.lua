@@ -26,7 +26,10 @@ local fail = util.failer("ltensor.")
 local torch_dtype_name = util.torch_name
 local is_opts = util.is_nonempty_opts
 local function check_t(fname, n, x)
-  if not is_t(x) then fail(fname, ("bad argument #%d (tensor expected, got %s)"):format(n, type(x))) end
+  if not is_t(x) then
+    fail(fname, ("bad argument #%d (tensor expected, got %s%s)"):format(n, type(x),
+      n == 1 and util.tensor_method_hint(fname) or ""))
+  end
 end
 -- A non-nil argument where the function takes none is a slip that PyTorch
 -- refuses ("takes N positional arguments"), never dropped (issue 11):

@@ -329,6 +329,15 @@ function DataLoader:iter()
     return unpack_batch(collate("utils.data.DataLoader", items))
   end
 end
+-- loader.iter() / ds.get(1) for loader:iter() / ds:get(1): say so
+-- (util.self_checked)
+util.check_methods(DataLoader, { prefix = "utils.data.DataLoader.", expected = "ltensor.utils.data.DataLoader",
+  var = "loader", key = "batch_size" }, { "iter" })
+util.check_methods(TensorDataset, { prefix = "utils.data.TensorDataset.",
+  expected = "ltensor.utils.data.TensorDataset", var = "ds", key = "tensors" }, { "get" })
+util.check_methods(Subset, { prefix = "utils.data.Subset.", expected = "ltensor.utils.data.Subset", var = "ds",
+  key = "indices" }, { "get" })
+
 -- `for xb, yb in loader do ... end`, PyTorch's idiom: the generic for calls
 -- loader(nil, control), control nil at the start of each loop, so every loop
 -- is a new epoch (breaking out and looping again starts over); the batches
