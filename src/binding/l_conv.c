@@ -257,9 +257,9 @@ static void conv_wino(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tens
   nt = par_threads(L, items, work);
   int64_t per = lt_wino_scratch(g, block);
   nt = parts_of(nt, items, per * 4);
-  int64_t ushape[1] = { 36 * g->Cs * g->Cb }, sshape[1] = { per * nt };
+  int64_t ushape[1] = { 36 * g->Cs * g->Cb + 27 * g->Cb }, sshape[1] = { per * nt };
   float *U = (float *)(void *)lt_data(ltl_push_new(L, LTENSOR_FLOAT32, 1, ushape));
-  lt_wino_weights(g, (const float *)(const void *)lt_data(w), flip, U);
+  lt_wino_weights(g, (const float *)(const void *)lt_data(w), flip, U, U + 36 * g->Cs * g->Cb);
   wino_job j = { g, (const float *)(const void *)lt_data(x), U, b ? (const float *)(const void *)lt_data(b) : NULL,
                  (float *)(void *)lt_data(out), NULL, per, block };
   j.scratch = (float *)(void *)lt_data(ltl_push_new(L, LTENSOR_FLOAT32, 1, sshape));

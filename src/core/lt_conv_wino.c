@@ -11,8 +11,8 @@
    numbered across all images so that small planes still fill a product):
      V[k][c][t]  = B^T d B,  Mo[k][co][t] = sum_c U[k][co][c] V[k][c][t].
    The transforms run along t (contiguous), so they vectorise: compiled for
-   the baseline ISA and for AVX2/FMA, picked per call (lt_cpu.h).  The
-   weight transform runs in double and rounds once.  Never raises. */
+   the baseline ISA and for AVX2/FMA, picked per call (lt_cpu.h); so does
+   the weight transform, along the input channels.  Never raises. */
 #include <string.h>
 #include "lt_conv.h"
 #include "lt_cpu.h"
@@ -46,35 +46,6 @@ int64_t lt_wino_block(const lt_conv_geom *g, int parts) {
 }
 
 int64_t lt_wino_scratch(const lt_conv_geom *g, int64_t block) { return TAPS * block * (g->Cb + g->Cs + 2); }
-
-/* u = G g for one column g0..g2 of taps (double) */
-static void g_col(const double *gv, int64_t s, double *u) {
-  double a = gv[0], b = gv[s], c = gv[2 * s];
-  u[0] = a / 4;
-  u[1] = -(a + b + c) / 6;
-  u[2] = -(a - b + c) / 6;
-  u[3] = a / 24 + b / 12 + c / 6;
-  u[4] = a / 24 - b / 12 + c / 6;
-  u[5] = c;
-}
-
-void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U) {
-  int64_t Cs = g->Cs, Cb = g->Cb;
-  for (int64_t co = 0; co < Cs; co++)
-    for (int64_t ci = 0; ci < Cb; ci++) {
-      const float *src = flip ? w + (ci * Cs + co) * 9 : w + (co * Cb + ci) * 9;
-      double k[9], t[18], u[6];
-      for (int i = 0; i < 9; i++) k[i] = flip ? src[8 - i] : src[i];
-      for (int j = 0; j < 3; j++) {   /* t (6 x 3) = G k */
-        g_col(k + j, 3, u);
-        for (int i = 0; i < 6; i++) t[i * 3 + j] = u[i];
-      }
-      for (int i = 0; i < 6; i++) {   /* row i of t G^T */
-        g_col(t + i * 3, 1, u);
-        for (int j = 0; j < 6; j++) U[((int64_t)(i * 6 + j) * Cs + co) * Cb + ci] = (float)u[j];
-      }
-    }
-}
 
 /* gather one channel's 6x6 patches of the tiles [t0, t0+nb) into d[36][TB] */
 static void gather(const lt_conv_geom *g, const float *img0, int64_t c, int64_t t0, int64_t nb, int64_t TB,
@@ -150,6 +121,23 @@ static void scatter(const lt_conv_geom *g, const float *y, float bias, int64_t c
   static ATTR void out_tf##S(const float *m, int64_t ks, float *tmp, float *y, int64_t TB, int64_t n) {    \
     for (int j = 0; j < 6; j++) at6##S(m + j * ks, 6 * ks, tmp + j * TB, 6 * TB, n);                       \
     for (int i = 0; i < 4; i++) at6##S(tmp + i * 6 * TB, TB, y + i * 4 * TB, TB, n);                       \
+  }                                                                                                        \
+  /* G (6 x 3) over n lanes: inputs p + r*is (r < 3), outputs q + k*os */                                \
+  static ATTR void g3##S(const float *restrict p, int64_t is, float *restrict q, int64_t os, int64_t n) {   \
+    for (int64_t t = 0; t < n; t++) {                                                                      \
+      float a = p[t], b = p[is + t], c = p[2 * is + t], ac = a + c;                                        \
+      q[t] = a * 0.25f;                                                                                    \
+      q[os + t] = (ac + b) * (-1.0f / 6);                                                                  \
+      q[2 * os + t] = (ac - b) * (-1.0f / 6);                                                              \
+      q[3 * os + t] = a * (1.0f / 24) + b * (1.0f / 12) + c * (1.0f / 6);                                  \
+      q[4 * os + t] = a * (1.0f / 24) - b * (1.0f / 12) + c * (1.0f / 6);                                  \
+      q[5 * os + t] = c;                                                                                   \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* k[9][n] (taps of n input channels) -> U[k][co][0..n) through t[18][n] */                              \
+  static ATTR void w_tf##S(const float *k, float *t, float *U, int64_t ks, int64_t n) {                    \
+    for (int j = 0; j < 3; j++) g3##S(k + j * n, 3 * n, t + j * n, 3 * n, n);                              \
+    for (int i = 0; i < 6; i++) g3##S(t + i * 3 * n, n, U + (int64_t)i * 6 * ks, ks, n);                   \
   }
 DEFINE_WINO_TF(_base, )
 #if LT_CPU_X86
@@ -159,6 +147,18 @@ DEFINE_WINO_TF(_avx2, LT_TARGET_AVX2_FMA)
 #define WINO_PICK(fn, ...) fn##_base(__VA_ARGS__)
 #endif
 #undef DEFINE_WINO_TF
+
+void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp) {
+  int64_t Cs = g->Cs, Cb = g->Cb;
+  float *k = tmp, *t = tmp + 9 * Cb;
+  for (int64_t co = 0; co < Cs; co++) {
+    for (int64_t ci = 0; ci < Cb; ci++) {
+      const float *src = flip ? w + (ci * Cs + co) * 9 : w + (co * Cb + ci) * 9;
+      for (int i = 0; i < 9; i++) k[i * Cb + ci] = flip ? src[8 - i] : src[i];
+    }
+    WINO_PICK(w_tf, k, t, U + co * Cb, Cs * Cb, Cb);
+  }
+}
 
 void lt_wino_run(const lt_conv_geom *g, const float *big, const float *U, const float *bias, float *small,
                  float *scratch, int64_t block, int64_t lo, int64_t hi) {
