@@ -225,13 +225,18 @@ static void conv_dw(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor
 }
 
 /* ---- Winograd (lt_conv_wino.c) ------------------------------------------------
-   Where it wins, measured (bench/README.md, "2026-11-28, Winograd"): enough
-   channels that the 36 products, not the transforms, dominate. */
-#define WINO_MIN_C 16
+   Where it wins, measured at one thread (bench/README.md, "2026-11-28,
+   Winograd"): enough channels that the 36 products, not the input and
+   output transforms (per tile and channel), dominate -- 32 -> 32 channels
+   at 56x56 ran at 0.85x of im2col -- and enough tiles per call to repay the
+   weight transform (per call, Cs x Cb x 36 floats): 256 -> 256 at 14x14
+   (16 tiles) ran at 0.8x, 128 -> 128 at 28x28 (49 tiles) at 1.27x. */
+#define WINO_MIN_C 64
+#define WINO_MIN_TILES 48
 static int wino_use(const lt_conv_geom *g, int force) {
   if (!lt_wino_ok(g)) return 0;
   if (force >= 0) return force;
-  return g->Cb >= WINO_MIN_C && g->Cs >= WINO_MIN_C;
+  return g->Cb >= WINO_MIN_C && g->Cs >= WINO_MIN_C && lt_wino_tiles(g) >= WINO_MIN_TILES;
 }
 /* the 13th argument of _conv_small/_conv_big (specs): true forces the
    Winograd path where it applies, false the im2col one; nil: the dispatch */
