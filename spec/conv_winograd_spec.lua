@@ -5,6 +5,7 @@
 -- where it applies, false: im2col), so small shapes reach it too.
 local T = require "ltensor"
 local F = T.nn.functional
+require "ltensor.busted"
 
 -- max |got - want| over max |want| (got float32, want float64)
 local function rel_err(got, want)
@@ -63,6 +64,22 @@ describe("conv Winograd F(4,3)", function()
     local a, b = fwd(x, w, nil, 1, true), fwd(x, w, nil, 1, false)
     assert.is_false(T.equal(a, b))
     assert.is_true(rel_err(a, b:double()) < TOL)
+  end)
+
+  it("keeps im2col's NaN and inf placement (non-finite inputs or weights take that path)", function()
+    local x, w = T.randn(1, 8, 12, 12), T.randn(8, 8, 3, 3)
+    x[{ 1, 1, 1, 1 }] = math.huge
+    x[{ 1, 2, 6, 6 }] = 0 / 0
+    assert.tensor_equal(fwd(x, w, nil, 1, true), fwd(x, w, nil, 1, false))
+    local y = fwd(x, w, nil, 1, true)
+    assert.is_false(y[{ 1, 1, 4, 12 }]:isnan():item())
+    local go = T.randn(1, 8, 12, 12)
+    go[{ 1, 3, 2, 2 }] = -math.huge
+    assert.tensor_equal(bwd(go, w, 1, 12, 12, true), bwd(go, w, 1, 12, 12, false))
+    local w2 = w:clone()
+    w2[{ 1, 1, 1, 1 }] = 0 / 0
+    local x2 = T.randn(1, 8, 12, 12)
+    assert.tensor_equal(fwd(x2, w2, nil, 1, true), fwd(x2, w2, nil, 1, false))
   end)
 
   it("leaves float64, strides, dilation and groups to the other paths", function()

@@ -242,6 +242,11 @@ static int wino_use(const lt_conv_geom *g, int force) {
    Winograd path where it applies, false the im2col one; nil: the dispatch */
 static int wino_force(lua_State *L) { return lua_isnoneornil(L, 13) ? -1 : lua_toboolean(L, 13); }
 
+static int wino_finite(const lt_tensor *x, const lt_tensor *w) {
+  return lt_wino_finite((const float *)(const void *)lt_data(x), lt_numel(x)) &&
+         lt_wino_finite((const float *)(const void *)lt_data(w), lt_numel(w));
+}
+
 typedef struct {
   const lt_conv_geom *g;
   const float *x, *U, *bias;
@@ -285,7 +290,7 @@ static int l_conv_small(lua_State *L) {
     lua_settop(L, 13);
     return 1;
   }
-  if (wino_use(&g, force)) {
+  if (wino_use(&g, force) && wino_finite(x, w)) {
     conv_wino(L, &g, x, w, 0, b, out);
     lua_settop(L, 13);
     return 1;
@@ -333,7 +338,7 @@ static int wino_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor
   f.Cb = g->Cs; f.Cs = g->Cb;
   f.Hb = g->Hs; f.Wb = g->Ws; f.Hs = g->Hb; f.Ws = g->Wb;
   f.ph = 2 - g->ph; f.pw = 2 - g->pw;
-  if (!wino_use(&f, force)) return 0;
+  if (!wino_use(&f, force) || !wino_finite(x, w)) return 0;
   conv_wino(L, &f, x, w, 1, b, out);
   lua_settop(L, 13);
   return 1;

@@ -102,6 +102,11 @@ void lt_conv_sgemm_tiles(int64_t M, int64_t N, int64_t K, const float *A, int64_
    of lt_wino_run are blocks of lt_wino_block(g) tiles over all images, each
    part needing lt_wino_scratch(g) floats. */
 int lt_wino_ok(const lt_conv_geom *g);
+/* 1 when the n floats at p are all finite: a NaN or inf would spread over
+   a whole 4x4 tile (inf - inf in the transforms) where the direct product
+   touches only the outputs whose windows hold it, so such inputs keep the
+   im2col path */
+int lt_wino_finite(const float *p, int64_t n);
 int64_t lt_wino_tiles(const lt_conv_geom *g);
 int64_t lt_wino_block(const lt_conv_geom *g, int parts);
 int64_t lt_wino_scratch(const lt_conv_geom *g, int64_t block);
