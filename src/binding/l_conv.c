@@ -6,6 +6,8 @@
  * give PyTorch's messages and arrange 1-D and unbatched inputs as NCHW:
  *   T._conv_small(big, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hs, Ws)
  *   T._conv_big(small, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hb, Wb)
+ *     (_conv_small/_conv_big: a 13th argument, for specs, forces the Winograd path where it
+ *     applies (true) or the im2col one (false))
  *   T._conv_wgrad(big, small, kh, kw, sh, sw, ph, pw, dh, dw, groups)
  *   T._max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo [, want_idx = true]) -> out [, idx]
  *     (want_idx "codes", for 2x2 windows of stride 2 inside the input only: idx is a uint8 tensor
