@@ -132,6 +132,8 @@ $(B)/obj/lt_optim.o: CFLAGS_ALL += -O3 -fno-math-errno
 $(B)/obj/lt_gemm.o: CFLAGS_ALL += -O3 -ffp-contract=fast
 # The threshold (relu) backward's select loops are written for the vectoriser.
 $(B)/obj/l_nnfused.o: CFLAGS_ALL += -O3
+# the Winograd transforms are loops along the tiles for the vectoriser
+$(B)/obj/lt_conv_wino.o: CFLAGS_ALL += -O3
 # The 2x2 max-pool rows are written for the vectoriser (compare-and-blend).
 $(B)/obj/lt_conv.o: CFLAGS_ALL += -O3
 # The depthwise rows are FMA loops over contiguous taps, for the vectoriser;

@@ -6,6 +6,8 @@
  * give PyTorch's messages and arrange 1-D and unbatched inputs as NCHW:
  *   T._conv_small(big, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hs, Ws)
  *   T._conv_big(small, w, bias|nil, sh, sw, ph, pw, dh, dw, groups, Hb, Wb)
+ *     (_conv_small/_conv_big: a 13th argument, for specs, forces the Winograd path where it
+ *     applies (true) or the im2col one (false))
  *   T._conv_wgrad(big, small, kh, kw, sh, sw, ph, pw, dh, dw, groups)
  *   T._max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo [, want_idx = true]) -> out [, idx]
  *     (want_idx "codes", for 2x2 windows of stride 2 inside the input only: idx is a uint8 tensor
@@ -224,9 +226,62 @@ static void conv_dw(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor
   par_run(L, nt, items, dw_range, &j);
 }
 
+/* ---- Winograd (lt_conv_wino.c) ------------------------------------------------
+   Where it wins, measured at one thread (bench/README.md, "2026-11-28,
+   Winograd"): enough channels that the 36 products, not the input and
+   output transforms (per tile and channel), dominate -- 32 -> 32 channels
+   at 56x56 ran at 0.85x of im2col -- and enough tiles per call to repay the
+   weight transform (per call, Cs x Cb x 36 floats): 256 -> 256 at 14x14
+   (16 tiles) ran at 0.8x, 128 -> 128 at 28x28 (49 tiles) at 1.27x. */
+#define WINO_MIN_C 64
+#define WINO_MIN_TILES 48
+static int wino_use(const lt_conv_geom *g, int force) {
+  if (!lt_wino_ok(g)) return 0;
+  if (force >= 0) return force;
+  return g->Cb >= WINO_MIN_C && g->Cs >= WINO_MIN_C && lt_wino_tiles(g) >= WINO_MIN_TILES;
+}
+/* the 13th argument of _conv_small/_conv_big (specs): true forces the
+   Winograd path where it applies, false the im2col one; nil: the dispatch */
+static int wino_force(lua_State *L) { return lua_isnoneornil(L, 13) ? -1 : lua_toboolean(L, 13); }
+
+static int wino_finite(const lt_tensor *x, const lt_tensor *w) {
+  return lt_wino_finite((const float *)(const void *)lt_data(x), lt_numel(x)) &&
+         lt_wino_finite((const float *)(const void *)lt_data(w), lt_numel(w));
+}
+
+typedef struct {
+  const lt_conv_geom *g;
+  const float *x, *U, *bias;
+  float *out, *scratch;
+  int64_t per, block;
+} wino_job;
+static void wino_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  wino_job *j = (wino_job *)ctx;
+  lt_wino_run(j->g, j->x, j->U, j->bias, j->out, j->scratch + tid * j->per, j->block, lo, hi);
+}
+/* out = conv(x) through Winograd with weights w (flip: w is the weight of
+   the conv whose input gradient this is); buffers left on the stack */
+static void conv_wino(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, int flip, lt_tensor *b,
+                      lt_tensor *out) {
+  double work = 2.0 * (double)lt_numel(out) * (double)(g->Cb * 9) / 4;
+  int nt = par_threads(L, INT64_MAX, work);
+  int64_t block = lt_wino_block(g, nt), items = (lt_wino_tiles(g) + block - 1) / block;
+  nt = par_threads(L, items, work);
+  int64_t per = lt_wino_scratch(g, block);
+  nt = parts_of(nt, items, per * 4);
+  int64_t ushape[1] = { 36 * g->Cs * g->Cb + 27 * g->Cb }, sshape[1] = { per * nt };
+  float *U = (float *)(void *)lt_data(ltl_push_new(L, LTENSOR_FLOAT32, 1, ushape));
+  lt_wino_weights(g, (const float *)(const void *)lt_data(w), flip, U, U + 36 * g->Cs * g->Cb);
+  wino_job j = { g, (const float *)(const void *)lt_data(x), U, b ? (const float *)(const void *)lt_data(b) : NULL,
+                 (float *)(void *)lt_data(out), NULL, per, block };
+  j.scratch = (float *)(void *)lt_data(ltl_push_new(L, LTENSOR_FLOAT32, 1, sshape));
+  par_run(L, nt, items, wino_range, &j);
+}
+
 static int l_conv_small(lua_State *L) {
   lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
+  int force = wino_force(L);
   conv_args(L, "_conv_small", 1, &g, &x, &w, &b);
   int64_t shape[4] = { g.N, g.Cs * g.G, g.Hs, g.Ws };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
@@ -234,6 +289,11 @@ static int l_conv_small(lua_State *L) {
   if (g.Cb * g.kh * g.kw == 0) { fill_bias(out, b); return 1; }   /* no input channels */
   if (lt_conv_dw_ok(&g)) {
     conv_dw(L, &g, x, w, b, out);
+    lua_settop(L, 13);
+    return 1;
+  }
+  if (wino_use(&g, force) && wino_finite(x, w)) {
+    conv_wino(L, &g, x, w, 0, b, out);
     lua_settop(L, 13);
     return 1;
   }
@@ -270,14 +330,32 @@ static int dw_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *
   return 1;
 }
 
+/* The input gradient of a stride-1 3x3 conv is the stride-1 conv of the
+   small grid with the weights transposed and flipped and padding 2-p:
+   Winograd where it applies (1 when done). */
+static int wino_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, lt_tensor *b, lt_tensor *out,
+                    int force) {
+  if (g->ph > 2 || g->pw > 2) return 0;
+  lt_conv_geom f = *g;
+  f.Cb = g->Cs; f.Cs = g->Cb;
+  f.Hb = g->Hs; f.Wb = g->Ws; f.Hs = g->Hb; f.Ws = g->Wb;
+  f.ph = 2 - g->ph; f.pw = 2 - g->pw;
+  if (!wino_use(&f, force) || !wino_finite(x, w)) return 0;
+  conv_wino(L, &f, x, w, 1, b, out);
+  lua_settop(L, 13);
+  return 1;
+}
+
 static int l_conv_big(lua_State *L) {
   lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
+  int force = wino_force(L);
   conv_args(L, "_conv_big", 0, &g, &x, &w, &b);
   int64_t shape[4] = { g.N, g.Cb * g.G, g.Hb, g.Wb };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);   /* the kernel writes every element */
   if (lt_numel(out) == 0) return 1;
   if (dw_big(L, &g, x, w, b, out)) return 1;
+  if (wino_big(L, &g, x, w, b, out, force)) return 1;
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
   int64_t items = lt_conv_big_items(&g);
   int nt = parts_of(par_threads(L, items, work), items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));

@@ -89,6 +89,35 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g);
 void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
                    int64_t hi);
 
+/* C (M x N) = A (M x K) @ B (K x N), row-major float32, on the calling
+   thread (the gemm tiles of lt_conv.c: OpenBLAS never threads them) */
+void lt_conv_sgemm_tiles(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                         float *C, int64_t ldc);
+
+/* ---- Winograd F(4x4, 3x3) (lt_conv_wino.c) ---------------------------------
+   float32 3x3 convolutions of stride 1, dilation 1, one group, any padding
+   (the usual output size), as 36 products per block of 6x6 input tiles:
+   4x fewer multiplications than the direct product.  The weights are
+   transformed once per call (lt_wino_weights, 36 x Cs x Cb floats); items
+   of lt_wino_run are blocks of lt_wino_block(g) tiles over all images, each
+   part needing lt_wino_scratch(g) floats. */
+int lt_wino_ok(const lt_conv_geom *g);
+/* 1 when the n floats at p are all finite: a NaN or inf would spread over
+   a whole 4x4 tile (inf - inf in the transforms) where the direct product
+   touches only the outputs whose windows hold it, so such inputs keep the
+   im2col path */
+int lt_wino_finite(const float *p, int64_t n);
+int64_t lt_wino_tiles(const lt_conv_geom *g);
+int64_t lt_wino_block(const lt_conv_geom *g, int parts);
+int64_t lt_wino_scratch(const lt_conv_geom *g, int64_t block);
+/* U = transformed weights; w is Cs x Cb x 3 x 3, or with `flip` Cb x Cs x
+   3 x 3 read with its taps reversed (the input gradient of a conv with
+   weights w is the conv of the output gradient with these); tmp: 27 * Cb
+   floats */
+void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp);
+void lt_wino_run(const lt_conv_geom *g, const float *big, const float *U, const float *bias, float *small,
+                 float *scratch, int64_t block, int64_t lo, int64_t hi);
+
 /* ---- pooling (planes = N*C, each Hi x Wi -> Ho x Wo) --------------------- */
 typedef struct lt_pool_geom {
   ltensor_dtype dt;
