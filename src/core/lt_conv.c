@@ -96,11 +96,6 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
   lt_gemm_tiles_f64(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* the Winograd path's products (lt_conv_wino.c) take the same tiles */
-void lt_conv_sgemm_tiles(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                         float *C, int64_t ldc) {
-  gemm_tiles_float(0, 0, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
-}
 
 #define DEFINE_CONV(T)                                                                                      \
   /* im2col of one group's big image (Cb planes) for small rows [r0, r1):                                  \

@@ -89,11 +89,6 @@ int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g);
 void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
                    int64_t hi);
 
-/* C (M x N) = A (M x K) @ B (K x N), row-major float32, on the calling
-   thread (the gemm tiles of lt_conv.c: OpenBLAS never threads them) */
-void lt_conv_sgemm_tiles(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                         float *C, int64_t ldc);
-
 /* ---- Winograd F(4x4, 3x3) (lt_conv_wino.c) ---------------------------------
    float32 3x3 convolutions of stride 1, dilation 1, one group, any padding
    (the usual output size), as 36 products per block of 6x6 input tiles:

@@ -15,6 +15,7 @@
    the weight transform, along the input channels.  Never raises. */
 #include <string.h>
 #include "lt_conv.h"
+#include "lt_gemm_tiles.h"
 #include "lt_cpu.h"
 
 #define TAPS 36
@@ -179,7 +180,7 @@ void lt_wino_run(const lt_conv_geom *g, const float *big, const float *U, const 
       WINO_PICK(in_tf, d, tmp, V + c * TB, Cb, TB, nb);
     }
     for (int k = 0; k < TAPS; k++)
-      lt_conv_sgemm_tiles(Cs, nb, Cb, U + (int64_t)k * Cs * Cb, Cb, V + (int64_t)k * Cb * TB, TB,
+      lt_gemm_tiles_f32(0, 0, Cs, nb, Cb, U + (int64_t)k * Cs * Cb, Cb, V + (int64_t)k * Cb * TB, TB, 0.0f,
                           Mo + (int64_t)k * Cs * TB, TB);
     for (int64_t co = 0; co < Cs; co++) {
       WINO_PICK(out_tf, Mo + co * TB, Cs * TB, tmp, d, TB, nb);
