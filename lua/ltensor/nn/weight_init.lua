@@ -146,30 +146,27 @@ function init.dirac_(t, groups)
   return t
 end
 
-function init.xavier_uniform_(t, gain, opts)
+-- xavier_uniform_ and xavier_normal_'s shared arguments: (t [, gain = 1] [, opts]);
+-- the std gain * sqrt(2 / (fan_in + fan_out)) and opts
+local function xavier_std(fname, t, gain, opts)
   if type(gain) == "table" then gain, opts = nil, gain end
-  check_t("xavier_uniform_", t)
+  check_t(fname, t)
   gain = gain or 1.0
-  check_num("xavier_uniform_", 2, "gain", gain)
+  check_num(fname, 2, "gain", gain)
   if t:dim() < 2 then
-    fail("xavier_uniform_", "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    fail(fname, "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
   end
   local fi, fo = fans(t)
-  local std = gain * math.sqrt(2.0 / (fi + fo))
+  return gain * math.sqrt(2.0 / (fi + fo)), opts
+end
+function init.xavier_uniform_(t, gain, opts)
+  local std, o = xavier_std("xavier_uniform_", t, gain, opts)
   local a = math.sqrt(3.0) * std
-  return init.uniform_(t, -a, a, opts)
+  return init.uniform_(t, -a, a, o)
 end
 function init.xavier_normal_(t, gain, opts)
-  if type(gain) == "table" then gain, opts = nil, gain end
-  check_t("xavier_normal_", t)
-  gain = gain or 1.0
-  check_num("xavier_normal_", 2, "gain", gain)
-  if t:dim() < 2 then
-    fail("xavier_normal_", "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-  end
-  local fi, fo = fans(t)
-  local std = gain * math.sqrt(2.0 / (fi + fo))
-  return init.normal_(t, 0.0, std, opts)
+  local std, o = xavier_std("xavier_normal_", t, gain, opts)
+  return init.normal_(t, 0.0, std, o)
 end
 
 -- kaiming_uniform_(t [, a = 0] [, mode = "fan_in"] [, nonlinearity = "leaky_relu"] [, opts])
