@@ -16,7 +16,7 @@ local rules, need = H.rules, H.need
 -- except under create_graph (grad mode on while backward runs), where it
 -- uses the same formula written in differentiable ops, the statistics
 -- recomputed from x so that second derivatives are right.
-local FUSED = { float32 = true, float64 = true }
+local FUSED = H.FUSED
 
 -- the differentiable backward of y = (x - mean) rstd w + b, x viewed as xv
 -- with statistics over `dims`; w viewed as wv (nil: no weight), its

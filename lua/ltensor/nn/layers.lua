@@ -24,10 +24,7 @@ local TMT = T._metatable
 local is_t = util.is_tensor
 local fail = util.failer("ltensor.nn.")
 local typename = util.mtname
-local function check_num(cls, n, name, v, optional)
-  if v == nil and optional then return end
-  if type(v) ~= "number" then fail(cls, ("bad argument #%d '%s' (number expected, got %s)"):format(n, name, typename(v))) end
-end
+local check_num = util.arg_checks(fail).check_num
 local function check_count(cls, n, name, v)
   if math.type(v) ~= "integer" or v < 0 then
     fail(cls, ("bad argument #%d '%s' (non-negative integer expected, got %s)"):format(n, name,

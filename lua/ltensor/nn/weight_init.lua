@@ -18,14 +18,9 @@ nn.init = init
 local is_t = util.is_tensor
 local fail = util.failer("ltensor.nn.init.")
 local typename = util.mtname
-local function check_t(fname, t)
-  if not is_t(t) then fail(fname, "bad argument #1 'tensor' (Tensor expected, got " .. typename(t) .. ")") end
-end
-local function check_num(fname, n, name, v)
-  if type(v) ~= "number" then
-    fail(fname, ("bad argument #%d '%s' (number expected, got %s)"):format(n, name, typename(v)))
-  end
-end
+local checks = util.arg_checks(fail)
+local check_num = checks.check_num
+local function check_t(fname, t) checks.check_t(fname, 1, "tensor", t) end
 -- the trailing options table, if any: {generator = g}
 local function gen_opts(fname, opts)
   if opts == nil then return nil end
