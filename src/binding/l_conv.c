@@ -434,8 +434,9 @@ static int l_max_pool2d(lua_State *L) {
   return want_idx ? 2 : 1;
 }
 
-static int l_adaptive_max_pool2d(lua_State *L) {
-  const char *fname = "_adaptive_max_pool2d";
+/* adaptive max and avg pooling's forward: (x, Ho, Wo) -> out (and, for
+ * max, the int64 argmax indices) */
+static int adaptive_run(lua_State *L, const char *fname, int kind) {
   lt_tensor *x = float_arg(L, 1, fname, 4);
   lt_pool_geom g;
   memset(&g, 0, sizeof g);
@@ -444,12 +445,14 @@ static int l_adaptive_max_pool2d(lua_State *L) {
   lua_settop(L, 3);
   int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
-  lt_tensor *idx = ltl_push_new(L, LTENSOR_INT64, 4, shape);
+  lt_tensor *idx = kind == POOL_AMAX ? ltl_push_new(L, LTENSOR_INT64, 4, shape) : NULL;
   if (g.Hi * g.Wi == 0 && lt_numel(out) > 0) ltl_error(L, fname, "empty input");
-  pool_job j = { &g, lt_data(x), lt_data(out), (int64_t *)(void *)lt_data(idx), POOL_AMAX, NULL };
+  pool_job j = { &g, lt_data(x), lt_data(out), idx ? (int64_t *)(void *)lt_data(idx) : NULL, kind, NULL };
   pool_run(L, &j, (double)(g.Hi * g.Wi));
-  return 2;
+  return idx ? 2 : 1;
 }
+
+static int l_adaptive_max_pool2d(lua_State *L) { return adaptive_run(L, "_adaptive_max_pool2d", POOL_AMAX); }
 
 typedef struct {
   ltensor_dtype dt;
@@ -540,21 +543,7 @@ static int l_avg_pool2d_bwd(lua_State *L) {
   return avg_run(L, fname, &g, go, 1);
 }
 
-static int l_adaptive_avg_pool2d(lua_State *L) {
-  const char *fname = "_adaptive_avg_pool2d";
-  lt_tensor *x = float_arg(L, 1, fname, 4);
-  lt_pool_geom g;
-  memset(&g, 0, sizeof g);
-  pool_planes(&g, x);
-  g.Ho = int_arg(L, 2, fname, 0); g.Wo = int_arg(L, 3, fname, 0);
-  lua_settop(L, 3);
-  int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
-  lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
-  if (g.Hi * g.Wi == 0 && lt_numel(out) > 0) ltl_error(L, fname, "empty input");
-  pool_job j = { &g, lt_data(x), lt_data(out), NULL, POOL_AAVG, NULL };
-  pool_run(L, &j, (double)(g.Hi * g.Wi));
-  return 1;
-}
+static int l_adaptive_avg_pool2d(lua_State *L) { return adaptive_run(L, "_adaptive_avg_pool2d", POOL_AAVG); }
 
 static int l_adaptive_avg_pool2d_bwd(lua_State *L) {
   const char *fname = "_adaptive_avg_pool2d_bwd";

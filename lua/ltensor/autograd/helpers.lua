@@ -6,8 +6,8 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
-local select, type, getmetatable = select, type, getmetatable
+local math, table = compat.math, compat.table
+local select, type = select, type
 
 local H = {}
 local is_t = util.is_tensor

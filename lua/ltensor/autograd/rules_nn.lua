@@ -5,8 +5,7 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.autograd.helpers"
-local math, table = compat.math, compat.table
-local mtype = math.type
+local math = compat.math
 local rules, need = H.rules, H.need
 ---------------------------------------------------------------------------
 -- fused C kernels (src/binding/l_nnfused.c) and their backward rules

@@ -24,7 +24,7 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
@@ -56,6 +56,16 @@ local function hx_arg(cname, hx, is_lstm, pair)
   end
   if not is_t(hx) then fail(cname, "bad argument #2 'hx' (Tensor expected, got " .. typename(hx) .. ")") end
   return hx
+end
+-- the constructors' input_size (>= 0) and hidden_size (> 0)
+local function check_sizes(cname, input_size, hidden_size)
+  if math.type(input_size) ~= "integer" or input_size < 0 then
+    fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
+  end
+  if math.type(hidden_size) ~= "integer" then
+    fail(cname, "bad argument #2 'hidden_size' (integer expected, got " .. typename(hidden_size) .. ")")
+  end
+  if hidden_size <= 0 then fail(cname, "hidden_size must be greater than zero") end
 end
 local function check_param_dtype(cname, w, dt)
   if w.dtype ~= dt then
@@ -241,13 +251,7 @@ function RNNBase:_setup(cname, mode, input_size, hidden_size, a3, a4)
   opts = check_opts(cname, opts, OPTS, num_layers and 4 or 3)
   if num_layers == nil then num_layers = opts.num_layers end
   if num_layers == nil then num_layers = 1 end
-  if math.type(input_size) ~= "integer" or input_size < 0 then
-    fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
-  end
-  if math.type(hidden_size) ~= "integer" then
-    fail(cname, "bad argument #2 'hidden_size' (integer expected, got " .. typename(hidden_size) .. ")")
-  end
-  if hidden_size <= 0 then fail(cname, "hidden_size must be greater than zero") end
+  check_sizes(cname, input_size, hidden_size)
   if math.type(num_layers) ~= "integer" then
     fail(cname, "bad argument 'num_layers' (integer expected, got " .. typename(num_layers) .. ")")
   end
@@ -568,13 +572,7 @@ function RNNCellBase:_setup(cname, mode, input_size, hidden_size, bias, opts)
   if bias == nil then bias = opts.bias end
   if bias == nil then bias = true end
   if type(bias) ~= "boolean" then fail(cname, "bad argument #3 'bias' (boolean expected, got " .. typename(bias) .. ")") end
-  if math.type(input_size) ~= "integer" or input_size < 0 then
-    fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
-  end
-  if math.type(hidden_size) ~= "integer" then
-    fail(cname, "bad argument #2 'hidden_size' (integer expected, got " .. typename(hidden_size) .. ")")
-  end
-  if hidden_size <= 0 then fail(cname, "hidden_size must be greater than zero") end
+  check_sizes(cname, input_size, hidden_size)
   if mode == "RNN_TANH" then
     local nl = opts.nonlinearity or "tanh"
     if nl == "relu" then mode = "RNN_RELU"
