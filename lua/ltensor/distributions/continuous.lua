@@ -2,8 +2,6 @@
 -- Beta, and the inverse cdfs.
 require "ltensor.distributions.special"
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local B = require "ltensor.distributions.base"
 local finfo_tiny, finfo_eps = B.finfo_tiny, B.finfo_eps

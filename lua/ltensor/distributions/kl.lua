@@ -4,8 +4,6 @@ require "ltensor.distributions.continuous"
 require "ltensor.distributions.discrete"
 require "ltensor.distributions.multivariate"
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local B = require "ltensor.distributions.base"
 local softplus, tri_solve, diag_of = B.softplus, B.tri_solve, B.diag_of

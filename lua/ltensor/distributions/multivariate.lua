@@ -1,7 +1,5 @@
 -- ltensor.distributions.multivariate: MultivariateNormal.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local B = require "ltensor.distributions.base"
 local eye_like = B.eye_like

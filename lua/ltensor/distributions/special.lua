@@ -1,8 +1,6 @@
 -- ltensor.distributions.special: T.lgamma, T.digamma, T.polygamma (n = 1)
 -- and T.erfinv with their gradients, unless the core already has them.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local B = require "ltensor.distributions.base"
 local inf = math.huge

@@ -1,8 +1,6 @@
 -- ltensor.linalg.solve: solve, inv, lu_factor, lu_solve, solve_triangular,
 -- det, slogdet; pinv, lstsq, matrix_rank.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local L = require "ltensor.linalg.common"
 local eig_errors, svd_errors = L.eig_errors, L.svd_errors

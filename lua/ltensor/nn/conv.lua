@@ -2,8 +2,6 @@
 -- Conv1d/2d, ConvTranspose1d/2d, Max/Avg/Adaptive pools, Upsample,
 -- PixelShuffle/PixelUnshuffle, EmbeddingBag, Unfold/Fold.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
 local pool_out, UNFOLD_ARGS = U.pool_out, U.UNFOLD_ARGS
 local F = require("ltensor.nn.functional.common").F

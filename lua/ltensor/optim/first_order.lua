@@ -1,7 +1,6 @@
 -- ltensor.optim.first_order: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
 -- Adamax, NAdam, RAdam (their update loops in C, src/binding/l_optim.c).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local B = require "ltensor.optim.base"
 local math, update = B.math, B.update

@@ -1,7 +1,5 @@
 -- ltensor.optim.lbfgs: L-BFGS with the strong Wolfe line search.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local B = require "ltensor.optim.base"
 local math, table, set_grad = B.math, B.table, B.set_grad
 local mtype, fail, is_t, typename = B.mtype, B.fail, B.is_t, B.typename

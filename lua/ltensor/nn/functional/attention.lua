@@ -1,7 +1,5 @@
 -- ltensor.nn.functional.attention: scaled_dot_product_attention.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
 local math, F = H.math, H.F
 local fail, check_t, check_num = H.fail, H.check_t, H.check_num

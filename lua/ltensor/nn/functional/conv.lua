@@ -5,8 +5,6 @@
 -- sizes and turns 1-D and unbatched inputs into that layout (views, so
 -- autograd follows); the raw functions' rules are in autograd/rules_nn.lua.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
 local F = require("ltensor.nn.functional.common").F
 local math, type = U.math, U.type

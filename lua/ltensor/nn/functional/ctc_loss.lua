@@ -1,7 +1,5 @@
 -- ltensor.nn.functional.ctc_loss: connectionist temporal classification.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
 local math, table, F, is_t = H.math, H.table, H.F, H.is_t
 local fail, typename, arg_fail, check_t = H.fail, H.typename, H.arg_fail, H.check_t

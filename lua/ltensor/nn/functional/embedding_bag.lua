@@ -1,7 +1,5 @@
 -- ltensor.nn.functional.embedding_bag.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
 local F = require("ltensor.nn.functional.common").F
 local math, type = U.math, U.type

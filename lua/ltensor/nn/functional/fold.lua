@@ -1,7 +1,5 @@
 -- ltensor.nn.functional.fold: pixel_shuffle/unshuffle, unfold, fold.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
 local float_only, UNFOLD_ARGS = U.float_only, U.UNFOLD_ARGS
 local F = require("ltensor.nn.functional.common").F

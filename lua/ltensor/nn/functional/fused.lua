@@ -4,8 +4,6 @@
 -- be used (dtypes other than float32/float64).  Their backward rules are in
 -- autograd/rules_nn.lua.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
 local math, F = H.math, H.F
 local autograd = require "ltensor.autograd"

@@ -14,8 +14,6 @@
 -- may follow any prefix of the positional ones.  Dims and class indices are
 -- 1-based.  The functions live in nn/functional/*.lua, one file per area.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
 local class_mask = H.class_mask
 local table, F = H.table, H.F

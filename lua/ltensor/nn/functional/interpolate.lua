@@ -1,8 +1,6 @@
 -- ltensor.nn.functional.interpolate: interpolate / upsample (raw kernel
 -- T._interp, its rule in autograd/rules_nn.lua).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
 local F = require("ltensor.nn.functional.common").F
 local math, table, type = U.math, U.table, U.type

@@ -1,7 +1,5 @@
 -- ltensor.nn.functional.losses: the loss functions (ctc_loss has a file of its own).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
 local class_mask = H.class_mask
 require "ltensor.nn.functional.activations"

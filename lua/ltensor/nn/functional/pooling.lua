@@ -1,8 +1,6 @@
 -- ltensor.nn.functional.pooling: max/avg/adaptive/lp pools (raw kernels in
 -- src/binding/l_conv.c, their rules in autograd/rules_nn.lua).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
 local pool_out, float_only = U.pool_out, U.float_only
 local F = require("ltensor.nn.functional.common").F
