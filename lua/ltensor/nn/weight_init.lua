@@ -77,24 +77,21 @@ local function correct_fan(fname, t, mode)
   return mode == "fan_in" and fi or fo
 end
 
-function init.uniform_(t, a, b, opts)
-  if type(a) == "table" then a, b, opts = nil, nil, a end
-  check_t("uniform_", t)
-  a, b = a or 0.0, b or 1.0
-  check_num("uniform_", 2, "a", a) check_num("uniform_", 3, "b", b)
-  local o = gen_opts("uniform_", opts)
-  no_grad(function() if o then t:uniform_(a, b, o) else t:uniform_(a, b) end end)
-  return t
+-- uniform_(t [, a = 0, b = 1] [, opts]) and normal_(t [, mean = 0, std = 1]
+-- [, opts]): the tensor method of that name under no_grad
+local function sampler(fname, n1, d1, n2, d2)
+  return function(t, a, b, opts)
+    if type(a) == "table" then a, b, opts = nil, nil, a end
+    check_t(fname, t)
+    a, b = a or d1, b or d2
+    check_num(fname, 2, n1, a) check_num(fname, 3, n2, b)
+    local o = gen_opts(fname, opts)
+    no_grad(function() if o then t[fname](t, a, b, o) else t[fname](t, a, b) end end)
+    return t
+  end
 end
-function init.normal_(t, mean, std, opts)
-  if type(mean) == "table" then mean, std, opts = nil, nil, mean end
-  check_t("normal_", t)
-  mean, std = mean or 0.0, std or 1.0
-  check_num("normal_", 2, "mean", mean) check_num("normal_", 3, "std", std)
-  local o = gen_opts("normal_", opts)
-  no_grad(function() if o then t:normal_(mean, std, o) else t:normal_(mean, std) end end)
-  return t
-end
+init.uniform_ = sampler("uniform_", "a", 0.0, "b", 1.0)
+init.normal_ = sampler("normal_", "mean", 0.0, "std", 1.0)
 function init.constant_(t, val)
   check_t("constant_", t)
   if type(val) ~= "number" and type(val) ~= "boolean" then

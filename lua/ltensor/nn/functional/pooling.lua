@@ -18,6 +18,14 @@ local autograd = require "ltensor.autograd"
 
 
 
+-- an input of nd spatial dims (1 or 2), with or without its batch dim, as
+-- the 4-D (N, C, H, W) the C kernels take; and whether it was batched
+local function as_4d(x, nd, xd)
+  local batched = xd == nd + 2
+  local x4 = batched and x or x:unsqueeze(1)
+  if nd == 1 then x4 = x4:unsqueeze(3) end
+  return x4, batched
+end
 -- x as (N, C, H, W) for an nd-D pool (nd = 1: H = 1); returns x4, batched
 local function pool_input(fname, nd, x)
   check_t(fname, 1, "input", x)
@@ -27,10 +35,7 @@ local function pool_input(fname, nd, x)
     fail(fname, ("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, but got: %s"):format(
       size_str(x.shape)))
   end
-  local batched = xd == nd + 2
-  local x4 = batched and x or x:unsqueeze(1)
-  if nd == 1 then x4 = x4:unsqueeze(3) end
-  return x4, batched
+  return as_4d(x, nd, xd)
 end
 local function pool_result(t, nd, batched)
   if nd == 1 then t = t:squeeze(3) end
@@ -168,10 +173,7 @@ local function adaptive_input(fname, nd, x)
   if xd ~= nd + 1 and xd ~= nd + 2 then
     fail(fname, ("%s(): Expected %dD or %dD tensor, but got %s"):format(fname, nd + 1, nd + 2, size_str(x.shape)))
   end
-  local batched = xd == nd + 2
-  local x4 = batched and x or x:unsqueeze(1)
-  if nd == 1 then x4 = x4:unsqueeze(3) end
-  return x4, batched
+  return as_4d(x, nd, xd)
 end
 local function adaptive_avg(fname, nd, x, size)
   local x4, batched = adaptive_input(fname, nd, x)
