@@ -17,7 +17,7 @@ local repl = {}
 local TENSOR_FIELDS = { "dtype", "shape", "grad", "grad_fn", "requires_grad", "is_leaf",
                         "T", "H", "mT", "ndim", "device" }
 
-local function is_tensor(v) return getmetatable(v) == T._metatable end
+local is_tensor = require("ltensor.util").is_tensor
 
 -- Keys reachable from v with `.` (fields) or `:` (methods only).
 local function keys_of(v, methods_only, out)

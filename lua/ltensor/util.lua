@@ -9,7 +9,8 @@
 -- traceback says where.  `util.failer(prefix)` makes a module's `fail`.
 local T = require "ltensor.core"
 
-local rawlen = require("ltensor.compat").rawlen
+local compat = require "ltensor.compat"
+local rawlen, compat_math = compat.rawlen, compat.math
 
 local util = {}
 local TMT = T._metatable
@@ -48,6 +49,32 @@ function util.failer(prefix)
 end
 
 util.fail = util.failer("ltensor.")
+
+-- A module's per-argument checks, raised through its fail and worded
+-- "bad argument #<n> '<name>' (number expected, got <type>)" (the type as
+-- util.mtname names it); optional lets nil pass.  The nn modules and
+-- T.nn.functional share them: util.arg_checks(fail) -> { arg_fail,
+-- check_t, check_num, check_int, check_bool }.
+function util.arg_checks(fail)
+  local C = {}
+  local function arg_fail(fname, n, name, msg)
+    fail(fname, ("bad argument #%d '%s' (%s)"):format(n, name, msg))
+  end
+  local function expect(what, ok)
+    return function(fname, n, name, x, optional)
+      if x == nil and optional then return end
+      if not ok(x) then arg_fail(fname, n, name, what .. " expected, got " .. util.mtname(x)) end
+    end
+  end
+  C.arg_fail = arg_fail
+  C.check_t = expect("Tensor", util.is_tensor)
+  C.check_num = expect("number", function(x) return type(x) == "number" end)
+  C.check_int = expect("integer", function(x) return compat_math.type(x) == "integer" end)
+  C.check_bool = function(fname, n, name, x)
+    if x ~= nil and type(x) ~= "boolean" then arg_fail(fname, n, name, "boolean expected, got " .. util.mtname(x)) end
+  end
+  return C
+end
 
 -- An options table: a plain table (no metatable) without a list part, as
 -- opposed to a positional list {1, 2}; util.is_nonempty_opts also wants a

@@ -512,8 +512,9 @@ static int l_max_pool2d(lua_State *L) {
   return want_idx ? 2 : 1;
 }
 
-static int l_adaptive_max_pool2d(lua_State *L) {
-  const char *fname = "_adaptive_max_pool2d";
+/* adaptive max and avg pooling's forward: (x, Ho, Wo) -> out (and, for
+ * max, the int64 argmax indices) */
+static int adaptive_run(lua_State *L, const char *fname, int kind) {
   lt_tensor *x = float_arg(L, 1, fname, 4);
   lt_pool_geom g;
   memset(&g, 0, sizeof g);
@@ -522,12 +523,14 @@ static int l_adaptive_max_pool2d(lua_State *L) {
   lua_settop(L, 3);
   int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
   lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
-  lt_tensor *idx = ltl_push_new(L, LTENSOR_INT64, 4, shape);
+  lt_tensor *idx = kind == POOL_AMAX ? ltl_push_new(L, LTENSOR_INT64, 4, shape) : NULL;
   if (g.Hi * g.Wi == 0 && lt_numel(out) > 0) ltl_error(L, fname, "empty input");
-  pool_job j = { &g, lt_data(x), lt_data(out), (int64_t *)(void *)lt_data(idx), POOL_AMAX, NULL };
+  pool_job j = { &g, lt_data(x), lt_data(out), idx ? (int64_t *)(void *)lt_data(idx) : NULL, kind, NULL };
   pool_run(L, &j, (double)(g.Hi * g.Wi));
-  return 2;
+  return idx ? 2 : 1;
 }
+
+static int l_adaptive_max_pool2d(lua_State *L) { return adaptive_run(L, "_adaptive_max_pool2d", POOL_AMAX); }
 
 typedef struct {
   ltensor_dtype dt;
@@ -579,6 +582,23 @@ static void avg_params(lua_State *L, const char *fname, int first, lt_pool_geom 
   g->dh = g->dw = 1;
 }
 
+/* The arguments avg_pool2d's forward and backward share after the sizes
+ * (count_include_pad at 10, divisor_override at 11), their checks, and the
+ * run: the forward writes x's windows into a new Ho x Wo output, the
+ * backward spreads go over a zeroed Hi x Wi gradient. */
+static int avg_run(lua_State *L, const char *fname, lt_pool_geom *g, const lt_tensor *src, int bwd) {
+  g->count_include_pad = lua_toboolean(L, 10);
+  g->divisor = lua_isnoneornil(L, 11) ? 0 : int_arg(L, 11, fname, 1);
+  if (g->Ho > 0 && (g->Ho - 1) * g->sh - g->ph >= g->Hi) ltl_error(L, fname, "inconsistent sizes");
+  if (g->Wo > 0 && (g->Wo - 1) * g->sw - g->pw >= g->Wi) ltl_error(L, fname, "inconsistent sizes");
+  lua_settop(L, 11);
+  int64_t shape[4] = { src->shape[0], src->shape[1], bwd ? g->Hi : g->Ho, bwd ? g->Wi : g->Wo };
+  lt_tensor *dst = bwd ? push_zeros(L, g->dt, 4, shape) : ltl_push_new(L, g->dt, 4, shape);
+  pool_job j = { g, lt_data(src), lt_data(dst), NULL, bwd ? POOL_AVG_BWD : POOL_AVG, NULL };
+  pool_run(L, &j, (double)(g->Ho * g->Wo * g->kh * g->kw));
+  return 1;
+}
+
 static int l_avg_pool2d(lua_State *L) {
   const char *fname = "_avg_pool2d";
   lt_tensor *x = float_arg(L, 1, fname, 4);
@@ -586,16 +606,7 @@ static int l_avg_pool2d(lua_State *L) {
   pool_planes(&g, x);
   avg_params(L, fname, 2, &g);
   g.Ho = int_arg(L, 8, fname, 0); g.Wo = int_arg(L, 9, fname, 0);
-  g.count_include_pad = lua_toboolean(L, 10);
-  g.divisor = lua_isnoneornil(L, 11) ? 0 : int_arg(L, 11, fname, 1);
-  if (g.Ho > 0 && (g.Ho - 1) * g.sh - g.ph >= g.Hi) ltl_error(L, fname, "inconsistent sizes");
-  if (g.Wo > 0 && (g.Wo - 1) * g.sw - g.pw >= g.Wi) ltl_error(L, fname, "inconsistent sizes");
-  lua_settop(L, 11);
-  int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
-  lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
-  pool_job j = { &g, lt_data(x), lt_data(out), NULL, POOL_AVG, NULL };
-  pool_run(L, &j, (double)(g.Ho * g.Wo * g.kh * g.kw));
-  return 1;
+  return avg_run(L, fname, &g, x, 0);
 }
 
 static int l_avg_pool2d_bwd(lua_State *L) {
@@ -607,33 +618,10 @@ static int l_avg_pool2d_bwd(lua_State *L) {
   g.Ho = go->shape[2]; g.Wo = go->shape[3];
   g.Hi = int_arg(L, 2, fname, 0); g.Wi = int_arg(L, 3, fname, 0);
   avg_params(L, fname, 4, &g);
-  g.count_include_pad = lua_toboolean(L, 10);
-  g.divisor = lua_isnoneornil(L, 11) ? 0 : int_arg(L, 11, fname, 1);
-  if (g.Ho > 0 && (g.Ho - 1) * g.sh - g.ph >= g.Hi) ltl_error(L, fname, "inconsistent sizes");
-  if (g.Wo > 0 && (g.Wo - 1) * g.sw - g.pw >= g.Wi) ltl_error(L, fname, "inconsistent sizes");
-  lua_settop(L, 11);
-  int64_t shape[4] = { go->shape[0], go->shape[1], g.Hi, g.Wi };
-  lt_tensor *gin = push_zeros(L, g.dt, 4, shape);
-  pool_job j = { &g, lt_data(go), lt_data(gin), NULL, POOL_AVG_BWD, NULL };
-  pool_run(L, &j, (double)(g.Ho * g.Wo * g.kh * g.kw));
-  return 1;
+  return avg_run(L, fname, &g, go, 1);
 }
 
-static int l_adaptive_avg_pool2d(lua_State *L) {
-  const char *fname = "_adaptive_avg_pool2d";
-  lt_tensor *x = float_arg(L, 1, fname, 4);
-  lt_pool_geom g;
-  memset(&g, 0, sizeof g);
-  pool_planes(&g, x);
-  g.Ho = int_arg(L, 2, fname, 0); g.Wo = int_arg(L, 3, fname, 0);
-  lua_settop(L, 3);
-  int64_t shape[4] = { x->shape[0], x->shape[1], g.Ho, g.Wo };
-  lt_tensor *out = ltl_push_new(L, g.dt, 4, shape);
-  if (g.Hi * g.Wi == 0 && lt_numel(out) > 0) ltl_error(L, fname, "empty input");
-  pool_job j = { &g, lt_data(x), lt_data(out), NULL, POOL_AAVG, NULL };
-  pool_run(L, &j, (double)(g.Hi * g.Wi));
-  return 1;
-}
+static int l_adaptive_avg_pool2d(lua_State *L) { return adaptive_run(L, "_adaptive_avg_pool2d", POOL_AAVG); }
 
 static int l_adaptive_avg_pool2d_bwd(lua_State *L) {
   const char *fname = "_adaptive_avg_pool2d_bwd";

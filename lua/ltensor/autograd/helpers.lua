@@ -6,8 +6,8 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
-local select, type, getmetatable = select, type, getmetatable
+local math, table = compat.math, compat.table
+local select, type = select, type
 
 local H = {}
 local is_t = util.is_tensor
@@ -23,6 +23,11 @@ local function check_t(fname, n, t)
   argcheck(is_t(t), fname, n, "tensor", t)
 end
 H.is_t, H.fail, H.argcheck, H.check_t = is_t, fail, argcheck, check_t
+
+-- the dtypes the fused C kernels of src/binding/l_nnfused.c take (others
+-- use the composite forms): read by autograd/rules_nn.lua's rules and by
+-- nn/functional/fused.lua's entry points
+H.FUSED = { float32 = true, float64 = true }
 
 local function numel_of(s) local n = 1 for i = 1, #s do n = n * s[i] end return n end
 H.numel_of = numel_of

@@ -26,9 +26,8 @@
 -- backward) in one place, so the formulas below do not do it themselves.
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 
-local TMT = T._metatable
 local methods = T._methods
 local getmeta = T._meta
 local set_flag = T._set_requires_grad_flag

@@ -4,14 +4,11 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.autograd.helpers"
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
-local pack, unpack, select, type, mtype = table.pack, table.unpack, select, type, math.type
-local getmetatable = getmetatable
-local is_t, fail, argcheck, check_t = H.is_t, H.fail, H.argcheck, H.check_t
-local need, sum_to, zero_where, keep_where, normdim = H.need, H.sum_to, H.zero_where, H.keep_where, H.normdim
-local is_opts = H.is_opts
-local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to, H.numel_of
-local rules, inplace_rules = H.rules, H.inplace_rules
+local math, table = compat.math, compat.table
+local pack, select, type, mtype = table.pack, select, type, math.type
+local is_t = H.is_t
+local need, zero_where, keep_where = H.need, H.zero_where, H.keep_where
+local rules = H.rules
 local function unary(name, formula, save_out, conj_aware)
   -- formula(node, g, x, y) -> grad of x; conj_aware: the formula handles
   -- complex gradients itself (not holomorphic: src/binding/l_backward.c conj_rule)
@@ -299,24 +296,21 @@ rules.atan2 = function(raw, a, b)
       return need(n, 1) and g * y / d or nil, need(n, 2) and -g * x / d or nil
     end }, out
 end
-rules.fmod = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = is_t(b) and "FmodBackward1" or "FmodBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local gb
-      if need(n, 2) then gb = -g * T.div(n.saved[1], n.saved[2], { rounding_mode = "trunc" }) end
-      return g, gb
-    end }, out
+-- fmod and remainder: a - b * div(a, b) with div rounding toward zero
+-- (fmod) or down (remainder); d/da = 1, d/db = -div(a, b)
+local function mod_rule(name, rounding_mode)
+  return function(raw, a, b)
+    local out = raw(a, b)
+    return { name = name .. (is_t(b) and "Backward1" or "Backward0"), inputs = { a, b }, saved = { a, b, n = 2 },
+      backward = function(n, g)
+        local gb
+        if need(n, 2) then gb = -g * T.div(n.saved[1], n.saved[2], { rounding_mode = rounding_mode }) end
+        return g, gb
+      end }, out
+  end
 end
-rules.remainder = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = is_t(b) and "RemainderBackward1" or "RemainderBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local gb
-      if need(n, 2) then gb = -g * T.div(n.saved[1], n.saved[2], { rounding_mode = "floor" }) end
-      return g, gb
-    end }, out
-end
+rules.fmod = mod_rule("Fmod", "trunc")
+rules.remainder = mod_rule("Remainder", "floor")
 rules.lerp = function(raw, a, b, w)
   local out = raw(a, b, w)
   return { name = is_t(w) and "LerpBackward1" or "LerpBackward0", inputs = { a, b, w }, saved = { a, b, w == true and 1 or w == false and 0 or w, n = 3 },

@@ -3,49 +3,31 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.autograd.helpers"
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
-local pack, unpack, select, type, mtype = table.pack, table.unpack, select, type, math.type
-local getmetatable = getmetatable
-local is_t, fail, argcheck, check_t = H.is_t, H.fail, H.argcheck, H.check_t
-local need, sum_to, zero_where, keep_where, normdim = H.need, H.sum_to, H.zero_where, H.keep_where, H.normdim
-local is_opts = H.is_opts
-local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to, H.numel_of
-local rules, inplace_rules = H.rules, H.inplace_rules
+local math, table = compat.math, compat.table
+local need = H.need
+local rules = H.rules
 -- matrix products ---------------------------------------------------------------
 local function mT(x) return x:transpose(-1, -2) end
 -- mm: the C rule takes every call (src/binding/l_grad_rules.c)
-rules.bmm = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = "BmmBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local x, y = n.saved[1], n.saved[2]
-      return need(n, 1) and T.bmm(g, mT(y)) or nil, need(n, 2) and T.bmm(mT(x), g) or nil
-    end }, out
+-- a product of two tensors a, b, both saved: ga(g, a, b) and gb(g, a, b)
+-- give their gradients (each only where needed)
+local function product_rule(name, ga, gb)
+  return function(raw, a, b)
+    local out = raw(a, b)
+    return { name = name, inputs = { a, b }, saved = { a, b, n = 2 },
+      backward = function(n, g)
+        local x, y = n.saved[1], n.saved[2]
+        return need(n, 1) and ga(g, x, y) or nil, need(n, 2) and gb(g, x, y) or nil
+      end }, out
+  end
 end
-rules.dot = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = "DotBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local x, y = n.saved[1], n.saved[2]
-      return need(n, 1) and y * g or nil, need(n, 2) and x * g or nil
-    end }, out
-end
-rules.mv = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = "MvBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local x, y = n.saved[1], n.saved[2]
-      return need(n, 1) and g:unsqueeze(2) * y:unsqueeze(1) or nil, need(n, 2) and T.mv(x:t(), g) or nil
-    end }, out
-end
-rules.outer = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = "MulBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = function(n, g)
-      local x, y = n.saved[1], n.saved[2]
-      return need(n, 1) and T.mv(g, y) or nil, need(n, 2) and T.mv(g:t(), x) or nil
-    end }, out
-end
+rules.bmm = product_rule("BmmBackward0", function(g, _, y) return T.bmm(g, mT(y)) end,
+  function(g, x) return T.bmm(mT(x), g) end)
+rules.dot = product_rule("DotBackward0", function(g, _, y) return y * g end, function(g, x) return x * g end)
+rules.mv = product_rule("MvBackward0", function(g, _, y) return g:unsqueeze(2) * y:unsqueeze(1) end,
+  function(g, x) return T.mv(x:t(), g) end)
+rules.outer = product_rule("MulBackward0", function(g, _, y) return T.mv(g, y) end,
+  function(g, x) return T.mv(g:t(), x) end)
 rules.ger = rules.outer
 rules.matmul = function(raw, a, b)
   local out = raw(a, b)

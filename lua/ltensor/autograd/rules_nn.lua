@@ -5,8 +5,7 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.autograd.helpers"
-local math, table = compat.math, compat.table
-local mtype = math.type
+local math = compat.math
 local rules, need = H.rules, H.need
 ---------------------------------------------------------------------------
 -- fused C kernels (src/binding/l_nnfused.c) and their backward rules
@@ -16,7 +15,7 @@ local rules, need = H.rules, H.need
 -- except under create_graph (grad mode on while backward runs), where it
 -- uses the same formula written in differentiable ops, the statistics
 -- recomputed from x so that second derivatives are right.
-local FUSED = { float32 = true, float64 = true }
+local FUSED = H.FUSED
 
 -- the differentiable backward of y = (x - mean) rstd w + b, x viewed as xv
 -- with statistics over `dims`; w viewed as wv (nil: no weight), its

@@ -4,15 +4,14 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.autograd.helpers"
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
-local pack, unpack, select, type, mtype = table.pack, table.unpack, select, type, math.type
-local getmetatable = getmetatable
-local is_t, fail, argcheck, check_t = H.is_t, H.fail, H.argcheck, H.check_t
-local need, sum_to, zero_where, keep_where, normdim = H.need, H.sum_to, H.zero_where, H.keep_where, H.normdim
+local math, table = compat.math, compat.table
+local pack, unpack, select, type = table.pack, table.unpack, select, type
+local is_t = H.is_t
+local zero_where, keep_where, normdim = H.zero_where, H.keep_where, H.normdim
 local is_opts = H.is_opts
-local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to, H.numel_of
+local rparse, unreduce, expand_to = H.rparse, H.unreduce, H.expand_to
 local arange_along = H.arange_along
-local rules, inplace_rules = H.rules, H.inplace_rules
+local rules = H.rules
 -- reductions ----------------------------------------------------------------
 local function sum_bw(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape), n.shape) end
 rules.sum = function(raw, x, ...)

@@ -6,13 +6,12 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.autograd.helpers"
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 local pack, unpack, select, type, mtype = table.pack, table.unpack, select, type, math.type
-local getmetatable = getmetatable
-local is_t, fail, argcheck, check_t = H.is_t, H.fail, H.argcheck, H.check_t
+local is_t, argcheck, check_t = H.is_t, H.argcheck, H.check_t
 local need, sum_to, zero_where, keep_where, normdim = H.need, H.sum_to, H.zero_where, H.keep_where, H.normdim
 local is_opts = H.is_opts
-local rparse, unreduce, expand_to, numel_of = H.rparse, H.unreduce, H.expand_to, H.numel_of
+local numel_of = H.numel_of
 local arange_along = H.arange_along
 local rules, inplace_rules = H.rules, H.inplace_rules
 -- views and shape ops -----------------------------------------------------------
@@ -397,11 +396,10 @@ rules._roll_dims = function(raw, x, shifts, dims)
     backward = function(n, g) return T._roll_dims(g, n.neg, n.dims) end }, raw(x, shifts, dims)
 end
 
-rules.diagonal = function(raw, x, ...)
-  local out = raw(x, ...)
+-- diagonal's and diag_embed's (offset, dim1, dim2), positional or as options,
+-- from the given defaults (the C function has checked them)
+local function diag_args(offset, d1, d2, ...)
   local a = pack(...)
-  local offset, d1, d2 = 0, 1, 2
-  local nd = x:dim()
   for i = 1, a.n do
     local v = a[i]
     if is_opts(v) then
@@ -410,6 +408,12 @@ rules.diagonal = function(raw, x, ...)
       if i == 1 then offset = v elseif i == 2 then d1 = v elseif i == 3 then d2 = v end
     end
   end
+  return offset, d1, d2
+end
+rules.diagonal = function(raw, x, ...)
+  local out = raw(x, ...)
+  local offset, d1, d2 = diag_args(0, 1, 2, ...)
+  local nd = x:dim()
   if d1 < 0 then d1 = d1 + nd + 1 end
   if d2 < 0 then d2 = d2 + nd + 1 end
   return { name = "DiagonalBackward0", inputs = { x }, shape = x.shape, offset = offset, d1 = d1, d2 = d2, view_of = x,
@@ -422,16 +426,7 @@ rules._diagonal_scatter = function(raw, g, shape, offset, d1, d2)
 end
 rules.diag_embed = function(raw, x, ...)
   local out = raw(x, ...)
-  local a = pack(...)
-  local offset, d1, d2 = 0, -2, -1
-  for i = 1, a.n do
-    local v = a[i]
-    if is_opts(v) then
-      offset, d1, d2 = v.offset or offset, v.dim1 or d1, v.dim2 or d2
-    elseif mtype(v) == "integer" then
-      if i == 1 then offset = v elseif i == 2 then d1 = v elseif i == 3 then d2 = v end
-    end
-  end
+  local offset, d1, d2 = diag_args(0, -2, -1, ...)
   return { name = "DiagEmbedBackward0", inputs = { x }, offset = offset, d1 = d1, d2 = d2,
     backward = function(n, g) return T.diagonal(g, n.offset, n.d1, n.d2) end }, out
 end

@@ -1,18 +1,16 @@
 -- ltensor.distributions.discrete: Bernoulli and Categorical.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local B = require "ltensor.distributions.base"
-local finfo_tiny, finfo_eps, softplus, tri_solve, diag_of = B.finfo_tiny, B.finfo_eps, B.softplus, B.tri_solve, B.diag_of
-local math, table, rawlen, D, TMT, is_t = B.math, B.table, B.rawlen, B.D, B.TMT, B.is_t
-local fail, check_opts, SAMPLE_OPTS, pi, standard_gamma = B.fail, B.check_opts, B.SAMPLE_OPTS, B.pi, B.standard_gamma
+local finfo_eps, softplus = B.finfo_eps, B.softplus
+local table, D, is_t = B.table, B.D, B.is_t
+local fail, check_opts = B.fail, B.check_opts
 local shape_str = B.shape_str
-local concat_shapes, bshape, float_dtype_of, broadcast_all, size_arg = B.concat_shapes, B.bshape, B.float_dtype_of, B.broadcast_all, B.size_arg
+local concat_shapes, bshape, broadcast_all, size_arg = B.concat_shapes, B.bshape, B.broadcast_all, B.size_arg
 local opts_of = B.opts_of
-local all_true, xlogy, constraint_names, check_constraint, validate_param = B.all_true, B.xlogy, B.constraint_names, B.check_constraint, B.validate_param
+local all_true, constraint_names, validate_param = B.all_true, B.constraint_names, B.validate_param
 local Distribution = B.Distribution
-local props, pyfloat, class, INIT_OPTS, standard_shape = B.props, B.pyfloat, B.class, B.INIT_OPTS, B.standard_shape
+local class = B.class
 ---------------------------------------------------------------------------
 -- Bernoulli and Categorical (probs or logits)
 ---------------------------------------------------------------------------

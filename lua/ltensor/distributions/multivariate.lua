@@ -1,19 +1,17 @@
 -- ltensor.distributions.multivariate: MultivariateNormal.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local B = require "ltensor.distributions.base"
 local eye_like = B.eye_like
-local finfo_tiny, finfo_eps, softplus, tri_solve, diag_of = B.finfo_tiny, B.finfo_eps, B.softplus, B.tri_solve, B.diag_of
-local math, table, rawlen, D, TMT, is_t = B.math, B.table, B.rawlen, B.D, B.TMT, B.is_t
-local fail, check_opts, SAMPLE_OPTS, pi, standard_gamma = B.fail, B.check_opts, B.SAMPLE_OPTS, B.pi, B.standard_gamma
+local tri_solve, diag_of = B.tri_solve, B.diag_of
+local math, table, D, is_t = B.math, B.table, B.D, B.is_t
+local fail, pi = B.fail, B.pi
 local shape_str = B.shape_str
-local concat_shapes, bshape, float_dtype_of, broadcast_all, size_arg = B.concat_shapes, B.bshape, B.float_dtype_of, B.broadcast_all, B.size_arg
+local concat_shapes, bshape = B.concat_shapes, B.bshape
 local opts_of = B.opts_of
-local all_true, xlogy, constraint_names, check_constraint, validate_param = B.all_true, B.xlogy, B.constraint_names, B.check_constraint, B.validate_param
+local all_true, validate_param = B.all_true, B.validate_param
 local Distribution = B.Distribution
-local props, pyfloat, class, INIT_OPTS, standard_shape = B.props, B.pyfloat, B.class, B.INIT_OPTS, B.standard_shape
+local class, standard_shape = B.class, B.standard_shape
 ---------------------------------------------------------------------------
 -- MultivariateNormal
 ---------------------------------------------------------------------------

@@ -76,6 +76,15 @@ local MAX_DEPTH = 64
 -- and reject duplicate keys; null is json.null. Raises a plain message.
 json.null = setmetatable({}, { __name = "json.null" })
 
+-- run a parser over its whole text: its value, or nil and the message of
+-- the syntax error it raised as {[key] = msg}; any other error propagates
+local function parse_whole(parse, key)
+  local ok, res = pcall(parse)
+  if ok then return res end
+  if type(res) == "table" and res[key] then return nil, res[key] end
+  error(res, 0)
+end
+
 function json.decode(s)
   local pos = 1
   local function err(msg) error({ json_error = sfmt("%s at byte %d", msg, pos) }) end
@@ -175,15 +184,12 @@ function json.decode(s)
     end
     return num()
   end
-  local ok, res = pcall(function()
+  return parse_whole(function()
     local v = value(1)
     skip()
     if pos <= #s then err("trailing characters") end
     return v
-  end)
-  if ok then return res end
-  if type(res) == "table" and res.json_error then return nil, res.json_error end
-  error(res, 0)
+  end, "json_error")
 end
 
 T._json = json   -- for tests and other modules
@@ -688,15 +694,12 @@ local function parse_pylit(s)
     if not i then err("integer out of range") end
     return i
   end
-  local ok, res = pcall(function()
+  return parse_whole(function()
     local v = value(1)
     skip()
     if pos <= #s then err("trailing characters") end
     return v
-  end)
-  if ok then return res end
-  if type(res) == "table" and res.py_error then return nil, res.py_error end
-  error(res, 0)
+  end, "py_error")
 end
 
 --- T.load_npy(path) -> tensor (C or Fortran order; any byte order)

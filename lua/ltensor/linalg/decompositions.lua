@@ -1,8 +1,6 @@
 -- ltensor.linalg.decompositions: cholesky, qr, eigh, eigvalsh, eig,
 -- eigvals, svd, svdvals.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local L = require "ltensor.linalg.common"
 local last_info              -- the info of the last LAPACK call a Function made

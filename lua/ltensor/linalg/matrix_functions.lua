@@ -5,8 +5,6 @@ require "ltensor.linalg.solve"
 require "ltensor.linalg.decompositions"
 require "ltensor.linalg.norms"
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local L = require "ltensor.linalg.common"
 local math, table, linalg = L.math, L.table, L.linalg

@@ -1,7 +1,5 @@
 -- ltensor.linalg.norms: vector_norm, matrix_norm, norm, cond.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local L = require "ltensor.linalg.common"
 local math, table, linalg = L.math, L.table, L.linalg

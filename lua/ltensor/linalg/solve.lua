@@ -1,8 +1,6 @@
 -- ltensor.linalg.solve: solve, inv, lu_factor, lu_solve, solve_triangular,
 -- det, slogdet; pinv, lstsq, matrix_rank.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local autograd = require "ltensor.autograd"
 local L = require "ltensor.linalg.common"
 local eig_errors, svd_errors = L.eig_errors, L.svd_errors
@@ -13,7 +11,7 @@ local EPS, opts_of, ck, check_tensor = L.EPS, L.opts_of, L.ck, L.check_tensor
 local check_la = L.check_la
 local check_matrix, check_square, same_dtype, shape_str = L.check_matrix, L.check_square, L.same_dtype, L.shape_str
 local batch_of = L.batch_of
-local cat_shape, prod, broadcast, expand_batch, mT = L.cat_shape, L.prod, L.broadcast, L.expand_batch, L.mT
+local cat_shape, broadcast, expand_batch, mT = L.cat_shape, L.broadcast, L.expand_batch, L.mT
 local mH = L.mH
 local conj, real_dtype, eye, diagonal = L.conj, L.real_dtype, L.eye, L.diagonal
 local tril, triu, flat, first_bad, batch_prefix = L.tril, L.triu, L.flat, L.first_bad, L.batch_prefix

@@ -13,7 +13,7 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 local init = require "ltensor.nn.weight_init"

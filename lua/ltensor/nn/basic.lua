@@ -3,7 +3,7 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 local autograd = require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
@@ -94,22 +94,19 @@ end
 function GELU:forward(x) return F.gelu(x, self.approximate) end
 function GELU:extra_repr() return "approximate='" .. self.approximate .. "'" end
 
-local Softmax = Module:extend("Softmax")
-nn.Softmax = Softmax
-function Softmax:init(dim)
-  if dim ~= nil and math.type(dim) ~= "integer" then fail("Softmax", "bad argument #1 'dim' (integer expected, got " .. typename(dim) .. ")") end
-  self.dim = dim
+-- Softmax and LogSoftmax: (dim), an integer or nil (the legacy implicit dim)
+local function softmax_class(name, fn)
+  local C = Module:extend(name)
+  nn[name] = C
+  function C:init(dim)
+    if dim ~= nil and math.type(dim) ~= "integer" then fail(name, "bad argument #1 'dim' (integer expected, got " .. typename(dim) .. ")") end
+    self.dim = dim
+  end
+  function C:forward(x) return fn(x, self.dim) end
+  function C:extra_repr() return "dim=" .. (self.dim and tostring(self.dim) or "None") end
 end
-function Softmax:forward(x) return F.softmax(x, self.dim) end
-function Softmax:extra_repr() return "dim=" .. (self.dim and tostring(self.dim) or "None") end
-local LogSoftmax = Module:extend("LogSoftmax")
-nn.LogSoftmax = LogSoftmax
-function LogSoftmax:init(dim)
-  if dim ~= nil and math.type(dim) ~= "integer" then fail("LogSoftmax", "bad argument #1 'dim' (integer expected, got " .. typename(dim) .. ")") end
-  self.dim = dim
-end
-function LogSoftmax:forward(x) return F.log_softmax(x, self.dim) end
-LogSoftmax.extra_repr = Softmax.extra_repr
+softmax_class("Softmax", function(x, dim) return F.softmax(x, dim) end)
+softmax_class("LogSoftmax", function(x, dim) return F.log_softmax(x, dim) end)
 
 local Dropout = Module:extend("Dropout")
 nn.Dropout = Dropout

@@ -2,16 +2,14 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 local autograd = require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
 local Module = nn.Module
-local is_t = util.is_tensor
 local fail = util.failer("ltensor.nn.")
 local typename = util.mtname
-local pyfloat, pytuple, check_opts = nn._pyfloat, nn._pytuple, nn._check_opts
-local check_size, check_type = nn._check_size, nn._check_type
+local check_type = nn._check_type
 local is_module, instance_index, instance_newindex, reg_del = nn._is_module, nn._instance_index, nn._instance_newindex, nn._reg_del
 ---------------------------------------------------------------------------
 -- containers: Sequential, ModuleList (children "0", "1", ..., Lua index

@@ -2,10 +2,8 @@
 -- Conv1d/2d, ConvTranspose1d/2d, Max/Avg/Adaptive pools, Upsample,
 -- PixelShuffle/PixelUnshuffle, EmbeddingBag, Unfold/Fold.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
-local pool_out, float_only, UNFOLD_ARGS = U.pool_out, U.float_only, U.UNFOLD_ARGS
+local pool_out, UNFOLD_ARGS = U.pool_out, U.UNFOLD_ARGS
 local F = require("ltensor.nn.functional.common").F
 local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, U.TMT, U.getmetatable, U.type
 local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack

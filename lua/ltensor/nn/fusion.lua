@@ -18,8 +18,8 @@ local table = compat.table
 local utils = nn.utils
 local M = {}
 
-local function fail(fname, msg) error("ltensor.nn.utils." .. fname .. ": " .. msg, 0) end
-local function is_t(x) return getmetatable(x) == T._metatable end
+local fail = util.failer("ltensor.nn.utils.")
+local is_t = util.is_tensor
 local function cls(m) return nn.is_module(m) and m._classname or nil end
 local CONV = { Conv1d = true, Conv2d = true, Conv3d = true }
 local CONVT = { ConvTranspose1d = true, ConvTranspose2d = true, ConvTranspose3d = true }

@@ -12,7 +12,7 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
 require "ltensor.nn.basic"   -- Softmax, Dropout, LayerNorm ... (this file adds the wider set)
@@ -20,14 +20,10 @@ require "ltensor.nn.basic"   -- Softmax, Dropout, LayerNorm ... (this file adds 
 local Module = nn.Module
 local parse = F._parse
 
-local TMT = T._metatable
 local is_t = util.is_tensor
 local fail = util.failer("ltensor.nn.")
 local typename = util.mtname
-local function check_num(cls, n, name, v, optional)
-  if v == nil and optional then return end
-  if type(v) ~= "number" then fail(cls, ("bad argument #%d '%s' (number expected, got %s)"):format(n, name, typename(v))) end
-end
+local check_num = util.arg_checks(fail).check_num
 local function check_count(cls, n, name, v)
   if math.type(v) ~= "integer" or v < 0 then
     fail(cls, ("bad argument #%d '%s' (non-negative integer expected, got %s)"):format(n, name,
@@ -158,7 +154,7 @@ end
 dim_class("Softmin", F.softmin)
 -- Softmax2d: softmax over the channels of a (N, C, H, W) or (C, H, W) input
 class("Softmax2d", {}, nil, function(_, x)
-  if not (getmetatable(x) == TMT) then fail("Softmax2d", "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
+  if not is_t(x) then fail("Softmax2d", "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
   if x:dim() ~= 3 and x:dim() ~= 4 then
     fail("Softmax2d", ("Softmax2d: expected input to be 3D or 4D, got %dD instead"):format(x:dim()))
   end
@@ -286,7 +282,7 @@ end
 
 local function batchnorm(name, check)
   local C = class(name, NORM, norm_setup(name, true, true), function(self, x)
-    if not (getmetatable(x) == TMT) then fail(name, "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
+    if not is_t(x) then fail(name, "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
     check(x:dim())
     return bn_forward(self, x)
   end, norm_repr)
@@ -313,7 +309,7 @@ end)
 -- input (one dim fewer) is accepted
 local function instancenorm(name, nd_batched)
   class(name, NORM, norm_setup(name, false, false), function(self, x)
-    if not (getmetatable(x) == TMT) then fail(name, "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
+    if not is_t(x) then fail(name, "bad argument #1 'input' (Tensor expected, got " .. typename(x) .. ")") end
     local nd = x:dim()
     if nd ~= nd_batched and nd ~= nd_batched - 1 then
       fail(name, ("expected %dD or %dD input (got %dD input)"):format(nd_batched - 1, nd_batched, nd))

@@ -24,7 +24,7 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 local F = require "ltensor.nn.functional"
@@ -35,6 +35,44 @@ local fail = util.failer("ltensor.nn.")
 local typename = util.mtname
 local check_opts = nn._check_opts
 local pyfloat = nn._pyfloat
+
+-- The argument checks the forwards share (sequence, packed and cell):
+-- input a tensor of lo or lo + 1 dims; hx a tensor, or for an LSTM the
+-- pair named `pair` ("{h0, c0}" or "{h, c}"); the parameters' dtype.
+local function check_input(cname, input, lo)
+  if not is_t(input) then fail(cname, "bad argument #1 'input' (Tensor expected, got " .. typename(input) .. ")") end
+  local nd = input:dim()
+  if nd ~= lo and nd ~= lo + 1 then
+    fail(cname, ("Expected input to be %d-D or %d-D but received %d-D tensor"):format(lo, lo + 1, nd))
+  end
+  return nd
+end
+local function hx_arg(cname, hx, is_lstm, pair)
+  if is_lstm then
+    if type(hx) ~= "table" or is_t(hx) or not is_t(hx[1]) or not is_t(hx[2]) then
+      fail(cname, "bad argument #2 'hx' (" .. pair .. " expected, got " .. typename(hx) .. ")")
+    end
+    return hx[1], hx[2]
+  end
+  if not is_t(hx) then fail(cname, "bad argument #2 'hx' (Tensor expected, got " .. typename(hx) .. ")") end
+  return hx
+end
+-- the constructors' input_size (>= 0) and hidden_size (> 0)
+local function check_sizes(cname, input_size, hidden_size)
+  if math.type(input_size) ~= "integer" or input_size < 0 then
+    fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
+  end
+  if math.type(hidden_size) ~= "integer" then
+    fail(cname, "bad argument #2 'hidden_size' (integer expected, got " .. typename(hidden_size) .. ")")
+  end
+  if hidden_size <= 0 then fail(cname, "hidden_size must be greater than zero") end
+end
+local function check_param_dtype(cname, w, dt)
+  if w.dtype ~= dt then
+    fail(cname, "input dtype " .. dt.name .. " does not match the parameters' dtype " ..
+      w.dtype.name .. " (convert the module with :to(dtype))")
+  end
+end
 
 local GATES = { RNN_TANH = 1, RNN_RELU = 1, LSTM = 4, GRU = 3 }
 local MODE_ID = { RNN_TANH = 0, RNN_RELU = 1, LSTM = 2, GRU = 3 }
@@ -213,13 +251,7 @@ function RNNBase:_setup(cname, mode, input_size, hidden_size, a3, a4)
   opts = check_opts(cname, opts, OPTS, num_layers and 4 or 3)
   if num_layers == nil then num_layers = opts.num_layers end
   if num_layers == nil then num_layers = 1 end
-  if math.type(input_size) ~= "integer" or input_size < 0 then
-    fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
-  end
-  if math.type(hidden_size) ~= "integer" then
-    fail(cname, "bad argument #2 'hidden_size' (integer expected, got " .. typename(hidden_size) .. ")")
-  end
-  if hidden_size <= 0 then fail(cname, "hidden_size must be greater than zero") end
+  check_sizes(cname, input_size, hidden_size)
   if math.type(num_layers) ~= "integer" then
     fail(cname, "bad argument 'num_layers' (integer expected, got " .. typename(num_layers) .. ")")
   end
@@ -369,10 +401,7 @@ function RNNBase:_forward_packed(input, hx)
   if data:size(2) ~= self.input_size then
     fail(cname, ("input.size(-1) must be equal to input_size. Expected %d, got %d"):format(self.input_size, data:size(2)))
   end
-  if self.weight_ih_l0.dtype ~= data.dtype then
-    fail(cname, "input dtype " .. data.dtype.name .. " does not match the parameters' dtype " ..
-      self.weight_ih_l0.dtype.name .. " (convert the module with :to(dtype))")
-  end
+  check_param_dtype(cname, self.weight_ih_l0, data.dtype)
   local B = #bs > 0 and bs[1] or 0
   local D = self.bidirectional and 2 or 1
   local L, H = self.num_layers, self.hidden_size
@@ -380,15 +409,7 @@ function RNNBase:_forward_packed(input, hx)
   local h0, c0
   local sorted = input.sorted_indices
   if hx ~= nil then
-    if is_lstm then
-      if type(hx) ~= "table" or is_t(hx) or not is_t(hx[1]) or not is_t(hx[2]) then
-        fail(cname, "bad argument #2 'hx' ({h0, c0} expected, got " .. typename(hx) .. ")")
-      end
-      h0, c0 = hx[1], hx[2]
-    else
-      if not is_t(hx) then fail(cname, "bad argument #2 'hx' (Tensor expected, got " .. typename(hx) .. ")") end
-      h0 = hx
-    end
+    h0, c0 = hx_arg(cname, hx, is_lstm, "{h0, c0}")
     local function check_h(t, what, HH)
       local s = t.shape
       if #s ~= 3 or s[1] ~= L * D or s[2] ~= B or s[3] ~= HH then
@@ -441,42 +462,21 @@ end
 function RNNBase:forward(input, hx)
   local cname = self._classname
   if nn.utils.rnn.is_packed(input) then return self:_forward_packed(input, hx) end
-  if not is_t(input) then fail(cname, "bad argument #1 'input' (Tensor expected, got " .. typename(input) .. ")") end
   local is_lstm = self.mode == "LSTM"
-  local nd = input:dim()
-  if nd ~= 2 and nd ~= 3 then
-    fail(cname, "Expected input to be 2-D or 3-D but received " .. nd .. "-D tensor")
-  end
+  local nd = check_input(cname, input, 2)
   if not input.dtype.is_floating_point then
     fail(cname, "expected a floating point input, got " .. input.dtype.name)
   end
   local batched = nd == 3
   local h0, c0
   if hx ~= nil then
-    if is_lstm then
-      if type(hx) ~= "table" or is_t(hx) or not is_t(hx[1]) or not is_t(hx[2]) then
-        fail(cname, "bad argument #2 'hx' ({h0, c0} expected, got " .. typename(hx) .. ")")
-      end
-      h0, c0 = hx[1], hx[2]
-      local want = batched and 3 or 2
-      if h0:dim() ~= want or c0:dim() ~= want then
-        if batched then
-          fail(cname, ("For batched 3-D input, hx and cx should also be 3-D but got (%d-D, %d-D) tensors"):format(h0:dim(), c0:dim()))
-        else
-          fail(cname, ("For unbatched 2-D input, hx and cx should also be 2-D but got (%d-D, %d-D) tensors"):format(h0:dim(), c0:dim()))
-        end
-      end
-    else
-      if not is_t(hx) then fail(cname, "bad argument #2 'hx' (Tensor expected, got " .. typename(hx) .. ")") end
-      h0 = hx
-      local want = batched and 3 or 2
-      if h0:dim() ~= want then
-        if batched then
-          fail(cname, ("For batched 3-D input, hx should also be 3-D but got %d-D tensor"):format(h0:dim()))
-        else
-          fail(cname, ("For unbatched 2-D input, hx should also be 2-D but got %d-D tensor"):format(h0:dim()))
-        end
-      end
+    h0, c0 = hx_arg(cname, hx, is_lstm, "{h0, c0}")
+    local want = batched and 3 or 2
+    local kind = batched and "batched 3-D" or "unbatched 2-D"
+    if c0 and (h0:dim() ~= want or c0:dim() ~= want) then
+      fail(cname, ("For %s input, hx and cx should also be %d-D but got (%d-D, %d-D) tensors"):format(kind, want, h0:dim(), c0:dim()))
+    elseif not c0 and h0:dim() ~= want then
+      fail(cname, ("For %s input, hx should also be %d-D but got %d-D tensor"):format(kind, want, h0:dim()))
     end
     if not batched then
       h0 = h0:unsqueeze(2)
@@ -514,10 +514,7 @@ function RNNBase:forward(input, hx)
     fail(cname, "expected the hidden state to have dtype " .. x.dtype.name .. ", got " ..
       (h0.dtype ~= x.dtype and h0.dtype.name or c0.dtype.name))
   end
-  if self.weight_ih_l0.dtype ~= x.dtype then
-    fail(cname, "input dtype " .. x.dtype.name .. " does not match the parameters' dtype " ..
-      self.weight_ih_l0.dtype.name .. " (convert the module with :to(dtype))")
-  end
+  check_param_dtype(cname, self.weight_ih_l0, x.dtype)
   x = x:contiguous()
   local hn, cn = {}, {}
   local layer_in = x
@@ -551,15 +548,16 @@ function RNNBase:forward(input, hx)
   return out, h_n
 end
 
-local RNN = RNNBase:extend("RNN")
-nn.RNN = RNN
-function RNN:init(input_size, hidden_size, a3, a4) self:_setup("RNN", "RNN_TANH", input_size, hidden_size, a3, a4) end
-local LSTM = RNNBase:extend("LSTM")
-nn.LSTM = LSTM
-function LSTM:init(input_size, hidden_size, a3, a4) self:_setup("LSTM", "LSTM", input_size, hidden_size, a3, a4) end
-local GRU = RNNBase:extend("GRU")
-nn.GRU = GRU
-function GRU:init(input_size, hidden_size, a3, a4) self:_setup("GRU", "GRU", input_size, hidden_size, a3, a4) end
+-- nn.RNN, nn.LSTM, nn.GRU (and below, their cells): a class per mode
+local function define_modes(base, suffix)
+  for _, m in ipairs({ { "RNN", "RNN_TANH" }, { "LSTM", "LSTM" }, { "GRU", "GRU" } }) do
+    local name, mode = m[1] .. suffix, m[2]
+    local C = base:extend(name)
+    nn[name] = C
+    function C:init(input_size, hidden_size, a3, a4) self:_setup(name, mode, input_size, hidden_size, a3, a4) end
+  end
+end
+define_modes(RNNBase, "")
 
 ---------------------------------------------------------------------------
 -- cells: one step, x (B, in) or (in), h (B, H) or (H)
@@ -574,13 +572,7 @@ function RNNCellBase:_setup(cname, mode, input_size, hidden_size, bias, opts)
   if bias == nil then bias = opts.bias end
   if bias == nil then bias = true end
   if type(bias) ~= "boolean" then fail(cname, "bad argument #3 'bias' (boolean expected, got " .. typename(bias) .. ")") end
-  if math.type(input_size) ~= "integer" or input_size < 0 then
-    fail(cname, "bad argument #1 'input_size' (non-negative integer expected, got " .. tostring(input_size) .. ")")
-  end
-  if math.type(hidden_size) ~= "integer" then
-    fail(cname, "bad argument #2 'hidden_size' (integer expected, got " .. typename(hidden_size) .. ")")
-  end
-  if hidden_size <= 0 then fail(cname, "hidden_size must be greater than zero") end
+  check_sizes(cname, input_size, hidden_size)
   if mode == "RNN_TANH" then
     local nl = opts.nonlinearity or "tanh"
     if nl == "relu" then mode = "RNN_RELU"
@@ -611,11 +603,7 @@ function RNNCellBase:extra_repr()
 end
 function RNNCellBase:forward(input, hx)
   local cname = self._classname
-  if not is_t(input) then fail(cname, "bad argument #1 'input' (Tensor expected, got " .. typename(input) .. ")") end
-  local nd = input:dim()
-  if nd ~= 1 and nd ~= 2 then
-    fail(cname, "Expected input to be 1-D or 2-D but received " .. nd .. "-D tensor")
-  end
+  local nd = check_input(cname, input, 1)
   local batched = nd == 2
   local x = batched and input or input:unsqueeze(1)
   if x.shape[2] ~= self.input_size then
@@ -628,15 +616,7 @@ function RNNCellBase:forward(input, hx)
     h = T.zeros({ B, H }, { dtype = x.dtype })
     if is_lstm then c = T.zeros({ B, H }, { dtype = x.dtype }) end
   else
-    if is_lstm then
-      if type(hx) ~= "table" or is_t(hx) or not is_t(hx[1]) or not is_t(hx[2]) then
-        fail(cname, "bad argument #2 'hx' ({h, c} expected, got " .. typename(hx) .. ")")
-      end
-      h, c = hx[1], hx[2]
-    else
-      if not is_t(hx) then fail(cname, "bad argument #2 'hx' (Tensor expected, got " .. typename(hx) .. ")") end
-      h = hx
-    end
+    h, c = hx_arg(cname, hx, is_lstm, "{h, c}")
     if not batched then
       h = h:unsqueeze(1)
       if c then c = c:unsqueeze(1) end
@@ -668,15 +648,7 @@ function RNNCellBase:forward(input, hx)
   return hn
 end
 
-local RNNCell = RNNCellBase:extend("RNNCell")
-nn.RNNCell = RNNCell
-function RNNCell:init(i, h, bias, opts) self:_setup("RNNCell", "RNN_TANH", i, h, bias, opts) end
-local LSTMCell = RNNCellBase:extend("LSTMCell")
-nn.LSTMCell = LSTMCell
-function LSTMCell:init(i, h, bias, opts) self:_setup("LSTMCell", "LSTM", i, h, bias, opts) end
-local GRUCell = RNNCellBase:extend("GRUCell")
-nn.GRUCell = GRUCell
-function GRUCell:init(i, h, bias, opts) self:_setup("GRUCell", "GRU", i, h, bias, opts) end
+define_modes(RNNCellBase, "Cell")
 
 nn._rnn_layer_ops = layer_ops
 return true

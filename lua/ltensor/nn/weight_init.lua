@@ -8,24 +8,18 @@
 local T = require "ltensor.core"
 local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
 
 local init = {}
 nn.init = init
 
-local is_t = util.is_tensor
 local fail = util.failer("ltensor.nn.init.")
 local typename = util.mtname
-local function check_t(fname, t)
-  if not is_t(t) then fail(fname, "bad argument #1 'tensor' (Tensor expected, got " .. typename(t) .. ")") end
-end
-local function check_num(fname, n, name, v)
-  if type(v) ~= "number" then
-    fail(fname, ("bad argument #%d '%s' (number expected, got %s)"):format(n, name, typename(v)))
-  end
-end
+local checks = util.arg_checks(fail)
+local check_num = checks.check_num
+local function check_t(fname, t) checks.check_t(fname, 1, "tensor", t) end
 -- the trailing options table, if any: {generator = g}
 local function gen_opts(fname, opts)
   if opts == nil then return nil end
@@ -83,24 +77,21 @@ local function correct_fan(fname, t, mode)
   return mode == "fan_in" and fi or fo
 end
 
-function init.uniform_(t, a, b, opts)
-  if type(a) == "table" then a, b, opts = nil, nil, a end
-  check_t("uniform_", t)
-  a, b = a or 0.0, b or 1.0
-  check_num("uniform_", 2, "a", a) check_num("uniform_", 3, "b", b)
-  local o = gen_opts("uniform_", opts)
-  no_grad(function() if o then t:uniform_(a, b, o) else t:uniform_(a, b) end end)
-  return t
+-- uniform_(t [, a = 0, b = 1] [, opts]) and normal_(t [, mean = 0, std = 1]
+-- [, opts]): the tensor method of that name under no_grad
+local function sampler(fname, n1, d1, n2, d2)
+  return function(t, a, b, opts)
+    if type(a) == "table" then a, b, opts = nil, nil, a end
+    check_t(fname, t)
+    a, b = a or d1, b or d2
+    check_num(fname, 2, n1, a) check_num(fname, 3, n2, b)
+    local o = gen_opts(fname, opts)
+    no_grad(function() if o then t[fname](t, a, b, o) else t[fname](t, a, b) end end)
+    return t
+  end
 end
-function init.normal_(t, mean, std, opts)
-  if type(mean) == "table" then mean, std, opts = nil, nil, mean end
-  check_t("normal_", t)
-  mean, std = mean or 0.0, std or 1.0
-  check_num("normal_", 2, "mean", mean) check_num("normal_", 3, "std", std)
-  local o = gen_opts("normal_", opts)
-  no_grad(function() if o then t:normal_(mean, std, o) else t:normal_(mean, std) end end)
-  return t
-end
+init.uniform_ = sampler("uniform_", "a", 0.0, "b", 1.0)
+init.normal_ = sampler("normal_", "mean", 0.0, "std", 1.0)
 function init.constant_(t, val)
   check_t("constant_", t)
   if type(val) ~= "number" and type(val) ~= "boolean" then
@@ -146,30 +137,27 @@ function init.dirac_(t, groups)
   return t
 end
 
-function init.xavier_uniform_(t, gain, opts)
+-- xavier_uniform_ and xavier_normal_'s shared arguments: (t [, gain = 1] [, opts]);
+-- the std gain * sqrt(2 / (fan_in + fan_out)) and opts
+local function xavier_std(fname, t, gain, opts)
   if type(gain) == "table" then gain, opts = nil, gain end
-  check_t("xavier_uniform_", t)
+  check_t(fname, t)
   gain = gain or 1.0
-  check_num("xavier_uniform_", 2, "gain", gain)
+  check_num(fname, 2, "gain", gain)
   if t:dim() < 2 then
-    fail("xavier_uniform_", "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    fail(fname, "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
   end
   local fi, fo = fans(t)
-  local std = gain * math.sqrt(2.0 / (fi + fo))
+  return gain * math.sqrt(2.0 / (fi + fo)), opts
+end
+function init.xavier_uniform_(t, gain, opts)
+  local std, o = xavier_std("xavier_uniform_", t, gain, opts)
   local a = math.sqrt(3.0) * std
-  return init.uniform_(t, -a, a, opts)
+  return init.uniform_(t, -a, a, o)
 end
 function init.xavier_normal_(t, gain, opts)
-  if type(gain) == "table" then gain, opts = nil, gain end
-  check_t("xavier_normal_", t)
-  gain = gain or 1.0
-  check_num("xavier_normal_", 2, "gain", gain)
-  if t:dim() < 2 then
-    fail("xavier_normal_", "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-  end
-  local fi, fo = fans(t)
-  local std = gain * math.sqrt(2.0 / (fi + fo))
-  return init.normal_(t, 0.0, std, opts)
+  local std, o = xavier_std("xavier_normal_", t, gain, opts)
+  return init.normal_(t, 0.0, std, o)
 end
 
 -- kaiming_uniform_(t [, a = 0] [, mode = "fan_in"] [, nonlinearity = "leaky_relu"] [, opts])

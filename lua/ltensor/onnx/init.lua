@@ -11,6 +11,7 @@
 -- (shapes, Gather indices, ArgMax results) hold ONNX's 0-based values.
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"
+local util = require "ltensor.util"
 local table = compat.table
 local nn = require "ltensor.nn"
 local P = require "ltensor.onnx.proto"
@@ -26,11 +27,8 @@ for _, m in ipairs({ "ops_math", "ops_shape", "ops_nn", "ops_rnn" }) do
 end
 onnx.operators = OPS
 
-local function is_t(x) return getmetatable(x) == T._metatable end
-local function typename(x)
-  local mt = getmetatable(x)
-  return type(mt) == "table" and type(mt.__name) == "string" and mt.__name or type(x)
-end
+local is_t = util.is_tensor
+local typename = util.mtname
 
 local Model = nn.Module:extend("OnnxModel")
 onnx._Model = Model   -- the class (instances: tostring, help)

@@ -1,16 +1,14 @@
 -- ltensor.optim.first_order: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
 -- Adamax, NAdam, RAdam (their update loops in C, src/binding/l_optim.c).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local B = require "ltensor.optim.base"
-local math, table, rawlen, optim, update, set_grad = B.math, B.table, B.rawlen, B.optim, B.update, B.set_grad
-local mtype, fail, is_t, typename, num, check_keys = B.mtype, B.fail, B.is_t, B.typename, B.num, B.check_keys
-local GROUP_EXTRA, REQUIRED, Optimizer, param_list, add_group = B.GROUP_EXTRA, B.REQUIRED, B.Optimizer, B.param_list, B.add_group
+local math, update = B.math, B.update
+local fail, num = B.fail, B.num
+local REQUIRED, Optimizer = B.REQUIRED, B.Optimizer
 local new_optimizer = B.new_optimizer
-local zeros_like, full_like, copy_value, check_num, check_nonneg = B.zeros_like, B.full_like, B.copy_value, B.check_num, B.check_nonneg
-local check_bool = B.check_bool
-local check_betas, check_lr, check_flags, COMPAT, with_compat = B.check_betas, B.check_lr, B.check_flags, B.COMPAT, B.with_compat
+local zeros_like, full_like, check_num, check_nonneg = B.zeros_like, B.full_like, B.check_num, B.check_nonneg
+local check_betas, check_lr, check_flags, with_compat = B.check_betas, B.check_lr, B.check_flags, B.with_compat
 local class = B.class
 local grad_and_state = B.grad_and_state
 local K_SGD, K_ADAM, K_RMSPROP, K_ADAGRAD, K_ADADELTA, K_ADAMAX, K_NADAM, K_RADAM, K_ADAMW = 1, 2, 3, 4, 5, 6, 7, 8, 9

@@ -1,17 +1,12 @@
 -- ltensor.optim.lbfgs: L-BFGS with the strong Wolfe line search.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local B = require "ltensor.optim.base"
-local math, table, rawlen, optim, update, set_grad = B.math, B.table, B.rawlen, B.optim, B.update, B.set_grad
-local mtype, fail, is_t, typename, num, check_keys = B.mtype, B.fail, B.is_t, B.typename, B.num, B.check_keys
-local GROUP_EXTRA, REQUIRED, Optimizer, param_list, add_group = B.GROUP_EXTRA, B.REQUIRED, B.Optimizer, B.param_list, B.add_group
+local math, table, set_grad = B.math, B.table, B.set_grad
+local mtype, fail, is_t, typename = B.mtype, B.fail, B.is_t, B.typename
 local new_optimizer = B.new_optimizer
-local zeros_like, full_like, copy_value, check_num, check_nonneg = B.zeros_like, B.full_like, B.copy_value, B.check_num, B.check_nonneg
-local check_bool = B.check_bool
-local check_betas, check_lr, check_flags, COMPAT, with_compat = B.check_betas, B.check_lr, B.check_flags, B.COMPAT, B.with_compat
+local check_nonneg = B.check_nonneg
+local check_lr = B.check_lr
 local class = B.class
-local grad_and_state = B.grad_and_state
 local LBFGS = class("LBFGS", function(c, params, opts)
   local o = new_optimizer(c, "LBFGS", params, opts, { lr = 1, max_iter = 20, max_eval = false,
     tolerance_grad = 1e-7, tolerance_change = 1e-9, history_size = 100, line_search_fn = false },

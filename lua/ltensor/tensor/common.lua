@@ -15,8 +15,7 @@ local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJ
 local math, table, rawlen = compat.math, compat.table, compat.rawlen
 
 local M = T._methods
-local TMT = T._metatable
-local unpack, pack, select, type, mtype = table.unpack, table.pack, select, type, math.type
+local select, type, mtype = select, type, math.type
 local getmetatable = getmetatable
 
 local S = {}   -- the helpers, exported at the end

@@ -4,18 +4,15 @@
 local T = require "ltensor.core"
 local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local C = require "ltensor.tensor.common"
-local math, table, rawlen = compat.math, compat.table, compat.rawlen
+local math, table = compat.math, compat.table
 local M = T._methods
-local unpack, pack, select, type, mtype = table.unpack, table.pack, select, type, math.type
-local getmetatable = getmetatable
+local select, type = select, type
 local is_t, fail, torch_dtype_name, is_opts, check_t = C.is_t, C.fail, C.torch_dtype_name, C.is_opts, C.check_t
-local extra_arg, opts_at, ck, opts_arg, check_num = C.extra_arg, C.opts_at, C.ck, C.opts_arg, C.check_num
+local opts_at, ck, opts_arg, check_num = C.opts_at, C.ck, C.opts_arg, C.check_num
 local check_int = C.check_int
-local ndim_of, normdim, split_opts, sizes_of, check_extra = C.ndim_of, C.normdim, C.split_opts, C.sizes_of, C.check_extra
+local normdim = C.normdim
 local named, def, is_float, is_complex, is_integral = C.named, C.def, C.is_float, C.is_complex, C.is_integral
-local num_str, size_mul, shape_str, prod, common = C.num_str, C.size_mul, C.shape_str, C.prod, C.common
-local keys_of, rows_along = C.keys_of, C.rows_along
-local check_operand, as_tensor, into, two_optional = C.check_operand, C.as_tensor, C.into, C.two_optional
+local rows_along = C.rows_along
 local autograd = require "ltensor.autograd"
 local function cumext(fname, is_max)
   return function(t, dim, opts)

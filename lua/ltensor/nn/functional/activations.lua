@@ -1,10 +1,8 @@
 -- ltensor.nn.functional.activations: the activation functions of T.nn.functional.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
-local class_mask, SELU_ALPHA, SELU_SCALE = H.class_mask, H.SELU_ALPHA, H.SELU_SCALE
-local math, table, rawlen, F, TMT, is_t = H.math, H.table, H.rawlen, H.F, H.TMT, H.is_t
+local SELU_ALPHA, SELU_SCALE = H.SELU_ALPHA, H.SELU_SCALE
+local math, F = H.math, H.F
 local fail, typename, arg_fail, check_t, check_num = H.fail, H.typename, H.arg_fail, H.check_t, H.check_num
 local check_int = H.check_int
 local check_bool, check_float, EPS, unknown_option, is_opts = H.check_bool, H.check_float, H.EPS, H.unknown_option, H.is_opts
@@ -56,27 +54,22 @@ local function dim_arg(fname, x, dim)
   check_int(fname, 2, "dim", dim)
   return dim
 end
-function F.softmax(x, dim, ...)
-  if is_opts(dim) then return F.softmax(x, nil, dim) end
-  local o = parse("softmax", 3, { "_stacklevel", "dtype" }, ...)
-  check_t("softmax", 1, "input", x)
-  if o.dtype then x = x:to(o.dtype) end
-  return T.softmax(x, dim_arg("softmax", x, dim))
+-- softmax, log_softmax and softmin share their arguments: (input, dim, {dtype=})
+-- with dim optional (the legacy implicit dim) and the options allowed in its place
+local function softmax_like(fname, op, negate)
+  local f
+  f = function(x, dim, ...)
+    if is_opts(dim) then return f(x, nil, dim) end
+    local o = parse(fname, 3, { "_stacklevel", "dtype" }, ...)
+    check_t(fname, 1, "input", x)
+    if o.dtype then x = x:to(o.dtype) end
+    return T[op](negate and -x or x, dim_arg(fname, x, dim))
+  end
+  return f
 end
-function F.log_softmax(x, dim, ...)
-  if is_opts(dim) then return F.log_softmax(x, nil, dim) end
-  local o = parse("log_softmax", 3, { "_stacklevel", "dtype" }, ...)
-  check_t("log_softmax", 1, "input", x)
-  if o.dtype then x = x:to(o.dtype) end
-  return T.log_softmax(x, dim_arg("log_softmax", x, dim))
-end
-function F.softmin(x, dim, ...)
-  if is_opts(dim) then return F.softmin(x, nil, dim) end
-  local o = parse("softmin", 3, { "_stacklevel", "dtype" }, ...)
-  check_t("softmin", 1, "input", x)
-  if o.dtype then x = x:to(o.dtype) end
-  return T.softmax(-x, dim_arg("softmin", x, dim))
-end
+F.softmax = softmax_like("softmax", "softmax")
+F.log_softmax = softmax_like("log_softmax", "log_softmax")
+F.softmin = softmax_like("softmin", "softmax", true)
 
 -- where(x > 0, x, x * slope): the gradient is slope at 0, as PyTorch's
 function F.leaky_relu(x, ...)
@@ -223,24 +216,18 @@ end, function(ctx, g)
   local x = ctx.saved_tensors[1]
   return T.where(T.lt(x, -3), 0, T.where(T.le(x, 3), g * (x / 3 + 0.5), g))
 end)
-function F.hardsigmoid(x, ...)
-  local o = parse("hardsigmoid", 2, INPLACE, ...)
-  check_t("hardsigmoid", 1, "input", x)
-  check_float("hardsigmoid", x)
-  return inplace_result(x, Hardsigmoid(x), o.inplace)
+-- float-only activations whose one option is inplace: (input, {inplace=})
+local function float_inplace(fname, f)
+  return function(x, ...)
+    local o = parse(fname, 2, INPLACE, ...)
+    check_t(fname, 1, "input", x)
+    check_float(fname, x)
+    return inplace_result(x, f(x), o.inplace)
+  end
 end
-function F.hardswish(x, ...)
-  local o = parse("hardswish", 2, INPLACE, ...)
-  check_t("hardswish", 1, "input", x)
-  check_float("hardswish", x)
-  return inplace_result(x, Hardswish(x), o.inplace)
-end
-function F.mish(x, ...)
-  local o = parse("mish", 2, INPLACE, ...)
-  check_t("mish", 1, "input", x)
-  check_float("mish", x)
-  return inplace_result(x, x * T.tanh(Softplus(x, 1, 20)), o.inplace)
-end
+F.hardsigmoid = float_inplace("hardsigmoid", Hardsigmoid)
+F.hardswish = float_inplace("hardswish", Hardswish)
+F.mish = float_inplace("mish", function(x) return x * T.tanh(Softplus(x, 1, 20)) end)
 function F.tanhshrink(x)
   check_t("tanhshrink", 1, "input", x)
   return x - T.tanh(x)
@@ -258,20 +245,21 @@ local Softshrink = custom("SoftshrinkBackward0", function(ctx, x, l)
 end, function(ctx, g)
   return T.where(dead_zone(ctx.saved_tensors[1], ctx.l), 0, g)
 end)
-function F.hardshrink(x, ...)
-  local o = parse("hardshrink", 2, { "lambd" }, ...)
-  check_t("hardshrink", 1, "input", x)
-  check_float("hardshrink", x)
+-- hardshrink and softshrink: (input, {lambd=0.5}) on a float input
+local function shrink_args(fname, x, ...)
+  local o = parse(fname, 2, { "lambd" }, ...)
+  check_t(fname, 1, "input", x)
+  check_float(fname, x)
   local l = o.lambd or 0.5
-  check_num("hardshrink", 2, "lambd", l)
+  check_num(fname, 2, "lambd", l)
+  return l
+end
+function F.hardshrink(x, ...)
+  local l = shrink_args("hardshrink", x, ...)
   return T.where(dead_zone(x, l), 0, x)
 end
 function F.softshrink(x, ...)
-  local o = parse("softshrink", 2, { "lambd" }, ...)
-  check_t("softshrink", 1, "input", x)
-  check_float("softshrink", x)
-  local l = o.lambd or 0.5
-  check_num("softshrink", 2, "lambd", l)
+  local l = shrink_args("softshrink", x, ...)
   if l < 0 then fail("softshrink", "lambda must be greater or equal to 0, but found to be " .. l .. ".") end
   return Softshrink(x, l)
 end

@@ -1,7 +1,5 @@
 -- ltensor.nn.functional.attention: scaled_dot_product_attention.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
 local class_mask, SELU_ALPHA, SELU_SCALE = H.class_mask, H.SELU_ALPHA, H.SELU_SCALE
 local math, table, rawlen, F, TMT, is_t = H.math, H.table, H.rawlen, H.F, H.TMT, H.is_t

@@ -16,24 +16,9 @@ F._fail = fail
 -- Argument checks: a bad argument raises an error naming the function and
 -- the argument instead of a Lua runtime error deep inside the computation.
 local typename = util.mtname
-local function arg_fail(fname, n, name, msg)
-  fail(fname, ("bad argument #%d '%s' (%s)"):format(n, name, msg))
-end
-local function check_t(fname, n, name, x, optional)
-  if x == nil and optional then return end
-  if not is_t(x) then arg_fail(fname, n, name, "Tensor expected, got " .. typename(x)) end
-end
-local function check_num(fname, n, name, x, optional)
-  if x == nil and optional then return end
-  if type(x) ~= "number" then arg_fail(fname, n, name, "number expected, got " .. typename(x)) end
-end
-local function check_int(fname, n, name, x, optional)
-  if x == nil and optional then return end
-  if math.type(x) ~= "integer" then arg_fail(fname, n, name, "integer expected, got " .. typename(x)) end
-end
-local function check_bool(fname, n, name, x)
-  if x ~= nil and type(x) ~= "boolean" then arg_fail(fname, n, name, "boolean expected, got " .. typename(x)) end
-end
+local checks = util.arg_checks(fail)
+local arg_fail, check_t, check_num = checks.arg_fail, checks.check_t, checks.check_num
+local check_int, check_bool = checks.check_int, checks.check_bool
 
 local function check_float(fname, x, what)
   if not x.dtype.is_floating_point then

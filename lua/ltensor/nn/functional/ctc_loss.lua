@@ -1,11 +1,8 @@
 -- ltensor.nn.functional.ctc_loss: connectionist temporal classification.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
-local class_mask, SELU_ALPHA, SELU_SCALE = H.class_mask, H.SELU_ALPHA, H.SELU_SCALE
-local math, table, rawlen, F, TMT, is_t = H.math, H.table, H.rawlen, H.F, H.TMT, H.is_t
-local fail, typename, arg_fail, check_t, check_num = H.fail, H.typename, H.arg_fail, H.check_t, H.check_num
+local math, table, F, is_t = H.math, H.table, H.F, H.is_t
+local fail, typename, arg_fail, check_t = H.fail, H.typename, H.arg_fail, H.check_t
 local check_int = H.check_int
 local check_bool, check_float, EPS, unknown_option, is_opts = H.check_bool, H.check_float, H.EPS, H.unknown_option, H.is_opts
 local NUM_OPTS = H.NUM_OPTS

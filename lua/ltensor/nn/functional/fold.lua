@@ -1,9 +1,7 @@
 -- ltensor.nn.functional.fold: pixel_shuffle/unshuffle, unfold, fold.
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
-local pool_out, float_only, UNFOLD_ARGS = U.pool_out, U.float_only, U.UNFOLD_ARGS
+local float_only, UNFOLD_ARGS = U.float_only, U.UNFOLD_ARGS
 local F = require("ltensor.nn.functional.common").F
 local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, U.TMT, U.getmetatable, U.type
 local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
@@ -16,19 +14,25 @@ local autograd = require "ltensor.autograd"
 ---------------------------------------------------------------------------
 -- pixel shuffle, unfold/fold (views and convolutions: autograd for free)
 ---------------------------------------------------------------------------
-local function check_factor(fname, r, what)
+-- pixel_shuffle's and pixel_unshuffle's shared checks: x a tensor of 3 or
+-- more dims, r a positive integer factor; the shape, its rank and the
+-- product of the leading (batch) dims
+local function shuffle_args(fname, x, r, what)
+  check_t(fname, 1, "input", x)
   if mtype(r) ~= "integer" then fail(fname, ("bad argument #2 '%s' (integer expected, got %s)"):format(what, typename(r))) end
   if r <= 0 then fail(fname, what .. " must be greater than 0, but got " .. r) end
-end
-function F.pixel_shuffle(x, r)
-  local fname = "pixel_shuffle"
-  check_t(fname, 1, "input", x)
-  check_factor(fname, r, "upscale_factor")
   local s = x.shape
   local nd = #s
   if nd < 3 then
-    fail(fname, ("pixel_shuffle expects input to have at least 3 dimensions, but got input with %d dimension(s)"):format(nd))
+    fail(fname, ("%s expects input to have at least 3 dimensions, but got input with %d dimension(s)"):format(fname, nd))
   end
+  local lead = 1
+  for i = 1, nd - 3 do lead = lead * s[i] end
+  return s, nd, lead
+end
+function F.pixel_shuffle(x, r)
+  local fname = "pixel_shuffle"
+  local s, nd, lead = shuffle_args(fname, x, r, "upscale_factor")
   local c, h, w = s[nd - 2], s[nd - 1], s[nd]
   -- a factor whose square does not fit an integer divides no channel count
   local big = r > 3037000499
@@ -36,8 +40,6 @@ function F.pixel_shuffle(x, r)
     fail(fname, ("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, " ..
       "but input.size(-3)=%d is not divisible by %s"):format(c, big and ("%d^2"):format(r) or ("%d"):format(r * r)))
   end
-  local lead = 1
-  for i = 1, nd - 3 do lead = lead * s[i] end
   local oc = math.floor(c / (r * r))
   local y = x:reshape(lead, oc, r, r, h, w):permute(1, 2, 5, 3, 6, 4)
   local shape = { unpack(s, 1, nd - 3) }
@@ -46,13 +48,7 @@ function F.pixel_shuffle(x, r)
 end
 function F.pixel_unshuffle(x, r)
   local fname = "pixel_unshuffle"
-  check_t(fname, 1, "input", x)
-  check_factor(fname, r, "downscale_factor")
-  local s = x.shape
-  local nd = #s
-  if nd < 3 then
-    fail(fname, ("pixel_unshuffle expects input to have at least 3 dimensions, but got input with %d dimension(s)"):format(nd))
-  end
+  local s, nd, lead = shuffle_args(fname, x, r, "downscale_factor")
   local c, h, w = s[nd - 2], s[nd - 1], s[nd]
   if h % r ~= 0 then
     fail(fname, ("pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=%d is not divisible by %d"):format(h, r))
@@ -60,8 +56,6 @@ function F.pixel_unshuffle(x, r)
   if w % r ~= 0 then
     fail(fname, ("pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=%d is not divisible by %d"):format(w, r))
   end
-  local lead = 1
-  for i = 1, nd - 3 do lead = lead * s[i] end
   local y = x:reshape(lead, c, math.floor(h / r), r, math.floor(w / r), r):permute(1, 2, 4, 6, 3, 5)
   local shape = { unpack(s, 1, nd - 3) }
   shape[#shape + 1], shape[#shape + 2], shape[#shape + 3] = c * r * r, math.floor(h / r), math.floor(w / r)

@@ -3,10 +3,7 @@
 -- _bn_eval_fused, _nll_fused; each returns nil where the composite form must
 -- be used (dtypes other than float32/float64).  Their backward rules are in
 -- autograd/rules_nn.lua.
-local FUSED = { float32 = true, float64 = true }
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
 local class_mask, SELU_ALPHA, SELU_SCALE = H.class_mask, H.SELU_ALPHA, H.SELU_SCALE
 local math, table, rawlen, F, TMT, is_t = H.math, H.table, H.rawlen, H.F, H.TMT, H.is_t
@@ -18,6 +15,7 @@ local parse_cache, parse, reduction_of, reduce = H.parse_cache, H.parse, H.reduc
 local loss_opts = H.loss_opts
 local shape_str, same_shape, inplace_result, custom = H.shape_str, H.same_shape, H.inplace_result, H.custom
 local autograd = require "ltensor.autograd"
+local FUSED = require("ltensor.autograd.helpers").FUSED
 local function cdt(v, dtype)
   if v == nil then return nil end
   if v.dtype ~= dtype then v = v:to(dtype) end

@@ -1,18 +1,14 @@
 -- ltensor.nn.functional.interpolate: interpolate / upsample (raw kernel
 -- T._interp, its rule in autograd/rules_nn.lua).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
-local pool_out, float_only, UNFOLD_ARGS = U.pool_out, U.float_only, U.UNFOLD_ARGS
 local F = require("ltensor.nn.functional.common").F
-local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, U.TMT, U.getmetatable, U.type
-local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
+local math, table, type = U.math, U.table, U.type
+local mtype, floor, concat, unpack = U.mtype, U.floor, U.concat, U.unpack
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
 local is_float = U.is_float
 local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
 local args_of = U.args_of
-local ntuple = U.ntuple
 local autograd = require "ltensor.autograd"
 ---------------------------------------------------------------------------
 -- interpolate

@@ -1,19 +1,17 @@
 -- ltensor.nn.functional.losses: the loss functions (ctc_loss has a file of its own).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local H = require "ltensor.nn.functional.common"
-local class_mask, SELU_ALPHA, SELU_SCALE = H.class_mask, H.SELU_ALPHA, H.SELU_SCALE
+local class_mask = H.class_mask
 require "ltensor.nn.functional.activations"
 local Softplus = H.Softplus
-local math, table, rawlen, F, TMT, is_t = H.math, H.table, H.rawlen, H.F, H.TMT, H.is_t
-local fail, typename, arg_fail, check_t, check_num = H.fail, H.typename, H.arg_fail, H.check_t, H.check_num
+local math, F, is_t = H.math, H.F, H.is_t
+local fail, typename, check_t, check_num = H.fail, H.typename, H.check_t, H.check_num
 local check_int = H.check_int
 local check_bool, check_float, EPS, unknown_option, is_opts = H.check_bool, H.check_float, H.EPS, H.unknown_option, H.is_opts
 local NUM_OPTS = H.NUM_OPTS
 local parse_cache, parse, reduction_of, reduce = H.parse_cache, H.parse, H.reduction_of, H.reduce
 local loss_opts = H.loss_opts
-local shape_str, same_shape, inplace_result, custom = H.shape_str, H.same_shape, H.inplace_result, H.custom
+local shape_str, same_shape, custom = H.shape_str, H.same_shape, H.custom
 local autograd = require "ltensor.autograd"
 ---------------------------------------------------------------------------
 -- losses

@@ -1,14 +1,12 @@
 -- ltensor.nn.functional.pooling: max/avg/adaptive/lp pools (raw kernels in
 -- src/binding/l_conv.c, their rules in autograd/rules_nn.lua).
 local T = require "ltensor.core"
-local util = require "ltensor.util"
-local compat = require "ltensor.compat"   -- the 5.4 library on Lua 5.1-5.3/LuaJIT (issue 12)
 local U = require "ltensor.nn.functional.conv_util"
-local pool_out, float_only, UNFOLD_ARGS = U.pool_out, U.float_only, U.UNFOLD_ARGS
+local pool_out, float_only = U.pool_out, U.float_only
 local F = require("ltensor.nn.functional.common").F
-local math, table, rawlen, TMT, getmetatable, type = U.math, U.table, U.rawlen, U.TMT, U.getmetatable, U.type
-local select, mtype, floor, sqrt, concat, unpack = U.select, U.mtype, U.floor, U.sqrt, U.concat, U.unpack
-local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
+local math, table, type = U.math, U.table, U.type
+local mtype, concat = U.mtype, U.concat
+local is_t, fail, typename, check_t = U.is_t, U.fail, U.typename, U.check_t
 local is_float = U.is_float
 local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
 local args_of = U.args_of
@@ -20,6 +18,14 @@ local autograd = require "ltensor.autograd"
 
 
 
+-- an input of nd spatial dims (1 or 2), with or without its batch dim, as
+-- the 4-D (N, C, H, W) the C kernels take; and whether it was batched
+local function as_4d(x, nd, xd)
+  local batched = xd == nd + 2
+  local x4 = batched and x or x:unsqueeze(1)
+  if nd == 1 then x4 = x4:unsqueeze(3) end
+  return x4, batched
+end
 -- x as (N, C, H, W) for an nd-D pool (nd = 1: H = 1); returns x4, batched
 local function pool_input(fname, nd, x)
   check_t(fname, 1, "input", x)
@@ -29,10 +35,7 @@ local function pool_input(fname, nd, x)
     fail(fname, ("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, but got: %s"):format(
       size_str(x.shape)))
   end
-  local batched = xd == nd + 2
-  local x4 = batched and x or x:unsqueeze(1)
-  if nd == 1 then x4 = x4:unsqueeze(3) end
-  return x4, batched
+  return as_4d(x, nd, xd)
 end
 local function pool_result(t, nd, batched)
   if nd == 1 then t = t:squeeze(3) end
@@ -170,10 +173,7 @@ local function adaptive_input(fname, nd, x)
   if xd ~= nd + 1 and xd ~= nd + 2 then
     fail(fname, ("%s(): Expected %dD or %dD tensor, but got %s"):format(fname, nd + 1, nd + 2, size_str(x.shape)))
   end
-  local batched = xd == nd + 2
-  local x4 = batched and x or x:unsqueeze(1)
-  if nd == 1 then x4 = x4:unsqueeze(3) end
-  return x4, batched
+  return as_4d(x, nd, xd)
 end
 local function adaptive_avg(fname, nd, x, size)
   local x4, batched = adaptive_input(fname, nd, x)
