@@ -3,6 +3,7 @@
 local T = require "ltensor.core"
 local autograd = require "ltensor.autograd"
 local B = require "ltensor.distributions.base"
+local util = require "ltensor.util"
 local inf = math.huge
 local math, is_t = B.math, B.is_t
 local fail, pi = B.fail, B.pi
