@@ -217,4 +217,21 @@ end
 -- "ComplexDouble" ...): lt_torch_name of the C dtype list.
 function util.torch_name(dt) return dt._torch_name end
 
+-- util.run_named(fname, f, ...): f(...) with errors raised in fname's name.
+-- While it runs, T._public_name is fname (unless an outer call set one: the
+-- outermost names the errors), which the C side's ltl_error and
+-- util.failer read; the name is restored however the call ends.  Composed
+-- tensor ops (tensordot over mm) and the distributions' methods use it.
+local public_name, set_public_name = T._public_name, T._set_public_name
+local function finish(prev, ok, ...)
+  set_public_name(prev)
+  if ok then return ... end
+  error((...), 0)
+end
+function util.run_named(fname, f, ...)
+  local prev = public_name()
+  if prev == nil then set_public_name(fname) end
+  return finish(prev, pcall(f, ...))
+end
+
 return util

@@ -332,23 +332,16 @@ end
 -- call's: sample calling rsample raises as sample), the name util.failer
 -- and the C side's ltl_error word every error in, those of the tensor ops
 -- inside included.  name_methods wraps a class's public methods so.
-local public_name, set_public_name = T._public_name, T._set_public_name
-local function finish(prev, ok, ...)
-  set_public_name(prev)
-  if ok then return ... end
-  error((...), 0)
-end
+local public_name = T._public_name
 local function named_method(owner, key, f)
   return function(self, ...)
-    local prev = public_name()
-    if prev ~= nil then return f(self, ...) end
+    if public_name() ~= nil then return f(self, ...) end
     local mt = getmetatable(self)
     local cname = type(mt) == "table" and rawget(mt, "_name")
     if type(cname) ~= "string" then   -- d.sample() for d:sample(): the hint every class gives
       util.bad_self("distributions." .. owner .. "." .. key, "ltensor.distributions.Distribution", "d", key, self)
     end
-    set_public_name("distributions." .. cname .. "." .. key)
-    return finish(prev, pcall(f, self, ...))
+    return util.run_named("distributions." .. cname .. "." .. key, f, self, ...)
   end
 end
 local function name_methods(C, owner)

@@ -128,17 +128,7 @@ end
 -- side's ltl_error and util.failer read it): tensordot's mm complains as
 -- "ltensor.tensordot: ...".  The outermost composed op names the errors; the
 -- name is restored however the call ends.
-local public_name, set_public_name = T._public_name, T._set_public_name
-local function finish(prev, ok, ...)
-  set_public_name(prev)
-  if ok then return ... end
-  error((...), 0)
-end
-local function run_named(fname, f, ...)
-  local prev = public_name()
-  if prev == nil then set_public_name(fname) end
-  return finish(prev, pcall(f, ...))
-end
+local run_named = util.run_named
 -- Arguments past f's parameters (extra_arg).  The count comes from
 -- debug.getinfo's nparams (Lua 5.2+; 5.1/LuaJIT skip the check); vararg
 -- functions check their own.
