@@ -230,9 +230,14 @@ describe("fuzz findings", function()
       err_of(od, { "a" }, T.ones(1)))
     assert.equal("ltensor.nn.ordered_dict: bad argument #2 'map' (a plain table expected, got ltensor.nn.Linear)",
       err_of(od, { "a" }, T.nn.Linear(1, 1)))
-    local keys = {}
-    for k in pairs(od({ "b", "a" }, { a = 1, b = 2 })) do keys[#keys + 1] = k end
-    assert.same({ "b", "a" }, keys)
+    -- the order shows through pairs where pairs honours __pairs (not Lua 5.1)
+    local honours = false
+    for _ in pairs(setmetatable({}, { __pairs = function() honours = true return next, {}, nil end })) do end
+    if honours then
+      local keys = {}
+      for k in pairs(od({ "b", "a" }, { a = 1, b = 2 })) do keys[#keys + 1] = k end
+      assert.same({ "b", "a" }, keys)
+    end
   end)
 
   it("T._repr and autograd.gradcheck check their arguments", function()
