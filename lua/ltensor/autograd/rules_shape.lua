@@ -389,11 +389,18 @@ local function tri_rule(name, fn)
 end
 rules.tril = tri_rule("TrilBackward0", function(g, k) return T.tril(g, k) end)
 rules.triu = tri_rule("TriuBackward0", function(g, k) return T.triu(g, k) end)
+-- raw first: it checks the shifts and dims (negating an unchecked shift
+-- raised "attempt to unm a 'string'"); the shift back is taken modulo the
+-- dim's size, since -shift wraps around at the smallest integer
 rules._roll_dims = function(raw, x, shifts, dims)
+  local out = raw(x, shifts, dims)
   local neg = {}
-  for i = 1, #shifts do neg[i] = -shifts[i] end
+  for i = 1, #shifts do
+    local n = x:size(dims[i])
+    neg[i] = n > 0 and -(shifts[i] % n) or 0
+  end
   return { name = "RollBackward0", inputs = { x }, neg = neg, dims = dims,
-    backward = function(n, g) return T._roll_dims(g, n.neg, n.dims) end }, raw(x, shifts, dims)
+    backward = function(n, g) return T._roll_dims(g, n.neg, n.dims) end }, out
 end
 
 -- diagonal's and diag_embed's (offset, dim1, dim2), positional or as options,
