@@ -590,6 +590,14 @@ DEFINE_POOL2(double, uint64_t, _base, )
   static void max_pool_rows_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, int64_t lo,      \
                                 int64_t hi) {                                                              \
     const int64_t Hi = g->Hi, Wi = g->Wi, Ho = g->Ho, Wo = g->Wo, sw = g->sw, dw = g->dw;                  \
+    /* the taps some window of the row has inside the input: the last window's                             \
+       first to the first window's last (a kernel of 2^31 over a few pixels                                \
+       walked every tap of every row) */                                                                   \
+    int64_t jlo = 0, jhi = 0, unused;                                                                      \
+    if (Wo > 0) {                                                                                          \
+      valid_range(g->kw, dw, (Wo - 1) * sw - g->pw, Wi, &jlo, &unused);                                    \
+      valid_range(g->kw, dw, -g->pw, Wi, &unused, &jhi);                                                   \
+    }                                                                                                      \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
       const T *x = in + p * Hi * Wi;                                                                       \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
@@ -607,7 +615,7 @@ DEFINE_POOL2(double, uint64_t, _base, )
         for (int64_t i = i0; i < i1; i++) {                                                                \
           const int64_t rbase = (h0 + i * g->dh) * Wi;                                                     \
           const T *restrict row = x + rbase;                                                               \
-          for (int64_t j = 0; j < g->kw; j++) {                                                            \
+          for (int64_t j = jlo; j < jhi; j++) {                                                            \
             /* the outputs whose tap j lies inside the row: 0 <= ow*sw - pw + j*dw < Wi */                 \
             int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                         \
             int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                    \
