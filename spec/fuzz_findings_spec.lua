@@ -346,4 +346,13 @@ describe("fuzz findings", function()
     y:sum():backward()
     assert.same({ { { { 0, 1, 0 }, { 1, 0, 0 } } } }, x.grad:totable())
   end)
+  it("LambdaLR with a list holding a non-function", function()
+    -- "#58982 T.optim.lr_scheduler.LambdaLR ... arg:#2 +[1]=ltensor.uint32" (seed 2005): lr_scheduler.lua: attempt to
+    -- call a ltensor.dtype value (the list's entries were called at the first step unchecked)
+    local o = T.optim.SGD({ T.ones(2, { requires_grad = true }) }, { lr = 1 })
+    assert.equal("ltensor.optim.lr_scheduler.LambdaLR: lr_lambda must be a function or a list of functions, got "
+      .. "ltensor.dtype at position 1", err_of(T.optim.lr_scheduler.LambdaLR, o, { T.uint32 }))
+    T.optim.lr_scheduler.LambdaLR(o, { function() return 0.5 end })
+    assert.equal(0.5, o.param_groups[1].lr)
+  end)
 end)
