@@ -317,12 +317,14 @@ describe("fuzz findings", function()
     -- rules_shape.lua: attempt to unm a 'string' with a 'string' (the rule negated the shifts before raw checked them)
     local x = T.randn(3, 4, { requires_grad = true })
     assert.equal("ltensor.roll: shifts and dims must be integers", err_of(T._roll_dims, x, { 1, "x" }, { 1, 2 }))
-    -- -math.mininteger wraps to itself: the shift back is taken modulo the size
-    local y = T._roll_dims(x, { math.mininteger, 5 }, { 1, 2 })
-    assert.is_true(T.equal(y:detach(), T.roll(x:detach(), { math.mininteger % 3, 1 }, { 1, 2 })))
+    -- the shift back is taken modulo the size: -math.mininteger wraps to itself (hosts with integers)
+    local native = math.type(0) == "integer" and math.mininteger - 1 > 0
+    local s1 = native and math.mininteger or -2147483648
+    local y = T._roll_dims(x, { s1, 5 }, { 1, 2 })
+    assert.is_true(T.equal(y:detach(), T.roll(x:detach(), { s1 % 3, 1 }, { 1, 2 })))
     local g = T.randn(3, 4)
     y:backward(g)
-    assert.is_true(T.equal(x.grad, T.roll(g, { -(math.mininteger % 3), -1 }, { 1, 2 })))
+    assert.is_true(T.equal(x.grad, T.roll(g, { -(s1 % 3), -1 }, { 1, 2 })))
   end)
   it("linalg.tensorinv with a string ind", function()
     -- "#19517 T.linalg.tensorinv arg:#2 +[ind]=x" (seed 2002): matrix_functions.lua: attempt to compare string with number
