@@ -312,4 +312,20 @@ describe("fuzz findings", function()
     assert.equal("ltensor.scatter: bad argument #4 (tensor was freed)", err_of(T.scatter, x, 1, T.tensor({ 1 }), f))
     assert.same({ 2, 0, 0 }, T.scatter_add(x, 1, T.tensor({ 1, 1 }), T.ones(2, { dtype = T.float64 })):totable())
   end)
+  it("local_response_norm with a window of 65536 channels: backward as cheap as forward (was a stall)", function()
+    -- the fuzzer's stall: "F.local_response_norm ... size=65536" then backward
+    -- ran for over 5 minutes (a graph of one node per window position); with
+    -- a window wider than the channels every output averages all of them
+    local x = T.tensor({ { { 0.5, -1.0 }, { 2.0, 0.25 }, { -0.75, 1.5 } } }, { dtype = T.float64 }):requires_grad_()
+    local size, alpha, beta, k = 65536, 0.5, 0.75, 1.0
+    local y = F.local_response_norm(x, size, alpha, beta, k)
+    y:sum():backward()
+    local ssq = T.sum(x:detach() * x:detach(), 2, true)   -- 1 x 1 x 2
+    local d = ssq * (alpha / size) + k
+    T.testing.assert_close(y:detach(), x:detach() / T.pow(d, beta):expand_as(x), { rtol = 1e-12, atol = 0 })
+    -- d/dx_c of sum_c' x_c' d^-beta = d^-beta - beta d^(-beta-1) (alpha/size) 2 x_c sum_c' x_c'
+    local sx = T.sum(x:detach(), 2, true)
+    local want = T.pow(d, -beta) - T.pow(d, -beta - 1) * (beta * 2 * alpha / size) * x:detach() * sx
+    T.testing.assert_close(x.grad, want, { rtol = 1e-12, atol = 1e-15 })
+  end)
 end)

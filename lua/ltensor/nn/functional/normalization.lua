@@ -290,24 +290,36 @@ function F.local_response_norm(x, size, ...)
   if x:numel() == 0 then return x end
   local C = x:size(2)
   local sq = x * x
-  -- zero-pad the channel dim by size/2 before and (size-1)/2 after, then a
-  -- sliding sum of width `size`
   local before, after = math.floor(size / 2), math.floor((size - 1) / 2)
-  local zs = x.shape
-  local parts = {}
-  if before > 0 then zs[2] = before parts[#parts + 1] = T.zeros(zs, { dtype = x.dtype }) end
-  parts[#parts + 1] = sq
-  if after > 0 then
-    local za = x.shape za[2] = after
-    parts[#parts + 1] = T.zeros(za, { dtype = x.dtype })
-  end
-  local padded = #parts > 1 and T.cat(parts, 2) or sq
   local acc
-  for i = 1, size do
-    local s = padded:narrow(2, i, C)
-    acc = acc and acc + s or s
+  if T.is_floating_point(x) then
+    -- as PyTorch: the squares zero-padded by size/2 before and (size-1)/2
+    -- after along the channels, then a mean over a window of `size`
+    -- channels (avg_pool2d over N x 1 x C x rest): one C kernel each way,
+    -- whatever the window (a sum of `size` shifted views made a graph of
+    -- `size` nodes, and a backward quadratic in it)
+    local shape = x.shape
+    local sq4 = sq:reshape({ shape[1], 1, C, -1 })
+    local padded = F.pad(sq4, { 0, 0, before, after })
+    acc = F.avg_pool2d(padded, { size, 1 }, { stride = 1 }):reshape(shape) * alpha
+  else
+    -- integers and complex: the sliding sum of shifted views (no gradient)
+    local zs = x.shape
+    local parts = {}
+    if before > 0 then zs[2] = before parts[#parts + 1] = T.zeros(zs, { dtype = x.dtype }) end
+    parts[#parts + 1] = sq
+    if after > 0 then
+      local za = x.shape za[2] = after
+      parts[#parts + 1] = T.zeros(za, { dtype = x.dtype })
+    end
+    local padded = #parts > 1 and T.cat(parts, 2) or sq
+    for i = 1, size do
+      local s = padded:narrow(2, i, C)
+      acc = acc and acc + s or s
+    end
+    acc = acc * (alpha / size)
   end
-  local div = T.pow(acc * (alpha / size) + k, beta)
+  local div = T.pow(acc + k, beta)
   return x / div
 end
 
