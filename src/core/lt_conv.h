@@ -107,9 +107,10 @@ int64_t lt_wino_block(const lt_conv_geom *g, int parts);
 int64_t lt_wino_scratch(const lt_conv_geom *g, int64_t block);
 /* U = transformed weights; w is Cs x Cb x 3 x 3, or with `flip` Cb x Cs x
    3 x 3 read with its taps reversed (the input gradient of a conv with
-   weights w is the conv of the output gradient with these); tmp: 27 * Cb
-   floats */
-void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp);
+   weights w is the conv of the output gradient with these); output
+   channels [lo, hi) only (parts of the pool split them); tmp: 27 * Cb
+   floats per part */
+void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp, int64_t lo, int64_t hi);
 void lt_wino_run(const lt_conv_geom *g, const float *big, const float *U, const float *bias, float *small,
                  float *scratch, int64_t block, int64_t lo, int64_t hi);
 

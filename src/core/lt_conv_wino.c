@@ -47,8 +47,10 @@ int64_t lt_wino_block(const lt_conv_geom *g, int parts) {
   if (tb < 16) tb = 16;
   tb -= tb % 8;
   if (parts > 1 && (T + tb - 1) / tb < 2 * parts) {
+    /* two blocks per part of equal size: rounding the size up to a
+       multiple of 8 left the last block short (49 tiles in 16s: 32 tiles
+       for one thread, 17 for the other) */
     int64_t want = (T + 2 * parts - 1) / (2 * parts);
-    want = (want + 7) / 8 * 8;
     if (want < tb) tb = want;
   }
   return tb > T ? T : tb;
@@ -157,10 +159,10 @@ DEFINE_WINO_TF(_avx2, LT_TARGET_AVX2_FMA)
 #endif
 #undef DEFINE_WINO_TF
 
-void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp) {
+void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp, int64_t lo, int64_t hi) {
   int64_t Cs = g->Cs, Cb = g->Cb;
   float *k = tmp, *t = tmp + 9 * Cb;
-  for (int64_t co = 0; co < Cs; co++) {
+  for (int64_t co = lo; co < hi; co++) {
     for (int64_t ci = 0; ci < Cb; ci++) {
       const float *src = flip ? w + (ci * Cs + co) * 9 : w + (co * Cb + ci) * 9;
       for (int i = 0; i < 9; i++) k[i * Cb + ci] = flip ? src[8 - i] : src[i];
