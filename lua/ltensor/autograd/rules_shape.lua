@@ -25,7 +25,7 @@ local function reshape_back(name)
   end
 end
 -- view, reshape, flatten, squeeze, unsqueeze, expand, transpose/swapaxes/
--- swapdims and t have C rules that take every call (src/binding/l_grad_rules.c)
+-- swapdims and t have C rules that take every call (src/binding/l_grad_shape.c)
 rules.unflatten = reshape_back("UnflattenBackward0")
 rules.view_as = reshape_back("ViewBackward0")
 rules.reshape_as = reshape_back("reshape")
