@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <string.h>
 #include "l_lua.h"
+#include "lt_gemm_tiles.h"   /* LT_GEMM_SERIAL_MNK: the size above which K is cut by K alone */
 #include "lt_conv.h"
 #include "lt_parallel.h"
 
@@ -293,6 +294,46 @@ static void conv_wino(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tens
   par_run(L, nt, items, wino_range, &j);
 }
 
+/* batch-1, one-group convs (lt_conv_shared_*): the im2col once, split by
+   small rows, then the product split by output channels -- a few parts
+   per thread, at least 16 channels each */
+typedef struct {
+  const lt_conv_geom *g;
+  const void *x, *w, *b;
+  void *col, *out;
+} shared_job;
+static void shared_col_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  shared_job *j = (shared_job *)ctx;
+  (void)tid;
+  lt_conv_shared_col(j->g, j->x, j->col, lo, hi);
+}
+static void shared_gemm_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  shared_job *j = (shared_job *)ctx;
+  (void)tid;
+  lt_conv_shared_gemm(j->g, j->w, j->col, j->b, j->out, lo, hi);
+}
+/* parts for the product: a few per thread, each over 4 x LT_GEMM_SERIAL_MNK
+   multiply-adds, where lt_gemm_tiles cuts K by K alone, so that every
+   output sums its terms in the order of one thread's single product (the
+   result does not depend on the thread count); 0 when that leaves fewer
+   parts than threads */
+static int shared_parts(const lt_conv_geom *g, int nt) {
+  double macs = (double)g->Cs * (double)(g->Hs * g->Ws) * (double)(g->Cb * g->kh * g->kw);
+  double most = macs / (4.0 * LT_GEMM_SERIAL_MNK);
+  int64_t parts = 4 * (int64_t)nt;
+  if ((double)parts > most) parts = (int64_t)most;
+  if (parts > g->Cs / 16) parts = g->Cs / 16;
+  return parts >= nt ? (int)parts : 0;
+}
+static void conv_shared(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, lt_tensor *b,
+                        lt_tensor *out, int nt, int parts) {
+  int64_t shape[1] = { g->Cb * g->kh * g->kw * g->Hs * g->Ws };
+  shared_job j = { g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, NULL, lt_data(out) };
+  j.col = lt_data(ltl_push_new(L, g->dt, 1, shape));
+  par_run(L, nt < g->Hs ? nt : (int)g->Hs, g->Hs, shared_col_range, &j);
+  par_run(L, parts, g->Cs, shared_gemm_range, &j);
+}
+
 static int l_conv_small(lua_State *L) {
   lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
@@ -314,6 +355,12 @@ static int l_conv_small(lua_State *L) {
   }
   double work = 2.0 * (double)lt_numel(out) * (double)(g.Cb * g.kh * g.kw);
   int nt = par_threads(L, INT64_MAX, work);
+  int sparts = nt > 1 && lt_conv_shared_ok(&g) ? shared_parts(&g, nt) : 0;
+  if (sparts) {
+    conv_shared(L, &g, x, w, b, out, nt, sparts);
+    ltl_drop_scratch(L, 13);
+    return 1;
+  }
   if (nt > 1) split_small(&g, nt);
   int64_t items = lt_conv_small_items(&g);
   nt = par_threads(L, items, work);

@@ -395,6 +395,40 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
 FLOAT_TYPES(DEFINE_CONV)
 #undef DEFINE_CONV
 
+/* One image, one group, its im2col built once and shared: the parts build
+   row ranges of it, then take output-channel ranges of the product (the
+   row blocks x channel slices of conv_small rebuilt each block's im2col in
+   every slice's part: 8 copies of 0.9 MB for a 512 -> 512 7x7 conv cut
+   for two threads). */
+#define SHARED_MAX_ELEMS ((int64_t)1 << 24)
+int lt_conv_shared_ok(const lt_conv_geom *g) {
+  int64_t K = g->Cb * g->kh * g->kw, L = g->Hs * g->Ws;
+  return g->N == 1 && g->G == 1 && !is_direct(g) && K > 0 && L > 0 && g->Cs > 0 && K <= SHARED_MAX_ELEMS / L;
+}
+#define DEFINE_SHARED(T)                                                                                  \
+  static void shared_gemm_##T(const lt_conv_geom *g, const T *w, const T *col, const T *bias, T *small,   \
+                              int64_t m0, int64_t m1) {                                                   \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw;                                                 \
+    if (bias)                                                                                             \
+      for (int64_t o = m0; o < m1; o++) {                                                                 \
+        T bv = bias[o], *r = small + o * L;                                                               \
+        for (int64_t l = 0; l < L; l++) r[l] = bv;                                                        \
+      }                                                                                                   \
+    gemm_tiles_##T(0, 0, m1 - m0, L, K, w + m0 * K, K, col, L, bias ? (T)1 : (T)0, small + m0 * L, L);     \
+  }
+FLOAT_TYPES(DEFINE_SHARED)
+#undef DEFINE_SHARED
+void lt_conv_shared_col(const lt_conv_geom *g, const void *big, void *col, int64_t r0, int64_t r1) {
+  int64_t L = g->Hs * g->Ws;
+  if (g->dt == LTENSOR_FLOAT32) im2col_float(g, (const float *)big, (float *)col + r0 * g->Ws, r0, r1, L);
+  else im2col_double(g, (const double *)big, (double *)col + r0 * g->Ws, r0, r1, L);
+}
+void lt_conv_shared_gemm(const lt_conv_geom *g, const void *w, const void *col, const void *bias, void *small,
+                         int64_t m0, int64_t m1) {
+  if (g->dt == LTENSOR_FLOAT32) shared_gemm_float(g, (const float *)w, (const float *)col, (const float *)bias, (float *)small, m0, m1);
+  else shared_gemm_double(g, (const double *)w, (const double *)col, (const double *)bias, (double *)small, m0, m1);
+}
+
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                    void *scratch, int64_t lo, int64_t hi) {
   if (g->dt == LTENSOR_FLOAT32) conv_small_float(g, big, w, bias, small, scratch, lo, hi);
