@@ -40,18 +40,18 @@ int lt_wino_finite(const float *p, int64_t n) {
 int64_t lt_wino_tiles(const lt_conv_geom *g) { return g->N * ((g->Hs + 3) / 4) * ((g->Ws + 3) / 4); }
 
 /* tiles per block: the byte budget (at least 16, at most 256 columns per
-   product), fewer when that leaves under two blocks per part */
+   product); with few blocks, a whole number of equal blocks per part */
 int64_t lt_wino_block(const lt_conv_geom *g, int parts) {
   int64_t T = lt_wino_tiles(g), tb = WINO_BYTES / (TAPS * 4 * (g->Cb + g->Cs + 2));
   if (tb > 256) tb = 256;
   if (tb < 16) tb = 16;
   tb -= tb % 8;
-  if (parts > 1 && (T + tb - 1) / tb < 2 * parts) {
-    /* two blocks per part of equal size: rounding the size up to a
-       multiple of 8 left the last block short (49 tiles in 16s: 32 tiles
-       for one thread, 17 for the other) */
-    int64_t want = (T + 2 * parts - 1) / (2 * parts);
-    if (want < tb) tb = want;
+  int64_t nb = (T + tb - 1) / tb;
+  if (parts > 1 && nb < 4 * parts) {
+    /* few blocks: as many per part, of equal size (each block reads all
+       36 x Cs x Cb transformed weights, so no more blocks than that) */
+    nb = (nb + parts - 1) / parts * parts;
+    tb = (T + nb - 1) / nb;
   }
   return tb > T ? T : tb;
 }
