@@ -621,6 +621,44 @@ DEFINE_POOL2(double, uint64_t, _base, )
      index bookkeeping (the 3x3/2 stem pool of resnet18 was 9% of its                                      \
      inference).  NaN wins, as in the windowed walk; a window with no tap                                  \
      inside the input is -inf. */                                                                          \
+  /* One output row (yr) with its 1-based flat indices (ir): the winning tap                               \
+     of each window tracked as a tap number of type T in chunks of 256                                     \
+     outputs (same-type selects, which vectorise: an int64 index beside T                                  \
+     values kept the walk scalar, 7x slower than the values alone), turned                                 \
+     into flat indices at the end.  Taps in window order: the first maximum                                \
+     and the last NaN win; the index starts at the window's first valid tap                                \
+     (PyTorch's rule; 0: no tap).  Callers keep kh*kw under 2^24. */                                       \
+  static void max_pool_row_idx_##T(const lt_pool_geom *g, const T *x, T *restrict yr, int64_t *restrict ir, \
+                                   int64_t h0, int64_t i0, int64_t i1) {                                   \
+    const int64_t Wi = g->Wi, Wo = g->Wo, sw = g->sw, dw = g->dw, kw = g->kw;                              \
+    T tap[256];                                                                                            \
+    for (int64_t c0 = 0; c0 < Wo; c0 += 256) {                                                             \
+      int64_t c1 = Wo - c0 < 256 ? Wo : c0 + 256;                                                          \
+      for (int64_t ow = c0; ow < c1; ow++) { yr[ow] = (T)-INFINITY; tap[ow - c0] = (T)-1; }                \
+      for (int64_t i = i0; i < i1; i++) {                                                                  \
+        const T *restrict row = x + (h0 + i * g->dh) * Wi;                                                 \
+        for (int64_t j = 0; j < kw; j++) {                                                                 \
+          int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                           \
+          int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                      \
+          if (b > c1) b = c1;                                                                              \
+          if (a < c0) a = c0;                                                                              \
+          const T t = (T)(i * kw + j);                                                                     \
+          T *restrict tp = tap - c0;                                                                       \
+          for (int64_t ow = a; ow < b; ow++) {                                                             \
+            T v = row[ow * sw + off], m = yr[ow], k = tp[ow];                                              \
+            yr[ow] = ((v > m) | (v != v)) ? v : m;                                                         \
+            tp[ow] = ((v > m) | (v != v)) ? t : k;                                                         \
+          }                                                                                                \
+        }                                                                                                  \
+      }                                                                                                    \
+      for (int64_t ow = c0; ow < c1; ow++) {                                                               \
+        int64_t w0 = ow * sw - g->pw, j0, j1, k = (int64_t)tap[ow - c0];                                   \
+        valid_range(kw, dw, w0, Wi, &j0, &j1);                                                             \
+        if (k < 0) ir[ow] = i0 < i1 && j0 < j1 ? (h0 + i0 * g->dh) * Wi + w0 + j0 * dw + 1 : 0;            \
+        else ir[ow] = (h0 + (k / kw) * g->dh) * Wi + w0 + (k % kw) * dw + 1;                               \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
   static void max_pool_rows_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, int64_t lo,      \
                                 int64_t hi) {                                                              \
     const int64_t Hi = g->Hi, Wi = g->Wi, Ho = g->Ho, Wo = g->Wo, sw = g->sw, dw = g->dw;                  \
@@ -632,32 +670,18 @@ DEFINE_POOL2(double, uint64_t, _base, )
         int64_t h0 = oh * g->sh - g->ph, i0, i1;                                                           \
         valid_range(g->kh, g->dh, h0, Hi, &i0, &i1);                                                       \
         for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = (T)-INFINITY;                                         \
-        if (ir) /* PyTorch's rule: the index starts at the window's first tap (1-based; 0: no tap) */     \
-          for (int64_t ow = 0; ow < Wo; ow++) {                                                            \
-            int64_t w0 = ow * sw - g->pw, j0, j1;                                                          \
-            valid_range(g->kw, dw, w0, Wi, &j0, &j1);                                                      \
-            ir[ow] = i0 < i1 && j0 < j1 ? (h0 + i0 * g->dh) * Wi + w0 + j0 * dw + 1 : 0;                   \
-          }                                                                                                \
+        if (ir) { max_pool_row_idx_##T(g, x, yr, ir, h0, i0, i1); continue; }                              \
         for (int64_t i = i0; i < i1; i++) {                                                                \
-          const int64_t rbase = (h0 + i * g->dh) * Wi;                                                     \
-          const T *restrict row = x + rbase;                                                               \
+          const T *restrict row = x + (h0 + i * g->dh) * Wi;                                               \
           for (int64_t j = 0; j < g->kw; j++) {                                                            \
             /* the outputs whose tap j lies inside the row: 0 <= ow*sw - pw + j*dw < Wi */                 \
             int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                         \
             int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                    \
             if (b > Wo) b = Wo;                                                                            \
-            if (ir) /* taps in window order: the first maximum and the last NaN win */                     \
-              for (int64_t ow = a; ow < b; ow++) {                                                         \
-                T v = row[ow * sw + off], m = yr[ow];                                                      \
-                int take = (v > m) | (v != v);                                                             \
-                yr[ow] = take ? v : m;                                                                     \
-                ir[ow] = take ? rbase + ow * sw + off + 1 : ir[ow];                                        \
-              }                                                                                            \
-            else                                                                                           \
-              for (int64_t ow = a; ow < b; ow++) {                                                         \
-                T v = row[ow * sw + off], m = yr[ow];                                                      \
-                yr[ow] = ((v > m) | (v != v)) ? v : m;                                                     \
-              }                                                                                            \
+            for (int64_t ow = a; ow < b; ow++) {                                                           \
+              T v = row[ow * sw + off], m = yr[ow];                                                        \
+              yr[ow] = ((v > m) | (v != v)) ? v : m;                                                       \
+            }                                                                                              \
           }                                                                                                \
         }                                                                                                  \
       }                                                                                                    \
@@ -673,7 +697,7 @@ DEFINE_POOL2(double, uint64_t, _base, )
       POOL2_PICK(pool2_fwd_##T, in, out, idx, codes, g->Ho, g->Wo, g->Hi, Wi, lo, hi);                     \
       return;                                                                                              \
     }                                                                                                      \
-    if (!codes) { /* whole output rows, one tap at a time */                                              \
+    if (!codes && (!idx || g->kh * g->kw <= ((int64_t)1 << 24))) { /* whole output rows, a tap at a time */ \
       max_pool_rows_##T(g, in, out, idx, lo, hi);                                                          \
       return;                                                                                              \
     }                                                                                                      \
