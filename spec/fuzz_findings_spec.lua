@@ -328,4 +328,19 @@ describe("fuzz findings", function()
     local want = T.pow(d, -beta) - T.pow(d, -beta - 1) * (beta * 2 * alpha / size) * x:detach() * sx
     T.testing.assert_close(x.grad, want, { rtol = 1e-12, atol = 1e-15 })
   end)
+  it("std_mean with a numeric-string dim and _roll_dims with missing arguments, recording a gradient", function()
+    -- "#97133 T.std_mean arg:#2 str=2; grad-inputs": autograd/helpers.lua:71
+    -- compared the string with a number; "#465591 T._roll_dims arg:drop":
+    -- rules_shape.lua read the shifts before the C function checked them
+    local x = T.randn(3, 4):requires_grad_()
+    local s, m = T.std_mean(x, "2")
+    assert.same({ 3 }, s.shape)
+    assert.same({ 3 }, m.shape)   -- the mean over the same dim (it was over all)
+    s:sum():backward()
+    assert.same({ 3, 4 }, x.grad.shape)
+    assert.equal("ltensor._roll_dims: bad argument #2 (table expected, got nil)", select(2, pcall(T._roll_dims, x)))
+    assert.equal("ltensor._roll_dims: bad argument #2 (table expected, got nil)",
+      select(2, pcall(T._roll_dims, x, nil, { 1 })))
+    assert.equal("ltensor._roll_dims: bad argument #3 (table expected, got nil)", select(2, pcall(T._roll_dims, x, { 1 })))
+  end)
 end)

@@ -390,10 +390,11 @@ end
 rules.tril = tri_rule("TrilBackward0", function(g, k) return T.tril(g, k) end)
 rules.triu = tri_rule("TriuBackward0", function(g, k) return T.triu(g, k) end)
 rules._roll_dims = function(raw, x, shifts, dims)
+  local out = raw(x, shifts, dims)   -- checks the arguments first
   local neg = {}
   for i = 1, #shifts do neg[i] = -shifts[i] end
   return { name = "RollBackward0", inputs = { x }, neg = neg, dims = dims,
-    backward = function(n, g) return T._roll_dims(g, n.neg, n.dims) end }, raw(x, shifts, dims)
+    backward = function(n, g) return T._roll_dims(g, n.neg, n.dims) end }, out
 end
 
 -- diagonal's and diag_embed's (offset, dim1, dim2), positional or as options,
