@@ -220,13 +220,37 @@ static int blas_would_thread(ltensor_dtype dt, int64_t M, int64_t N, int64_t K) 
 }
 #endif
 
+/* 1 when OpenBLAS would run a matrix-vector product of rows x cols (one
+   of M, N is 1) on its own threads: interface/gemv.c threads from m * n =
+   2304 * GEMM_MULTITHREAD_THRESHOLD (4) on, far below gemm's size.  Its
+   workers then spin (sched_yield) for a while after every call, against the
+   state's pool and the caller: a batch-1 CNN's last Linear (1568 -> 10)
+   made a worker spin through the whole forward pass, which ran 1.6x slower
+   than with OPENBLAS_NUM_THREADS=1.  Such products take the built-in gemv
+   on the calling thread (lt_gemm: one row or column, no packing), or
+   lt_mv_split over the pool when they are large. */
+#define LT_BLAS_GEMV_ST_MAX ((double)2304 * 4)
+#ifndef LT_BLAS_NONE
+static int gemv_would_thread(ltensor_dtype dt, int64_t M, int64_t N, int64_t K) {
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return 0;
+  if (M != 1 && N != 1) return 0;
+  if ((double)(M == 1 ? N : M) * (double)K < LT_BLAS_GEMV_ST_MAX) return 0;
+#if defined(OPENBLAS_CONST)
+  return openblas_get_num_threads() > 1;
+#else
+  return 1;
+#endif
+}
+#endif
+
 static int mm_acc(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K, const char *A, int64_t ars,
                   int64_t acs, const char *B, int64_t brs, int64_t bcs, char *C, int64_t ldc) {
   (void)serial;   /* (BLAS=none: every product is the built-in's, on this thread) */
   if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return -1;
   if (M <= 0 || N <= 0 || K <= 0) return 0;
 #ifndef LT_BLAS_NONE
-  if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K)) && M <= BLAS_MAX && N <= BLAS_MAX && K <= BLAS_MAX && ldc <= BLAS_MAX) {
+  if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K)) && !gemv_would_thread(dt, M, N, K) &&
+      M <= BLAS_MAX && N <= BLAS_MAX && K <= BLAS_MAX && ldc <= BLAS_MAX) {
     int64_t lda = 0, ldb = 0, incx;
     int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
     /* one row (a linear layer at batch 1): c += B^T a through gemv, which
@@ -303,6 +327,7 @@ static void mm(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K, co
     if (layout(M, N, crs, ccs, &ldc) == 1 && tiled_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, ldc, 0)) return;
     if (lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
   }
+  if (gemv_would_thread(dt, M, N, K) && lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
   if (lt_blas_dtype(dt) && try_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs)) return;
 #endif
   naive_fn fn = NULL;
