@@ -327,6 +327,20 @@ describe("fuzz findings", function()
     local sx = T.sum(x:detach(), 2, true)
     local want = T.pow(d, -beta) - T.pow(d, -beta - 1) * (beta * 2 * alpha / size) * x:detach() * sx
     T.testing.assert_close(x.grad, want, { rtol = 1e-12, atol = 1e-15 })
+    -- the other dtypes (seed 3002 stalled on complex32 with a gradient):
+    -- complex is refused as PyTorch's avg_pool refuses it; integers average
+    -- with truncation as PyTorch's (torch: [[1, 1.1892], [1.1724, 1.0434],
+    -- [0.9240, 0.8290]]); half types compute in float32
+    assert.equal("ltensor.nn.functional.local_response_norm: \"avg_pool2d\" not implemented for 'complex64'",
+      select(2, pcall(F.local_response_norm, T.ones(1, 3, 4, { dtype = T.complex64 }):requires_grad_(), 65536)))
+    local yi = F.local_response_norm(T.tensor({ { { 1, 2 }, { 3, 4 }, { 5, 6 } } }), 2, 0.5, 0.75, 1)
+    T.testing.assert_close(yi, T.tensor({ { { 1, 1.1892 }, { 1.1724, 1.0434 }, { 0.9240, 0.8290 } } }),
+      { rtol = 0, atol = 1e-4 })
+    local zb = T.randn(1, 5, 3, { dtype = T.bfloat16 }):requires_grad_()
+    local yb = F.local_response_norm(zb, 65536)
+    assert.equal(T.bfloat16, yb.dtype)
+    yb:sum():backward()
+    assert.equal(T.bfloat16, zb.grad.dtype)
   end)
   it("std_mean with a numeric-string dim and _roll_dims with missing arguments, recording a gradient", function()
     -- "#97133 T.std_mean arg:#2 str=2; grad-inputs": autograd/helpers.lua:71

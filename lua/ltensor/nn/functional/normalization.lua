@@ -287,38 +287,26 @@ function F.local_response_norm(x, size, ...)
   if nd < 3 then
     fail(fname, ("Expected 3D or higher dimensionality input (got %d dimensions)"):format(nd))
   end
+  if T.is_complex(x) then   -- PyTorch's avg_pool refuses complex too
+    fail(fname, ("\"avg_pool2d\" not implemented for '%s'"):format(x.dtype.name))
+  end
   if x:numel() == 0 then return x end
+  if x.dtype == T.float16 or x.dtype == T.bfloat16 then   -- the pool kernels are float32/float64
+    return F.local_response_norm(x:float(), size, alpha, beta, k):to(x.dtype)
+  end
   local C = x:size(2)
   local sq = x * x
   local before, after = math.floor(size / 2), math.floor((size - 1) / 2)
-  local acc
-  if T.is_floating_point(x) then
-    -- as PyTorch: the squares zero-padded by size/2 before and (size-1)/2
-    -- after along the channels, then a mean over a window of `size`
-    -- channels (avg_pool2d over N x 1 x C x rest): one C kernel each way,
-    -- whatever the window (a sum of `size` shifted views made a graph of
-    -- `size` nodes, and a backward quadratic in it)
-    local shape = x.shape
-    local sq4 = sq:reshape({ shape[1], 1, C, -1 })
-    local padded = F.pad(sq4, { 0, 0, before, after })
-    acc = F.avg_pool2d(padded, { size, 1 }, { stride = 1 }):reshape(shape) * alpha
-  else
-    -- integers and complex: the sliding sum of shifted views (no gradient)
-    local zs = x.shape
-    local parts = {}
-    if before > 0 then zs[2] = before parts[#parts + 1] = T.zeros(zs, { dtype = x.dtype }) end
-    parts[#parts + 1] = sq
-    if after > 0 then
-      local za = x.shape za[2] = after
-      parts[#parts + 1] = T.zeros(za, { dtype = x.dtype })
-    end
-    local padded = #parts > 1 and T.cat(parts, 2) or sq
-    for i = 1, size do
-      local s = padded:narrow(2, i, C)
-      acc = acc and acc + s or s
-    end
-    acc = acc * (alpha / size)
-  end
+  -- as PyTorch: the squares zero-padded by size/2 before and (size-1)/2
+  -- after along the channels, then a mean over a window of `size` channels
+  -- (avg_pool2d over N x 1 x C x rest; integers truncate that mean, as
+  -- PyTorch's avg_pool does): one C kernel each way, whatever the window (a
+  -- sum of `size` shifted views made a graph of `size` nodes, and a
+  -- backward quadratic in it)
+  local shape = x.shape
+  local sq4 = sq:reshape({ shape[1], 1, C, -1 })
+  local padded = F.pad(sq4, { 0, 0, before, after })
+  local acc = F.avg_pool2d(padded, { size, 1 }, { stride = 1 }):reshape(shape) * alpha
   local div = T.pow(acc + k, beta)
   return x / div
 end
