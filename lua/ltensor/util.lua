@@ -67,7 +67,14 @@ function util.arg_checks(fail)
     end
   end
   C.arg_fail = arg_fail
-  C.check_t = expect("Tensor", util.is_tensor)
+  local is_freed = T._is_freed
+  C.check_t = function(fname, n, name, x, optional)
+    if x == nil and optional then return end
+    if getmetatable(x) ~= TMT then arg_fail(fname, n, name, "Tensor expected, got " .. util.mtname(x)) end
+    -- here, in the function's own name, rather than in the first op that
+    -- reads it ("ltensor.index" for x.shape)
+    if is_freed(x) then arg_fail(fname, n, name, "tensor was freed") end
+  end
   C.check_num = expect("number", function(x) return type(x) == "number" end)
   C.check_int = expect("integer", function(x) return compat_math.type(x) == "integer" end)
   C.check_bool = function(fname, n, name, x)

@@ -229,7 +229,9 @@ int ltl_checksize(lua_State *L, int first, int last, int64_t *shape, const char 
 static int checksize_raw(lua_State *L, int first, int last, int64_t *shape, const char *fname) {
   int ndim = 0;
   if (first <= last && lua_type(L, first) == LUA_TTABLE) {
-    lua_Integer n = luaL_len(L, first);
+    /* raw reads: a __len or __index metamethod could run Lua code (free a
+       tensor argument the caller already checked) in the middle of an op */
+    lua_Integer n = (lua_Integer)lua_rawlen(L, first);
     /* a table with string keys here is an options table given where the
        sizes go (T.rand({dtype = ...})): not a 0-dim size */
     lua_pushnil(L);
@@ -244,7 +246,7 @@ static int checksize_raw(lua_State *L, int first, int last, int64_t *shape, cons
     }
     if (n > LT_MAX_DIMS) ltl_error(L, fname, "too many dimensions (%d > %d)", (int)n, LT_MAX_DIMS);
     for (lua_Integer i = 1; i <= n; i++) {
-      lua_geti(L, first, i);
+      lua_rawgeti(L, first, i);
       int isnum;
       lua_Integer v = lua_tointegerx(L, -1, &isnum);
       if (!isnum) ltl_error(L, fname, "size must be a table of integers (element %d is %s)", (int)i,

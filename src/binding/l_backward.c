@@ -87,6 +87,11 @@ static void run_hooks(lua_State *L, int hooks) {
     lua_call(L, 1, 1);
     if (lua_isnil(L, -1)) lua_pop(L, 1);
     else lua_remove(L, -2);
+    /* the engine reads the gradient next: a hook that freed it (or returned
+       a freed tensor) gets the blame, not the op that would read it */
+    lt_tensor *g = ltl_test(L, -1);
+    if (g && !g->storage)
+      ltl_error(L, "backward", "hook %d freed the gradient it was given or returned a freed tensor", (int)i);
   }
 }
 
@@ -129,6 +134,8 @@ static void accumulate(lua_State *L, ag_run *R, int var, int with_hooks) {
     lua_setfield(L, m, "grad");
   } else {
     lt_tensor *old = ltl_test(L, -1);
+    if (old && !old->storage)
+      ltl_error(L, "backward", "the .grad of a tensor was freed (set it to nil to drop it instead)");
     if (R->create || (old && old->requires_grad)) {
       lua_pushvalue(L, g);
       fns_call(L, R, AGF_ADD, 2, 1);
@@ -481,6 +488,11 @@ static void execute(lua_State *L, ag_run *R, int roots, int nroots) {
           }
         for (int i = 0; i < p->nin && i < nret; i++) {
           if (!p->in[i].nr || lua_isnil(L, r0 + i)) continue;
+          lt_tensor *gi = ltl_test(L, r0 + i);
+          if (gi && !gi->storage) {   /* a custom Function's backward (fit reads it) */
+            push_node_name_of(L, p, pi);
+            ltl_error(L, "backward", "the gradient %s returned for its input %d was freed", lua_tostring(L, -1), i + 1);
+          }
           lua_pushvalue(L, r0 + i);
           fit(L, R, p, &p->in[i]);
           lua_getiuservalue(L, pi, p->in[i].uv);
@@ -555,6 +567,7 @@ static int run_protected(lua_State *L) {
     lt_tensor *t = ltl_test(L, ti);
     if (!t || !t->requires_grad)
       return ltl_error(L, fname, "element %d of tensors does not require grad and does not have a grad_fn", i);
+    if (!t->storage) return ltl_error(L, fname, "element %d of tensors was freed", i);
     int nr = push_edge(L, ti);
     lua_rawseti(L, roots, 3 * i - 2);
     lua_pushinteger(L, nr);
@@ -598,6 +611,7 @@ static int run_protected(lua_State *L) {
       int xi = lua_gettop(L);
       lt_tensor *x = ltl_test(L, xi);
       if (!x || !x->requires_grad) return ltl_error(L, fname, "one of the differentiated Tensors does not require grad");
+      if (!x->storage) return ltl_error(L, fname, "inputs[%d] was freed", i);
       int nr = push_edge(L, xi);
       int node = lua_gettop(L);
       lua_pushvalue(L, node);

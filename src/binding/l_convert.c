@@ -78,7 +78,7 @@ static int l_to(lua_State *L) {
   if (lua_type(L, 2) == LUA_TTABLE && !luaL_testudata(L, 2, LT_DTYPE_MT)) {
     ltl_check_opts(L, 2, "to", TO_OPTS);
     dt = ltl_opt_dtype(L, 2, t->dtype);
-    lua_getfield(L, 2, "device");
+    ltl_getopt(L, 2, "device");
     if (!lua_isnil(L, -1)) check_device(L, lua_gettop(L));
     lua_pop(L, 1);
     copy = ltl_opt_bool(L, 2, "copy", 0);

@@ -39,6 +39,8 @@ static void scan_data(lua_State *L, int idx, int depth, scan_t *sc, char *path, 
   else if (t == LUA_TUSERDATA && ltl_test(L, idx)) {
   tensor_case:;
     lt_tensor *x = ltl_test(L, idx);
+    if (!x->storage)   /* (an argument error would number the stack slot) */
+      ltl_error(L, "tensor", "element %s is a tensor that was freed", path);
     if (lt_numel(x) != 1 || x->ndim != 0)
       ltl_error(L, "tensor", "element %s is a tensor that is not 0-dimensional", path[0] ? path : "(root)");
     if (!sc->has_tensor) { sc->tensor_dt = x->dtype; sc->has_tensor = 1; }

@@ -260,7 +260,11 @@ int ew_opt_out(lua_State *L, int idx) {
   if (idx < 1 || lua_type(L, idx) != LUA_TTABLE || ltl_test(L, idx)) return 0;
   ltl_getopt(L, idx, "out");
   if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
-  ltl_check(L, -1);
+  /* the option's own message: an argument error would number the slot the
+     value was pushed to */
+  lt_tensor *o = ltl_test(L, -1);
+  if (!o) ltl_argerror(L, idx, lua_pushfstring(L, "option 'out': ltensor.Tensor expected, got %s", luaL_typename(L, -1)));
+  if (!o->storage) ltl_argerror(L, idx, "option 'out': tensor was freed");
   return lua_gettop(L);
 }
 

@@ -190,7 +190,9 @@ static void ip_key(lua_State *L, iplan *p, const char *fname, int key) {
       } else if (ty == LUA_TBOOLEAN) {
         ip_bool(L, p, fname, lua_toboolean(L, e));
       } else if (ltl_test(L, e)) {
-        ip_tensor(L, p, fname, ltl_check(L, e));
+        lt_tensor *k = ltl_test(L, e);
+        if (!k->storage) ltl_error(L, fname, "index tensor at position %I was freed", i);
+        ip_tensor(L, p, fname, k);
       } else {
         ltl_error(L, fname, "invalid index of type %s at position %I", luaL_typename(L, e), i);
       }
@@ -503,6 +505,8 @@ static int masked_fill(lua_State *L, const char *fname, int inplace) {
   lt_tensor *m = check_mask(L, 2, fname);
   ltl_checkany(L, 3);
   ltl_check_nargs(L, 3);
+  lt_tensor *v = ltl_test(L, 3);   /* the value: a number or a 0-dim tensor */
+  if (v && !v->storage) ltl_argerror(L, 3, "tensor was freed");
   lt_tensor te, me;
   bcast_pair(L, fname, t, m, &te, &me);
   if (!inplace) {

@@ -94,7 +94,7 @@ static void parse_rargs(lua_State *L, const char *fname, const lt_tensor *t, int
     static const char *const REDUCE_OPTS[] = {"dim", "keepdim", "dtype", "correction", "unbiased", "out", "p", NULL};
     ltl_check_opts(L, ra->opts, fname, REDUCE_OPTS);
     if (!ra->ndims) {
-      lua_getfield(L, ra->opts, "dim");
+      ltl_getopt(L, ra->opts, "dim");
       if (!lua_isnil(L, -1)) parse_dims_at(L, fname, t, lua_gettop(L), ra, allow_list);
       lua_pop(L, 1);
     }
@@ -261,10 +261,10 @@ static int stdvar(lua_State *L, const char *fname, int take_sqrt) {
   rargs ra;
   parse_rargs(L, fname, t, 2, &ra, 1);
   if (ra.opts) {
-    lua_getfield(L, ra.opts, "unbiased");
+    ltl_getopt(L, ra.opts, "unbiased");
     if (!lua_isnil(L, -1)) correction = lua_toboolean(L, -1) ? 1 : 0;
     lua_pop(L, 1);
-    lua_getfield(L, ra.opts, "correction");
+    ltl_getopt(L, ra.opts, "correction");
     if (!lua_isnil(L, -1)) {
       int isnum;
       correction = lua_tonumberx(L, -1, &isnum);
@@ -304,7 +304,7 @@ static int l_norm(lua_State *L) {
   rargs ra;
   parse_rargs(L, "norm", t, first, &ra, 1);
   if (ra.opts) {
-    lua_getfield(L, ra.opts, "p");
+    ltl_getopt(L, ra.opts, "p");
     if (!lua_isnil(L, -1)) p = norm_p(L, lua_gettop(L));
     lua_pop(L, 1);
   }

@@ -162,6 +162,7 @@ static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, 
   if (mode == IW_FILL) {
     lt_tensor *vt = ltl_test(L, vidx);
     if (vt) {
+      if (!vt->storage) ltl_argerror(L, vidx, "tensor was freed");
       if (vt->ndim != 0)
         ltl_error(L, fname, "only supports a 0-dimensional value tensor, but got tensor with %d dimension(s)", vt->ndim);
       lt_cast_kernel(vt->dtype, dst->dtype)(lt_data(vt), 0, fill, 0, 1);

@@ -616,12 +616,21 @@ static int l_shape_fits(lua_State *L) {
 }
 
 static int l_is_tensor(lua_State *L) { ltl_check_nargs(L, 1); lua_pushboolean(L, ltl_test(L, 1) != NULL); return 1; }
+/* T._is_freed(v): true for a tensor whose storage t:free() released (the Lua
+   modules' argument checks, util.arg_checks, refuse it in their own name) */
+static int l_is_freed(lua_State *L) {
+  ltl_check_nargs(L, 1);
+  lt_tensor *t = ltl_test(L, 1);
+  lua_pushboolean(L, t && !t->storage);
+  return 1;
+}
 static int l_data_ptr(lua_State *L) { lua_pushlightuserdata(L, lt_data(ltl_check(L, 1))); return 1; }
 
 
 const ltl_reg ltl_reg_tensor[] = {
   {"free", l_free, LT_METHOD, NULL},
   {"is_tensor", l_is_tensor, LT_MODULE, NULL},
+  {"_is_freed", l_is_freed, LT_MODULE, NULL},
   {"_clock", l_clock, LT_MODULE, NULL},
   {"_cache_info", l_cache_info, LT_MODULE, NULL},
   {"memory_stats", l_memory_stats, LT_MODULE, NULL},

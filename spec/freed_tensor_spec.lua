@@ -1,0 +1,165 @@
+-- A tensor released with t:free() (or a <close> variable), passed where a
+-- function reads tensor data: a clear "ltensor.<fn>: ... was freed" error,
+-- never a read of released memory.  Each case below crashed (a NULL storage
+-- read: SIGSEGV, or UBSan in build/asan) or raised in another function's
+-- name before the checks it tests; tools/freed_probe.lua replays every
+-- captured valid call with each of its tensors freed.
+local T = require "ltensor"
+local F = T.nn.functional
+
+local function freed(...)
+  local x = T.ones(...)
+  x:free()
+  return x
+end
+local function freed_scalar(v)
+  local x = T.tensor(v)
+  x:free()
+  return x
+end
+local function err_of(f, ...)
+  local ok, e = pcall(f, ...)
+  assert.is_false(ok, "expected an error")
+  return e
+end
+-- an options table (or list) whose missing keys free x when they are read:
+-- a C function must read its options raw, or x is gone by the time it reads
+-- its data
+local function freeing(x, t)
+  return setmetatable(t or {}, { __index = function() x:free() return nil end })
+end
+
+describe("a freed value tensor", function()
+  it("masked_fill and masked_fill_ refuse it", function()
+    local m = T.tensor({ true, false, true })
+    assert.equal("ltensor.masked_fill: bad argument #3 (tensor was freed)",
+      err_of(T.masked_fill, T.zeros(3), m, freed_scalar(1.5)))
+    assert.equal("ltensor.masked_fill_: bad argument #3 (tensor was freed)",
+      err_of(T.masked_fill_, T.zeros(3), m, freed_scalar(1.5)))
+    -- as a method, self is not counted
+    assert.equal("ltensor.masked_fill: bad argument #2 (tensor was freed)",
+      err_of(function() return T.zeros(3):masked_fill(m, freed_scalar(1.5)) end))
+  end)
+
+  it("index_fill and index_fill_ refuse it", function()
+    local i = T.tensor({ 1 })
+    assert.equal("ltensor.index_fill: bad argument #4 (tensor was freed)",
+      err_of(T.index_fill, T.zeros(3), 1, i, freed_scalar(1.5)))
+    assert.equal("ltensor.index_fill_: bad argument #4 (tensor was freed)",
+      err_of(T.index_fill_, T.zeros(3), 1, i, freed_scalar(1.5)))
+  end)
+
+  it("inside T.tensor's nested list is named by its position", function()
+    assert.equal("ltensor.tensor: element [1] is a tensor that was freed",
+      err_of(T.tensor, { freed_scalar(1.5), 2 }))
+    assert.equal("ltensor.tensor: element [2][1] is a tensor that was freed",
+      err_of(T.tensor, { { 1 }, { freed_scalar(2) } }))
+  end)
+end)
+
+describe("a freed tensor inside a table argument", function()
+  it("an index list names the position, not a stack slot", function()
+    local k = T.tensor({ 1 })
+    k:free()
+    assert.equal("ltensor.index: index tensor at position 2 was freed",
+      err_of(function() return T.zeros(3, 3)[{ 1, k }] end))
+  end)
+
+  it("out= names the option", function()
+    assert.equal("ltensor.add: bad argument #3 (option 'out': tensor was freed)",
+      err_of(T.add, T.zeros(3), 1, { out = freed(3) }))
+    assert.equal("ltensor.where: bad argument #4 (option 'out': tensor was freed)",
+      err_of(T.where, T.tensor({ true, false, true }), T.ones(3), 0, { out = freed(3) }))
+    assert.equal("ltensor.add: bad argument #3 (option 'out': ltensor.Tensor expected, got number)",
+      err_of(T.add, T.zeros(3), 1, { out = 5 }))
+  end)
+end)
+
+describe("options and sizes are read raw", function()
+  it("a reduction's options table cannot free the input in the middle of the call", function()
+    local x = T.ones(3)
+    assert.same({}, T.sum(x, freeing(x, { keepdim = false })).shape)
+    x = T.ones(3, 2)
+    assert.same({ 2 }, T.std(x, freeing(x, { dim = 1 })).shape)
+    x = T.ones(3, 2)
+    assert.same({ 2 }, T.var(x, freeing(x, { dim = 1 })).shape)
+    x = T.ones(3, 2)
+    assert.same({ 2 }, T.norm(x, freeing(x, { dim = 1 })).shape)
+    x = T.ones(3, 2)
+    assert.equal(3, x:to(freeing(x, { dtype = T.float64 })):size(1))
+  end)
+
+  it("a size list's __len and __index are not called", function()
+    local g = T.ones(2)
+    local called = false
+    local sz = setmetatable({}, { __len = function() called = true return 2 end,
+                                  __index = function() called = true g:free() return 2 end })
+    -- (read raw, the list is empty: a 0-dim shape, which has no diagonal)
+    assert.matches("^ltensor%.diagonal: dimension out of range", err_of(T._diagonal_scatter, g, sz, 0, 1, 2))
+    assert.is_false(called)
+    assert.equal(2, g:numel())
+  end)
+end)
+
+describe("autograd with freed tensors", function()
+  it("a freed output or input of backward/grad is named", function()
+    local p = T.ones(3, { requires_grad = true })
+    local l = (p * 2):sum()
+    l:free()
+    assert.equal("ltensor.backward: element 1 of tensors was freed", err_of(function() l:backward() end))
+    assert.equal("ltensor.grad: element 1 of tensors was freed", err_of(T.autograd.grad, { l }, { p }))
+    local q = T.ones(3, { requires_grad = true })
+    local y = (q * 2):sum()
+    q:free()
+    assert.equal("ltensor.grad: inputs[1] was freed", err_of(T.autograd.grad, { y }, { q }))
+  end)
+
+  it("a hook that frees its gradient or returns a freed tensor is blamed", function()
+    local p = T.ones(3, { requires_grad = true })
+    local y = p * 2
+    y:register_hook(function(g) g:free() end)
+    assert.equal("ltensor.backward: hook 1 freed the gradient it was given or returned a freed tensor",
+      err_of(function() (y * 3):sum():backward() end))
+    local q = T.ones(3, { requires_grad = true })
+    q:register_hook(function(g) local z = g:clone() z:free() return z end)
+    assert.equal("ltensor.backward: hook 1 freed the gradient it was given or returned a freed tensor",
+      err_of(function() (q * 3):sum():backward() end))
+  end)
+
+  it("a custom Function's backward returning a freed gradient is named", function()
+    local Fn = T.autograd.Function({
+      forward = function(_, x) return x * 2 end,
+      backward = function(_, g) local z = g * 2 z:free() return z end,
+    })
+    local p = T.ones(3, { requires_grad = true })
+    assert.equal("ltensor.backward: the gradient FunctionBackward returned for its input 1 was freed",
+      err_of(function() Fn.apply(p):sum():backward() end))
+  end)
+
+  it("a freed .grad is not accumulated into", function()
+    local p = T.ones(3, { requires_grad = true })
+    ;(p * 2):sum():backward()
+    p.grad:free()
+    assert.equal("ltensor.backward: the .grad of a tensor was freed (set it to nil to drop it instead)",
+      err_of(function() (p * 2):sum():backward() end))
+    p.grad = nil
+    ;(p * 2):sum():backward()
+    assert.same({ 2, 2, 2 }, p.grad:totable())
+  end)
+end)
+
+describe("nn.functional's argument checks", function()
+  it("name the function and the argument", function()
+    assert.equal("ltensor.nn.functional.linear: bad argument #3 'bias' (tensor was freed)",
+      err_of(F.linear, T.zeros(2, 3), T.ones(4, 3), freed(4)))
+    assert.equal("ltensor.nn.functional.conv2d: bad argument #2 'weight' (tensor was freed)",
+      err_of(F.conv2d, T.zeros(1, 1, 3, 3), freed(1, 1, 2, 2)))
+    assert.equal("ltensor.nn.functional.batch_norm: bad argument #2 'running_mean' (tensor was freed)",
+      err_of(F.batch_norm, T.zeros(2, 3), freed(3), T.ones(3)))
+    assert.equal("ltensor.nn.functional.cross_entropy: bad argument #3 'weight' (tensor was freed)",
+      err_of(F.cross_entropy, T.zeros(2, 3), T.tensor({ 1, 2 }), { weight = freed(3) }))
+    assert.is_false(T._is_freed(T.ones(1)))
+    assert.is_true(T._is_freed(freed(1)))
+    assert.is_false(T._is_freed(1))
+  end)
+end)
