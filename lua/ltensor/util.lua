@@ -224,6 +224,44 @@ end
 -- "ComplexDouble" ...): lt_torch_name of the C dtype list.
 function util.torch_name(dt) return dt._torch_name end
 
+-- util.check_param_budget(fail, cname, dtype, numel, ntensors, args): a
+-- module constructor's check, before it allocates anything, that the
+-- parameters it is about to build can exist: numel elements in ntensors
+-- tensors (numbers: the caller multiplies the sizes as floats, so nothing
+-- wraps around), refused when more than a tensor can hold (the element
+-- bound of src/core/lt_tensor.c) or than the memory they would need (the
+-- state's T.set_memory_limit, else the machine's memory; each tensor
+-- costs about 1 KB besides its data).  args names the sizes that made the
+-- count ("num_layers=4294967296, hidden_size=4").  Without it
+-- nn.RNN(4, 4, {num_layers = 2^32}) built layers for hours.
+local MAX_NUMEL = 2 ^ 63 / 64
+local TENSOR_OVERHEAD = 1024
+local function bytes_str(b)
+  local units, i = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" }, 1
+  while b >= 1024 and i < #units do b, i = b / 1024, i + 1 end
+  return i == 1 and ("%d bytes"):format(b) or ("%.1f %s"):format(b, units[i])
+end
+local function count_str(n)
+  if n < 2 ^ 53 then return ("%d"):format(n) end
+  return ("%.3g"):format(n)
+end
+function util.check_param_budget(fail, cname, dtype, numel, ntensors, args)
+  -- (a dtype's name is read as T.<name>; a bad one is the constructor's own error later)
+  if type(dtype) == "string" then dtype = T[dtype] end
+  local ok, itemsize = pcall(function() return dtype.itemsize end)
+  if not ok or type(itemsize) ~= "number" then dtype = T.get_default_dtype() end
+  if numel > MAX_NUMEL then
+    fail(cname, "%s make %s parameters, more than a tensor can hold (2^57 elements)", args, count_str(numel))
+  end
+  local need = numel * dtype.itemsize + ntensors * TENSOR_OVERHEAD
+  local limit, what = T.memory_stats().limit, "the memory limit set by T.set_memory_limit"
+  if not limit or limit == 0 then limit, what = T._physical_memory(), "this machine's memory" end
+  if limit and need > limit then
+    fail(cname, "%s make %s parameters in %s tensor%s (%s), more than %s (%s)", args, count_str(numel),
+      count_str(ntensors), ntensors == 1 and "" or "s", bytes_str(need), what, bytes_str(limit))
+  end
+end
+
 -- util.run_named(fname, f, ...): f(...) with errors raised in fname's name.
 -- While it runs, T._public_name is fname (unless an outer call set one: the
 -- outermost names the errors), which the C side's ltl_error and

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "l_lua.h"
 #include "ltensor.h"
 
@@ -573,6 +574,17 @@ static int l_memory_stats(lua_State *L) {
   return 1;
 }
 
+/* T._physical_memory() -> the machine's memory in bytes, or nil when the
+   system does not say: nn's constructors refuse parameters that could never
+   fit (util.check_param_budget) instead of building them for hours. */
+static int l_physical_memory(lua_State *L) {
+  ltl_check_nargs(L, 0);
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || psize <= 0) return 0;
+  lua_pushinteger(L, (lua_Integer)pages * (lua_Integer)psize);
+  return 1;
+}
+
 /* Limit the tensor memory of this state (lt_alloc.h: live + the new block;
    cached blocks are trimmed to stay within it).  0 or none: no limit. */
 void ltensor_set_memory_limit(lua_State *L, size_t bytes) {
@@ -634,6 +646,7 @@ const ltl_reg ltl_reg_tensor[] = {
   {"_clock", l_clock, LT_MODULE, NULL},
   {"_cache_info", l_cache_info, LT_MODULE, NULL},
   {"memory_stats", l_memory_stats, LT_MODULE, NULL},
+  {"_physical_memory", l_physical_memory, LT_MODULE, NULL},
   {"_shape_fits", l_shape_fits, LT_MODULE, NULL},
   {"set_memory_limit", l_set_memory_limit, LT_MODULE, NULL},
   {"_set_tostring", l_set_tostring, LT_MODULE, NULL},

@@ -67,6 +67,13 @@ function MHA:init(embed_dim, num_heads, opts)
   self._qkv_same_embed_dim = kdim == embed_dim and vdim == embed_dim
   self.add_zero_attn = opts.add_zero_attn and true or false
   local o = opts.dtype and { dtype = opts.dtype } or nil
+  do   -- in_proj (q, k, v), its bias, bias_k/bias_v, out_proj
+    local E = embed_dim + 0.0
+    local numel = E * (E + kdim + vdim) + (bias and 3 * E or 0) + (opts.add_bias_kv and 2 * E or 0) + E * E +
+      (bias and E or 0)
+    util.check_param_budget(fail, cname, opts.dtype, numel, 8,
+      ("embed_dim=%d, kdim=%d, vdim=%d"):format(embed_dim, kdim, vdim))
+  end
   if self._qkv_same_embed_dim then
     self.in_proj_weight = nn.Parameter(T.empty({ 3 * embed_dim, embed_dim }, o))
   else
@@ -360,6 +367,11 @@ function TEL:init(d_model, nhead, opts)
     fail(cname, "activation should be relu/gelu or a function, not " .. typename(act))
   end
   local dt = opts.dtype
+  do   -- attention (4 d^2 + 4 d), two Linear (2 d dff + dff + d), two LayerNorm (4 d)
+    local d = d_model + 0.0
+    util.check_param_budget(fail, cname, dt, 4 * d * d + 4 * d + 2 * d * dff + dff + d + 4 * d, 12,
+      ("d_model=%d, dim_feedforward=%d"):format(d_model, dff))
+  end
   self.self_attn = MHA(d_model, nhead, { dropout = dropout, batch_first = opts.batch_first, dtype = dt })
   self.linear1 = nn.Linear(d_model, dff, { dtype = dt })
   self.dropout = nn.Dropout(dropout)
@@ -411,6 +423,17 @@ end
 -- copies of the layer (same initial weights, as PyTorch's deepcopy) in
 -- `layers`, then `norm` if given.
 ---------------------------------------------------------------------------
+-- num_layers copies of layer's parameters and buffers must fit before any
+-- is made (TransformerEncoder(layer, 2^32) cloned layers for hours)
+local function check_copies(cname, layer, num_layers)
+  local numel, n = 0.0, 0
+  for _, t in ipairs(layer:parameters()) do numel, n = numel + t:numel(), n + 1 end
+  for _, t in ipairs(layer:buffers()) do numel, n = numel + t:numel(), n + 1 end
+  local first = layer:parameters()[1]
+  util.check_param_budget(fail, cname, first and first.dtype, numel * num_layers, (n + 0.0) * num_layers,
+    ("num_layers=%d"):format(num_layers))
+end
+
 local TE = nn.Module:extend("TransformerEncoder")
 nn.TransformerEncoder = TE
 function TE:init(layer, num_layers, norm)
@@ -427,6 +450,7 @@ function TE:init(layer, num_layers, norm)
   if norm ~= nil and not nn.is_module(norm) then
     fail(cname, "bad argument #3 'norm' (Module expected, got " .. typename(norm) .. ")")
   end
+  check_copies(cname, layer, num_layers)
   local list = {}
   for i = 1, num_layers do list[i] = layer:clone() end
   self.layers = nn.ModuleList(list)

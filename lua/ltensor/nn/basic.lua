@@ -32,6 +32,8 @@ function Linear:init(in_features, out_features, bias, opts)
   if type(bias) ~= "boolean" then fail("Linear", "bad argument #3 'bias' (boolean expected, got " .. typename(bias) .. ")") end
   check_size("Linear", 1, "in_features", in_features)
   check_size("Linear", 2, "out_features", out_features)
+  util.check_param_budget(fail, "Linear", opts.dtype, (out_features + 0.0) * in_features + (bias and out_features or 0),
+    bias and 2 or 1, ("in_features=%d, out_features=%d"):format(in_features, out_features))
   self.in_features, self.out_features = in_features, out_features
   local bound = in_features > 0 and 1 / math.sqrt(in_features) or 0
   local dtype = opts.dtype
@@ -221,6 +223,8 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     end
     w = opts._weight:detach()
   else
+    util.check_param_budget(fail, "Embedding", opts.dtype, (num_embeddings + 0.0) * embedding_dim, 1,
+      ("num_embeddings=%d, embedding_dim=%d"):format(num_embeddings, embedding_dim))
     w = T.randn({ num_embeddings, embedding_dim })
     if opts.dtype then w = w:to(opts.dtype) end
     if pad then T.no_grad(function() w[pad]:fill_(0) end) end
@@ -265,6 +269,9 @@ function LayerNorm:init(normalized_shape, eps, elementwise_affine)
   if elementwise_affine == nil then elementwise_affine = true end
   self.elementwise_affine = elementwise_affine and true or false
   if elementwise_affine then
+    local n = 1.0
+    for _, v in ipairs(normalized_shape) do n = n * v end
+    util.check_param_budget(fail, "LayerNorm", dtype, 2 * n, 2, "normalized_shape={" .. table.concat(normalized_shape, ", ") .. "}")
     local o = dtype and { dtype = dtype } or nil
     self.weight = nn.Parameter(T.ones(normalized_shape, o))
     self.bias = nn.Parameter(T.zeros(normalized_shape, o))

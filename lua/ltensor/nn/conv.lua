@@ -14,6 +14,7 @@ local args_of = U.args_of
 local ntuple = U.ntuple
 local autograd = require "ltensor.autograd"
 local nn = require("ltensor.nn.module").nn
+local util = require "ltensor.util"
 ---------------------------------------------------------------------------
 -- modules
 ---------------------------------------------------------------------------
@@ -122,10 +123,14 @@ local function conv_module(cls, nd, transposed)
     local wshape = transposed and { in_channels, math.floor(out_channels / groups) } or { out_channels, math.floor(in_channels / groups) }
     local fan_in = wshape[2]
     for i = 1, nd do wshape[#wshape + 1] = k[i] fan_in = fan_in * k[i] end
-    local bound = fan_in > 0 and 1 / sqrt(fan_in) or 0
-    self.weight = nn.Parameter(init_uniform(wshape, bound, a.dtype))
     local bias = a.bias
     if bias == nil then bias = true end
+    local numel = 1.0
+    for _, v in ipairs(wshape) do numel = numel * v end
+    util.check_param_budget(util.fail, "nn." .. cls, a.dtype, numel + (bias and out_channels or 0), bias and 2 or 1,
+      ("in_channels=%d, out_channels=%d, kernel_size={%s}"):format(in_channels, out_channels, concat(k, ", ")))
+    local bound = fan_in > 0 and 1 / sqrt(fan_in) or 0
+    self.weight = nn.Parameter(init_uniform(wshape, bound, a.dtype))
     if bias then self.bias = nn.Parameter(init_uniform({ out_channels }, bound, a.dtype)) end
     -- the padding the non-"zeros" modes apply themselves
     if padding_mode ~= "zeros" then
@@ -455,6 +460,8 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, ...)
       mfail("EmbeddingBag", "Shape of weight does not match num_embeddings and embedding_dim")
     end
   else
+    util.check_param_budget(util.fail, "nn.EmbeddingBag", a.dtype, (num_embeddings + 0.0) * embedding_dim, 1,
+      ("num_embeddings=%d, embedding_dim=%d"):format(num_embeddings, embedding_dim))
     w = T.randn({ num_embeddings, embedding_dim }, a.dtype and { dtype = a.dtype } or nil)
     if pad then w[pad]:fill_(0) end
   end

@@ -134,6 +134,7 @@ class("PReLU", { "num_parameters", "init", "dtype" }, function(self, o)
   local init = o.init or 0.25
   check_num("PReLU", 2, "init", init)
   self.num_parameters = n
+  util.check_param_budget(fail, "PReLU", o.dtype, n + 0.0, 1, ("num_parameters=%d"):format(n))
   self.weight = nn.Parameter(T.full({ n }, init, { dtype = o.dtype or T.get_default_dtype() }))
 end, function(self, x) return F.prelu(x, self.weight) end,
 function(self) return "num_parameters=" .. self.num_parameters end)
@@ -246,6 +247,8 @@ local function norm_setup(name, affine_default, track_default)
     self.num_features, self.eps, self.momentum = C, eps, momentum
     self.affine, self.track_running_stats = affine and true or false, track and true or false
     local dt = o.dtype or T.get_default_dtype()
+    local n = (affine and 2 or 0) + (track and 2 or 0)
+    util.check_param_budget(fail, name, dt, n * (C + 0.0), n, ("num_features=%d"):format(C))
     if affine then
       self.weight = nn.Parameter(T.ones({ C }, { dtype = dt }))
       self.bias = nn.Parameter(T.zeros({ C }, { dtype = dt }))
@@ -343,6 +346,7 @@ class("GroupNorm", { "num_groups", "num_channels", "eps", "affine", "dtype" }, f
   self.affine = affine
   local dt = o.dtype or T.get_default_dtype()
   if affine then
+    util.check_param_budget(fail, "GroupNorm", dt, 2 * (o.num_channels + 0.0), 2, ("num_channels=%d"):format(o.num_channels))
     self.weight = nn.Parameter(T.ones({ o.num_channels }, { dtype = dt }))
     self.bias = nn.Parameter(T.zeros({ o.num_channels }, { dtype = dt }))
   end
@@ -366,6 +370,9 @@ class("RMSNorm", { "normalized_shape", "eps", "elementwise_affine", "dtype" }, f
   if affine == nil then affine = true end
   self.elementwise_affine = affine
   if affine then
+    local n = 1.0
+    for _, v in ipairs(self.normalized_shape) do n = n * v end
+    util.check_param_budget(fail, "RMSNorm", o.dtype, n, 1, "normalized_shape={" .. table.concat(self.normalized_shape, ", ") .. "}")
     self.weight = nn.Parameter(T.ones(self.normalized_shape, { dtype = o.dtype or T.get_default_dtype() }))
   end
 end, function(self, x) return F.rms_norm(x, self.normalized_shape, self.weight, { eps = self.eps }) end,

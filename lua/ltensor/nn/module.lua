@@ -91,16 +91,33 @@ local function instance_index(self, k)
   return rawget(self, "_class")[k]
 end
 
+-- The set of the names in reg.keys (a name may be listed with no value: a
+-- declared, empty slot), rebuilt when keys was replaced (containers renumber
+-- their children): registering n names is O(n), not a scan of the list per
+-- name (nn.RNN(4, 4, 16384) took 37 s to build its 65536 parameters).
+local function listed(reg)
+  if reg.listed_for ~= reg.keys then
+    local set = {}
+    for _, key in ipairs(reg.keys) do set[key] = true end
+    reg.listed, reg.listed_for = set, reg.keys
+  end
+  return reg.listed
+end
 local function reg_set(reg, k, v)
   if reg.map[k] == nil then
-    local present = false
-    for _, key in ipairs(reg.keys) do if key == k then present = true break end end
-    if not present then reg.keys[#reg.keys + 1] = k end
+    local set = listed(reg)
+    if not set[k] then
+      reg.keys[#reg.keys + 1] = k
+      set[k] = true
+    end
   end
   reg.map[k] = v
 end
 local function reg_del(reg, k)
   reg.map[k] = nil
+  local set = listed(reg)
+  if not set[k] then return end
+  set[k] = nil
   for i, key in ipairs(reg.keys) do if key == k then table.remove(reg.keys, i) break end end
 end
 

@@ -284,6 +284,13 @@ function RNNBase:_setup(cname, mode, input_size, hidden_size, a3, a4)
   local G = GATES[mode]
   local k = 1 / math.sqrt(hidden_size)
   local dtype = opts.dtype
+  do   -- the parameters' count, in floats (no wrap-around), before any is built
+    local GH, Hr, Lf, Df = G * (hidden_size + 0.0), real_hidden + 0.0, num_layers + 0.0, D + 0.0
+    local per = GH * Hr + (bias and 2 * GH or 0) + proj * (hidden_size + 0.0)
+    local numel = Df * (GH * input_size + (Lf - 1) * GH * Hr * Df + Lf * per)
+    local args = ("input_size=%d, hidden_size=%d, num_layers=%d"):format(input_size, hidden_size, num_layers)
+    util.check_param_budget(fail, cname, dtype, numel, Lf * Df * (2 + (bias and 2 or 0) + (proj > 0 and 1 or 0)), args)
+  end
   -- registration order = PyTorch's _flat_weights_names; init U(-k, k) in
   -- that order, as PyTorch's reset_parameters
   local names = {}
@@ -584,6 +591,9 @@ function RNNCellBase:_setup(cname, mode, input_size, hidden_size, bias, opts)
   local G = GATES[mode]
   local k = 1 / math.sqrt(hidden_size)
   local o = opts.dtype and { dtype = opts.dtype } or nil
+  local GH = G * (hidden_size + 0.0)
+  util.check_param_budget(fail, cname, opts.dtype, GH * input_size + GH * hidden_size + (bias and 2 * GH or 0),
+    bias and 4 or 2, ("input_size=%d, hidden_size=%d"):format(input_size, hidden_size))
   local shapes = { { "weight_ih", { G * hidden_size, input_size } }, { "weight_hh", { G * hidden_size, hidden_size } } }
   if bias then
     shapes[3] = { "bias_ih", { G * hidden_size } }
