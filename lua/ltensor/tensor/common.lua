@@ -104,6 +104,20 @@ local function split_opts(...)
   return nil, n
 end
 
+-- the tensors given as varargs, each checked (check_t, then each(t)): the
+-- list and its length
+local function tensor_args(fname, each, ...)
+  local n = select("#", ...)
+  local list = {}
+  for i = 1, n do
+    local t = select(i, ...)
+    check_t(fname, i, t)
+    each(t)
+    list[i] = t
+  end
+  return list, n
+end
+
 -- a list of sizes given as varargs or as one table
 -- sizes as a list or as numbers, after the tensor (argument #1): with a
 -- list, anything more is a slip (issue 11)
@@ -271,6 +285,7 @@ S.check_int = check_int
 S.ndim_of = ndim_of
 S.normdim = normdim
 S.split_opts = split_opts
+S.tensor_args = tensor_args
 S.sizes_of = sizes_of
 S.check_extra = check_extra
 S.named = named
