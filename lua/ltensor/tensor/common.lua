@@ -104,6 +104,23 @@ local function split_opts(...)
   return nil, n
 end
 
+-- n optional positionals, then an options table that may also stand in
+-- any of their places (the first that is a non-empty table; its place then
+-- reads nil): the options, checked against known, and the n positionals
+local function positional_opts(fname, known, n, ...)
+  local p = { ... }
+  local opts
+  for i = 1, n do
+    if is_opts(p[i]) then
+      opts, p[i] = p[i], nil
+      break
+    end
+  end
+  if not opts then opts = opts_arg(fname, p[n + 1]) end
+  ck(fname, opts, known)
+  return opts, table.unpack(p, 1, n)
+end
+
 -- the tensors given as varargs, each checked (check_t, then each(t)): the
 -- list and its length
 local function tensor_args(fname, each, ...)
@@ -286,6 +303,7 @@ S.ndim_of = ndim_of
 S.normdim = normdim
 S.split_opts = split_opts
 S.tensor_args = tensor_args
+S.positional_opts = positional_opts
 S.sizes_of = sizes_of
 S.check_extra = check_extra
 S.named = named
