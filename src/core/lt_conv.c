@@ -780,30 +780,26 @@ DEFINE_POOL2(double, uint64_t, _base, )
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  static void adaptive_avg_##T(const lt_pool_geom *g, const T *in, T *out, int64_t lo, int64_t hi) {      \
+  /* adaptive average pooling, forward (src = input, dst = output) or                                      \
+     backward (src = output gradient, dst += into the input gradient): one                                 \
+     walk over the windows [hs, he) x [ws, we) */                                                          \
+  static void adaptive_walk_##T(const lt_pool_geom *g, const T *src, T *dst, int bwd, int64_t lo, int64_t hi) { \
     int64_t P = g->Hi * g->Wi, Q = g->Ho * g->Wo;                                                          \
     for (int64_t p = lo; p < hi; p++)                                                                      \
       for (int64_t oh = 0; oh < g->Ho; oh++) {                                                             \
         int64_t hs = oh * g->Hi / g->Ho, he = ((oh + 1) * g->Hi + g->Ho - 1) / g->Ho;                      \
         for (int64_t ow = 0; ow < g->Wo; ow++) {                                                           \
           int64_t ws = ow * g->Wi / g->Wo, we = ((ow + 1) * g->Wi + g->Wo - 1) / g->Wo;                    \
-          T s = 0;                                                                                         \
+          T n = (T)((he - hs) * (we - ws)), s = 0;                                                         \
+          if (bwd) {                                                                                       \
+            T v = src[p * Q + oh * g->Wo + ow] / n;                                                        \
+            for (int64_t h = hs; h < he; h++)                                                              \
+              for (int64_t w = ws; w < we; w++) dst[p * P + h * g->Wi + w] += v;                           \
+            continue;                                                                                      \
+          }                                                                                                \
           for (int64_t h = hs; h < he; h++)                                                                \
-            for (int64_t w = ws; w < we; w++) s += in[p * P + h * g->Wi + w];                              \
-          out[p * Q + oh * g->Wo + ow] = s / (T)((he - hs) * (we - ws));                                   \
-        }                                                                                                  \
-      }                                                                                                    \
-  }                                                                                                        \
-  static void adaptive_avg_bwd_##T(const lt_pool_geom *g, const T *gout, T *gin, int64_t lo, int64_t hi) { \
-    int64_t P = g->Hi * g->Wi, Q = g->Ho * g->Wo;                                                          \
-    for (int64_t p = lo; p < hi; p++)                                                                      \
-      for (int64_t oh = 0; oh < g->Ho; oh++) {                                                             \
-        int64_t hs = oh * g->Hi / g->Ho, he = ((oh + 1) * g->Hi + g->Ho - 1) / g->Ho;                      \
-        for (int64_t ow = 0; ow < g->Wo; ow++) {                                                           \
-          int64_t ws = ow * g->Wi / g->Wo, we = ((ow + 1) * g->Wi + g->Wo - 1) / g->Wo;                    \
-          T v = gout[p * Q + oh * g->Wo + ow] / (T)((he - hs) * (we - ws));                                \
-          for (int64_t h = hs; h < he; h++)                                                                \
-            for (int64_t w = ws; w < we; w++) gin[p * P + h * g->Wi + w] += v;                             \
+            for (int64_t w = ws; w < we; w++) s += src[p * P + h * g->Wi + w];                             \
+          dst[p * Q + oh * g->Wo + ow] = s / n;                                                            \
         }                                                                                                  \
       }                                                                                                    \
   }                                                                                                        \
@@ -861,12 +857,12 @@ void lt_avg_pool_bwd(const lt_pool_geom *g, const void *gout, void *gin, int64_t
   else avg_pool_bwd_double(g, gout, gin, lo, hi);
 }
 void lt_adaptive_avg_pool(const lt_pool_geom *g, const void *in, void *out, int64_t lo, int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) adaptive_avg_float(g, in, out, lo, hi);
-  else adaptive_avg_double(g, in, out, lo, hi);
+  if (g->dt == LTENSOR_FLOAT32) adaptive_walk_float(g, in, out, 0, lo, hi);
+  else adaptive_walk_double(g, in, out, 0, lo, hi);
 }
 void lt_adaptive_avg_pool_bwd(const lt_pool_geom *g, const void *gout, void *gin, int64_t lo, int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) adaptive_avg_bwd_float(g, gout, gin, lo, hi);
-  else adaptive_avg_bwd_double(g, gout, gin, lo, hi);
+  if (g->dt == LTENSOR_FLOAT32) adaptive_walk_float(g, gout, gin, 1, lo, hi);
+  else adaptive_walk_double(g, gout, gin, 1, lo, hi);
 }
 void lt_adaptive_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx, int64_t lo,
                           int64_t hi) {
