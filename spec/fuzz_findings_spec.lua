@@ -357,4 +357,18 @@ describe("fuzz findings", function()
       select(2, pcall(T._roll_dims, x, nil, { 1 })))
     assert.equal("ltensor._roll_dims: bad argument #3 (table expected, got nil)", select(2, pcall(T._roll_dims, x, { 1 })))
   end)
+  it("LambdaLR with a list holding something that is not a function", function()
+    -- "#167113 T.optim.lr_scheduler.LambdaLR arg:#2 +[1]=-1": lr_scheduler.lua
+    -- called the number on the first step
+    local p = T.zeros(2):requires_grad_()
+    local opt = T.optim.SGD({ p }, { lr = 0.1 })
+    local LambdaLR = T.optim.lr_scheduler.LambdaLR
+    assert.equal("ltensor.optim.lr_scheduler.LambdaLR: lr_lambda[1] must be a function, got number",
+      select(2, pcall(LambdaLR, opt, { -1 })))
+    assert.equal("ltensor.optim.lr_scheduler.LambdaLR: lr_lambda[1] must be a function, got string",
+      select(2, pcall(LambdaLR, opt, { "gelu" })))
+    local s = LambdaLR(opt, { setmetatable({}, { __call = function(_, e) return 0.5 ^ e end }) })
+    s:step()
+    assert.equal(0.05, opt.param_groups[1].lr)
+  end)
 end)

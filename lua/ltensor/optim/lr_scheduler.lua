@@ -280,7 +280,13 @@ S.LambdaLR = callable(LambdaLR, function(opt, lr_lambda, opts)
   if type(lr_lambda) == "table" and not (getmetatable(lr_lambda) or {}).__call then
     if #lr_lambda ~= n then fail(fname, "Expected %d lr_lambdas, but got %d", n, #lr_lambda) end
     self.lr_lambdas = {}
-    for i = 1, n do self.lr_lambdas[i] = lr_lambda[i] end
+    for i = 1, n do
+      local f = lr_lambda[i]
+      if type(f) ~= "function" and not (getmetatable(f) or {}).__call then
+        fail(fname, "lr_lambda[%d] must be a function, got %s", i, typename(f))
+      end
+      self.lr_lambdas[i] = f
+    end
   elseif type(lr_lambda) == "function" or (getmetatable(lr_lambda) or {}).__call then
     self.lr_lambdas = {}
     for i = 1, n do self.lr_lambdas[i] = lr_lambda end
