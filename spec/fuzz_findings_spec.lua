@@ -371,4 +371,37 @@ describe("fuzz findings", function()
     s:step()
     assert.equal(0.05, opt.param_groups[1].lr)
   end)
+  it("_roll_dims' backward rule with unchecked or extreme shifts", function()
+    -- "#151951 T._roll_dims arg:#2 +[3]=x; arg:#3 [1]num=-2147483648; ...; grad-inputs" (seed 2001):
+    -- rules_shape.lua: attempt to unm a 'string' with a 'string' (the rule negated the shifts before raw checked them)
+    local x = T.randn(3, 4, { requires_grad = true })
+    assert.equal("ltensor.roll: shifts and dims must be integers", err_of(T._roll_dims, x, { 1, "x" }, { 1, 2 }))
+    -- -math.mininteger wraps to itself: the shift back is taken modulo the size
+    local y = T._roll_dims(x, { math.mininteger, 5 }, { 1, 2 })
+    assert.is_true(T.equal(y:detach(), T.roll(x:detach(), { math.mininteger % 3, 1 }, { 1, 2 })))
+    local g = T.randn(3, 4)
+    y:backward(g)
+    assert.is_true(T.equal(x.grad, T.roll(g, { -(math.mininteger % 3), -1 }, { 1, 2 })))
+  end)
+  it("linalg.tensorinv with a string ind", function()
+    -- "#19517 T.linalg.tensorinv arg:#2 +[ind]=x" (seed 2002): matrix_functions.lua: attempt to compare string with number
+    local A = T.eye(4):reshape(4, 2, 2)
+    assert.equal("ltensor.linalg.tensorinv: Expected a strictly positive integer for 'ind', but got 'x'",
+      err_of(T.linalg.tensorinv, A, { ind = "x" }))
+    assert.equal("ltensor.linalg.tensorinv: Expected a strictly positive integer for 'ind', but got 0",
+      err_of(T.linalg.tensorinv, A, { ind = 0 }))
+    assert.same({ 2, 2, 4 }, T.linalg.tensorinv(A, { ind = 1 }).shape)
+  end)
+  it("_max_pool2d with a 2^31-wide kernel over a few pixels (38 s in C, out of the watchdog's reach)", function()
+    -- "#266104 T._max_pool2d arg:#3 num=2147483647; arg:#8 num=2; grad-inputs" (seed 2003): every row walked
+    -- every tap; now only the taps some window has inside the input
+    local x = T.tensor({ { { { 1, 5, 2 }, { 7, 0, 3 } } } }, { dtype = T.float32, requires_grad = true })
+    local t0 = T._clock()
+    local y, idx = T._max_pool2d(x, 1, 2147483647, 1, 2, 0, 1, 1, 1, 2, 1)
+    assert(T._clock() - t0 < 1)
+    assert.same({ { { { 5 }, { 7 } } } }, y:totable())
+    assert.same({ { { { 2 }, { 4 } } } }, idx:totable())
+    y:sum():backward()
+    assert.same({ { { { 0, 1, 0 }, { 1, 0, 0 } } } }, x.grad:totable())
+  end)
 end)

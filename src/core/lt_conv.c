@@ -631,13 +631,16 @@ DEFINE_POOL2(double, uint64_t, _base, )
   static void max_pool_row_idx_##T(const lt_pool_geom *g, const T *x, T *restrict yr, int64_t *restrict ir, \
                                    int64_t h0, int64_t i0, int64_t i1) {                                   \
     const int64_t Wi = g->Wi, Wo = g->Wo, sw = g->sw, dw = g->dw, kw = g->kw;                              \
+    int64_t jlo = 0, jhi = 0, unused; /* the taps some window has inside the row (see max_pool_rows) */    \
+    valid_range(kw, dw, (Wo - 1) * sw - g->pw, Wi, &jlo, &unused);                                         \
+    valid_range(kw, dw, -g->pw, Wi, &unused, &jhi);                                                        \
     T tap[256];                                                                                            \
     for (int64_t c0 = 0; c0 < Wo; c0 += 256) {                                                             \
       int64_t c1 = Wo - c0 < 256 ? Wo : c0 + 256;                                                          \
       for (int64_t ow = c0; ow < c1; ow++) { yr[ow] = (T)-INFINITY; tap[ow - c0] = (T)-1; }                \
       for (int64_t i = i0; i < i1; i++) {                                                                  \
         const T *restrict row = x + (h0 + i * g->dh) * Wi;                                                 \
-        for (int64_t j = 0; j < kw; j++) {                                                                 \
+        for (int64_t j = jlo; j < jhi; j++) {                                                              \
           int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                           \
           int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                      \
           if (b > c1) b = c1;                                                                              \
@@ -662,6 +665,14 @@ DEFINE_POOL2(double, uint64_t, _base, )
   static void max_pool_rows_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, int64_t lo,      \
                                 int64_t hi) {                                                              \
     const int64_t Hi = g->Hi, Wi = g->Wi, Ho = g->Ho, Wo = g->Wo, sw = g->sw, dw = g->dw;                  \
+    /* the taps some window of the row has inside the input: the last window's                             \
+       first to the first window's last (a kernel of 2^31 over a few pixels                                \
+       walked every tap of every row) */                                                                   \
+    int64_t jlo = 0, jhi = 0, unused;                                                                      \
+    if (Wo > 0) {                                                                                          \
+      valid_range(g->kw, dw, (Wo - 1) * sw - g->pw, Wi, &jlo, &unused);                                    \
+      valid_range(g->kw, dw, -g->pw, Wi, &unused, &jhi);                                                   \
+    }                                                                                                      \
     for (int64_t p = lo; p < hi; p++) {                                                                    \
       const T *x = in + p * Hi * Wi;                                                                       \
       for (int64_t oh = 0; oh < Ho; oh++) {                                                                \
@@ -673,7 +684,7 @@ DEFINE_POOL2(double, uint64_t, _base, )
         if (ir) { max_pool_row_idx_##T(g, x, yr, ir, h0, i0, i1); continue; }                              \
         for (int64_t i = i0; i < i1; i++) {                                                                \
           const T *restrict row = x + (h0 + i * g->dh) * Wi;                                               \
-          for (int64_t j = 0; j < g->kw; j++) {                                                            \
+          for (int64_t j = jlo; j < jhi; j++) {                                                            \
             /* the outputs whose tap j lies inside the row: 0 <= ow*sw - pw + j*dw < Wi */                 \
             int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                         \
             int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                    \

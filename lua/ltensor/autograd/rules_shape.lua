@@ -25,7 +25,7 @@ local function reshape_back(name)
   end
 end
 -- view, reshape, flatten, squeeze, unsqueeze, expand, transpose/swapaxes/
--- swapdims and t have C rules that take every call (src/binding/l_grad_shape.c)
+-- swapdims and t have C rules that take every call (src/binding/l_grad_rules.c)
 rules.unflatten = reshape_back("UnflattenBackward0")
 rules.view_as = reshape_back("ViewBackward0")
 rules.reshape_as = reshape_back("reshape")
@@ -389,10 +389,16 @@ local function tri_rule(name, fn)
 end
 rules.tril = tri_rule("TrilBackward0", function(g, k) return T.tril(g, k) end)
 rules.triu = tri_rule("TriuBackward0", function(g, k) return T.triu(g, k) end)
+-- raw first: it checks the shifts and dims (negating an unchecked shift
+-- raised "attempt to unm a 'string'"); the shift back is taken modulo the
+-- dim's size, since -shift wraps around at the smallest integer
 rules._roll_dims = function(raw, x, shifts, dims)
-  local out = raw(x, shifts, dims)   -- checks the arguments first
+  local out = raw(x, shifts, dims)
   local neg = {}
-  for i = 1, #shifts do neg[i] = -shifts[i] end
+  for i = 1, #shifts do
+    local n = x:size(dims[i])
+    neg[i] = n > 0 and -(shifts[i] % n) or 0
+  end
   return { name = "RollBackward0", inputs = { x }, neg = neg, dims = dims,
     backward = function(n, g) return T._roll_dims(g, n.neg, n.dims) end }, out
 end

@@ -172,7 +172,9 @@ function linalg.tensorinv(A, o)
   ck(fn, o, { "ind", "out" })
   check_la(fn, A, 1)
   local ind = (type(o) == "table" and o.ind) or (math_type(o) == "integer" and o) or 2
-  if ind <= 0 then fail(fn, "Expected a strictly positive integer for 'ind', but got " .. tostring(ind)) end
+  if math_type(ind) ~= "integer" or ind <= 0 then   -- (a string compared with 0 raised in Lua)
+    fail(fn, "Expected a strictly positive integer for 'ind', but got " .. (type(ind) == "string" and ("'" .. ind .. "'") or tostring(ind)))
+  end
   local s = A.shape
   local outer, inner = {}, {}
   for i = 1, #s do if i <= ind then outer[#outer + 1] = s[i] else inner[#inner + 1] = s[i] end end
