@@ -186,7 +186,7 @@ end)
 describe("sum and mean over one dim (C rule)", function()
   local function rnd(shape) return T.randn(shape, { dtype = T.float64, requires_grad = true }) end
 
-  it("match the gradient of the Lua rule's forms for every dim and keepdim", function()
+  it("match the gradient of the list-of-dims form for every dim and keepdim", function()
     for _, f in ipairs({ "sum", "mean" }) do
       for _, d in ipairs({ 1, 2, 3, -1, -3 }) do
         for _, keep in ipairs({ true, false }) do
@@ -195,7 +195,7 @@ describe("sum and mean over one dim (C rule)", function()
           assert.are.equal(f == "sum" and "SumBackward1" or "MeanBackward1", y.grad_fn.name)
           local w = T.randn(y.shape, { dtype = T.float64 })
           local g = T.autograd.grad((y * w):sum(), x)[1]
-          -- the same reduction through the Lua rule (a list of dims)
+          -- the same reduction written as a list of dims
           local x2 = x:detach():requires_grad_()
           local y2 = x2[f](x2, { d }, keep)
           local g2 = T.autograd.grad((y2 * w):sum(), x2)[1]
@@ -215,5 +215,123 @@ describe("sum and mean over one dim (C rule)", function()
     local gz = T.autograd.grad(z:mean(2):sum(), z)[1]
     assert.are.same({ 2, 0 }, gz.shape)
     assert.has_error(function() rnd({ 2, 3 }):sum(3) end)
+  end)
+end)
+
+-- each backward formula once (issue 19): the ops with a C rule have no Lua
+-- rule, so the C rule takes every form of the call, the in-place op too
+describe("the C rules", function()
+  local ag = T.autograd
+  local function rnd(shape, lo)
+    local x = T.randn(shape, { dtype = T.float64 })
+    if lo then x = x:abs() + lo end
+    return x:requires_grad_()
+  end
+  -- a node recorded in C has no Lua table: no backward field
+  local function c_node(y, name)
+    assert.are.equal(name, y.grad_fn.name)
+    assert.is_nil(y.grad_fn.backward, name .. " was recorded by a Lua rule")
+  end
+  local function check(f, inputs) assert.is_true(ag.gradcheck(f, inputs)) end
+
+  it("are the only rules of their ops", function()
+    for name in pairs(ag.crules) do assert.is_nil(ag.rules[name], name) end
+    for _, name in ipairs({ "add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "sigmoid", "relu", "pow", "sum",
+      "mean", "matmul", "mm", "_linear" }) do
+      assert.is_true(ag.crules[name], name)
+    end
+  end)
+
+  it("take alpha, options and weak scalars in add and sub", function()
+    local a, b = rnd({ 2, 3 }), rnd({ 3 })
+    c_node(T.add(a, b, 2.5), "AddBackward0")
+    c_node(T.add(a, b, { alpha = -2 }), "AddBackward0")
+    c_node(T.add(a, true), "AddBackward0")
+    c_node(T.sub(2, a, { alpha = 3 }), "RsubBackward1")
+    local g = ag.grad(T.add(a, b, 2.5):sum(), { a, b })
+    assert.are.same(T.ones({ 2, 3 }, { dtype = T.float64 }):totable(), g[1]:totable())
+    assert.are.same({ 5, 5, 5 }, g[2]:totable())
+    g = ag.grad(T.sub(a, b, { alpha = 3 }):sum(), { b })
+    assert.are.same({ -6, -6, -6 }, g[1]:totable())
+    g = ag.grad(T.sub(a, b, 1.0):sum(), { b })
+    assert.are.same({ -2, -2, -2 }, g[1]:totable())
+    check(function(x, y) return T.sub(x, y, -0.5) end, { a, b })
+  end)
+
+  it("record the in-place ops, reading a copy of the old value where backward needs it", function()
+    local a, b = rnd({ 2, 3 }, 0.5), rnd({ 3 }, 0.5)
+    for _, c in ipairs({
+      { "add_", "AddBackward0", function(x, y) return (x * 1):add_(y, 2) end },
+      { "sub_", "SubBackward0", function(x, y) return (x * 1):sub_(y) end },
+      { "mul_", "MulBackward0", function(x, y) return (x * 1):mul_(y) end },
+      { "div_", "DivBackward0", function(x, y) return (x * 1):div_(y) end },
+      { "pow_", "PowBackward1", function(x, y) return (x * 1):pow_(y) end },
+      { "exp_", "ExpBackward0", function(x) return (x * 1):exp_() end },
+      { "log_", "LogBackward0", function(x) return (x * 1):log_() end },
+      { "tanh_", "TanhBackward0", function(x) return (x * 1):tanh_() end },
+      { "sigmoid_", "SigmoidBackward0", function(x) return (x * 1):sigmoid_() end },
+      { "neg_", "NegBackward0", function(x) return (x * 1):neg_() end },
+      { "relu_", "ReluBackward0", function(x) return (x - 1):relu_() end },
+    }) do
+      c_node(c[3](a, b), c[2])
+      check(c[3], { a, b })
+    end
+    -- the target as the other operand: saved before the write, so backward refuses
+    local z = a * 1
+    z:mul_(z)
+    local ok, err = pcall(function() z:sum():backward() end)
+    assert.is_false(ok)
+    assert.matches("modified by an inplace operation", err, 1, true)
+    -- a target that did not require grad gets a history
+    local t = T.ones({ 2, 3 }, { dtype = T.float64 })
+    t:mul_(a)
+    c_node(t, "MulBackward0")
+    assert.are.same(T.ones({ 2, 3 }):totable(), ag.grad(t:sum(), a)[1]:totable())
+  end)
+
+  it("take div's rounding modes and pow's tensor exponents", function()
+    local a, b = rnd({ 2, 3 }, 0.5), rnd({ 3 }, 0.5)
+    c_node(T.div(a, b, "trunc"), "DivBackward2")
+    c_node(T.div(a, 2, { rounding_mode = "floor" }), "DivBackward2")
+    local g = ag.grad(T.div(a, b, "floor"):sum(), { a, b })
+    assert.are.same({ 0, 0, 0 }, g[2]:totable())
+    c_node(T.pow(a, b), "PowBackward1")
+    c_node(T.pow(2, b), "PowBackward2")
+    c_node(T.pow(a, true), "PowBackward0")
+    check(function(x, y) return T.pow(x, y) end, { a, b })
+    check(function(y) return T.pow(1.5, y) end, { b })
+    -- 0 ^ e: no gradient to e where e >= 0 (PyTorch's pow_backward_exponent)
+    local e = T.tensor({ -1, 0, 2 }, { dtype = T.float64, requires_grad = true })
+    assert.are.same({ -math.huge, 0, 0 }, ag.grad(T.pow(0, e):sum(), e)[1]:totable())
+  end)
+
+  it("take every form of sum and mean", function()
+    local x = rnd({ 2, 3, 4 })
+    c_node(x:sum({ 3, 1 }), "SumBackward1")
+    c_node(x:mean({ dim = 2, keepdim = true }), "MeanBackward1")
+    c_node(x:sum({}), "SumBackward0")
+    c_node(x:mean(1, false, { dtype = T.complex128 }), "MeanBackward1")
+    c_node(rnd({}):sum(1), "SumBackward0")
+    for _, f in ipairs({
+      function(v) return v:sum({ 3, 1 }) end, function(v) return v:mean({ -1, 2 }, true) end,
+      function(v) return v:mean({ dim = { 1, 3 } }) end, function(v) return v:sum(2, { keepdim = true }) end,
+      function(v) return v:mean(nil, true) end,
+    }) do
+      check(f, { x })
+    end
+    local g = ag.grad(x:mean({ 1, 3 }):sum(), x)[1]
+    assert.is_true(T.allclose(g, T.full({ 2, 3, 4 }, 1 / 8, { dtype = T.float64 })))
+  end)
+
+  it("take every form of matmul", function()
+    for _, c in ipairs({
+      { { 3 }, { 3 }, "DotBackward0" }, { { 2, 3 }, { 3 }, "MvBackward0" }, { { 2, 3 }, { 3, 4 }, "MmBackward0" },
+      { { 3 }, { 3, 4 }, "SqueezeBackward1" }, { { 3 }, { 2, 3, 4 }, "BmmBackward0" },
+      { { 2, 4, 3 }, { 3 }, "BmmBackward0" }, { { 2, 1, 2, 3 }, { 3, 3, 4 }, "BmmBackward0" },
+    }) do
+      local a, b = rnd(c[1]), rnd(c[2])
+      c_node(T.matmul(a, b), c[3])
+      check(function(x, y) return T.matmul(x, y) end, { a, b })
+    end
   end)
 end)

@@ -81,6 +81,45 @@ describe("convolution paths against PyTorch", function()
     T.set_num_threads(before)
     assert.is_true(T.equal(one, two))
   end)
+
+  it("gives the same values at 1 and 2 threads when one image's im2col is shared by the parts", function()
+    -- batch 1, one group, not 1x1: at two threads the im2col is built once
+    -- (split by rows) and the product split by output channels
+    for _, c in ipairs({
+      { ci = 96, co = 80, H = 15, W = 11, k = 3, s = 2, p = 1, dt = T.float32, bias = true },
+      { ci = 40, co = 48, H = 9, W = 13, k = 5, s = 1, p = 2, dt = T.float64, bias = false },
+      { ci = 128, co = 256, H = 14, W = 14, k = 1, s = 2, p = 0, dt = T.float32, bias = true },
+    }) do
+      local x = val(c.ci * c.H * c.W, 1, c.dt):reshape({ 1, c.ci, c.H, c.W })
+      local w = val(c.co * c.ci * c.k * c.k, 2, c.dt, 0.1):reshape({ c.co, c.ci, c.k, c.k })
+      local b = c.bias and val(c.co, 3, c.dt) or nil
+      local before = T.get_num_threads()
+      local out = {}
+      for _, n in ipairs({ 1, 2 }) do
+        T.set_num_threads(n)
+        out[n] = T.no_grad(function() return F.conv2d(x, w, b, { stride = c.s, padding = c.p }) end)
+      end
+      T.set_num_threads(before)
+      assert.is_true(T.equal(out[1], out[2]))
+      -- and the direct sum at a few outputs
+      local Ho, Wo = out[1]:size(3), out[1]:size(4)
+      for _, at in ipairs({ { 1, 1, 1 }, { c.co, Ho, Wo }, { 2, Ho, 1 } }) do
+        local o, i, j = at[1], at[2], at[3]
+        local acc = b and b[o]:item() or 0
+        for ci = 1, c.ci do
+          for ki = 1, c.k do
+            for kj = 1, c.k do
+              local yy, xx = (i - 1) * c.s - c.p + ki, (j - 1) * c.s - c.p + kj
+              if yy >= 1 and yy <= c.H and xx >= 1 and xx <= c.W then
+                acc = acc + x[1][ci][yy][xx]:item() * w[o][ci][ki][kj]:item()
+              end
+            end
+          end
+        end
+        assert.is_true(math.abs(out[2][1][o][i][j]:item() - acc) <= 1e-4 * math.max(1, math.abs(acc)))
+      end
+    end
+  end)
 end)
 
 describe("convolution sizes with a zero", function()

@@ -36,6 +36,9 @@ describe("a freed value tensor", function()
       err_of(T.masked_fill, T.zeros(3), m, freed_scalar(1.5)))
     assert.equal("ltensor.masked_fill_: bad argument #3 (tensor was freed)",
       err_of(T.masked_fill_, T.zeros(3), m, freed_scalar(1.5)))
+    -- as a method, self is not counted
+    assert.equal("ltensor.masked_fill: bad argument #2 (tensor was freed)",
+      err_of(function() local r = T.zeros(3):masked_fill(m, freed_scalar(1.5)) return r end))   -- (no tail call: LuaJIT drops its frame)
   end)
 
   it("index_fill and index_fill_ refuse it", function()

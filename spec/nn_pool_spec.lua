@@ -94,4 +94,42 @@ describe("max_pool2d backward of 2x2 windows", function()
       assert.same(c[5], idx:reshape({ -1 }):tolist())
     end
   end)
+  it("max_pool2d's indices by the rule on rows wider than 256 outputs, -inf windows, float32 and float64", function()
+    -- the indexed row walk keeps the winning tap per output in chunks of 256:
+    -- every chunk boundary, window and tap against the rule written out
+    local inf, nan = math.huge, 0 / 0
+    for _, dt in ipairs({ T.float32, T.float64 }) do
+      for _, c in ipairs({ { 3, 2, 1, 1 }, { 2, 1, 0, 2 }, { 5, 3, 2, 1 } }) do
+        local k, s, p, d = c[1], c[2], c[3], c[4]
+        local H, W = 5, 900
+        local vals = {}
+        for n = 1, H * W do
+          local r = (n * 7919) % 13
+          vals[n] = r == 0 and -inf or (r == 1 and n % 5 == 0) and nan or (r % 4)
+        end
+        local x = T.tensor(vals, { dtype = dt }):reshape(1, 1, H, W)
+        local y, idx = T.nn.functional.max_pool2d(x, k, s, p, d, false, true)
+        local Ho, Wo = y:size(3), y:size(4)
+        assert.is_true(Wo > 256)
+        local got = idx:reshape({ -1 }):tolist()
+        for oh = 0, Ho - 1 do
+          for ow = 0, Wo - 1 do
+            local best, m = 0, -inf
+            for i = 0, k - 1 do
+              for j = 0, k - 1 do
+                local r, q = oh * s - p + i * d, ow * s - p + j * d
+                if r >= 0 and r < H and q >= 0 and q < W then
+                  local at = r * W + q + 1
+                  if best == 0 then best = at end
+                  local v = vals[at]
+                  if v > m or v ~= v then m, best = v, at end
+                end
+              end
+            end
+            assert.equal(best, got[oh * Wo + ow + 1])
+          end
+        end
+      end
+    end
+  end)
 end)

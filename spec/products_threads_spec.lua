@@ -54,6 +54,24 @@ describe("a batch-1 product split over the threads", function()
     end
   end)
 
+  it("one row or column between OpenBLAS's gemv threading size and the split size: the built-in gemv", function()
+    -- 1568 -> 10 (a small CNN's classifier), 300 x 200 mv, transposed and
+    -- strided operands, accumulating onto a bias: equal at 1 and 2 threads
+    local F = T.nn.functional
+    for _, dt in ipairs({ T.float32, T.float64 }) do
+      local x, W, b = T.randn(1, 1568, { dtype = dt }), T.randn(10, 1568, { dtype = dt }), T.randn(10, { dtype = dt })
+      local ref = T.mm(x:double(), W:double():t()) + b:double()
+      local y1 = at_threads(1, function() return F.linear(x, W, b) end)
+      local y2 = at_threads(threads, function() return F.linear(x, W, b) end)
+      close(y1, ref, 1e-4)
+      assert.is_true(T.equal(y1, y2))
+      local A, v = T.randn(300, 200, { dtype = dt }), T.randn(400, { dtype = dt }):narrow(1, 1, 200)
+      close(at_threads(1, function() return T.mv(A, v) end), T.mv(A:double(), v:double()), 1e-4)
+      close(at_threads(threads, function() return T.mv(A:t():contiguous():t(), v) end), T.mv(A:double(), v:double()), 1e-4)
+      close(at_threads(1, function() return T.mm(x, W:t()) end), T.mm(x:double(), W:double():t()), 1e-4)
+    end
+  end)
+
   it("a product too small to split and a dot product are unchanged", function()
     local x, W = T.randn(1, 16), T.randn(16, 8)
     close(at_threads(threads, function() return T.mm(x, W) end), T.mm(x:double(), W:double()), 1e-5)

@@ -358,6 +358,28 @@ describe("discrete samplers (chi-square and moments)", function()
     assert.are.same({ true, false }, T.empty(2, { dtype = T.bool }):bernoulli_(T.tensor({ 1.0, 0.0 })):totable())
   end)
 
+  it("bernoulli_(p) into float32 (a dropout mask): 0/1 values, p = 0 and 1 exact, odd lengths, strided targets", function()
+    -- float32 takes two 24-bit uniforms per word: u < p exactly when k < ceil(p 2^24)
+    local v = vals(T.empty(N):bernoulli_(0.3, { generator = T.Generator(21) }))
+    moments(v, 0.3, 0.21, 1 / 0.21 - 3)
+    for _, x in ipairs(v) do assert.is_true(x == 0 or x == 1) end
+    assert.are.equal(0, T.ones(1001):bernoulli_(0):sum():item())
+    assert.are.equal(1001, T.zeros(1001):bernoulli_(1):sum():item())
+    -- 2^-24 is the smallest probability above 0: only k = 0 passes
+    local tiny = T.empty(4097):bernoulli_(2 ^ -24, { generator = T.Generator(22) })
+    assert.is_true(tiny:sum():item() <= 2)
+    -- a strided target: written through a contiguous temporary, the rest untouched
+    local big = T.full({ 4, 6 }, 7)
+    local col = big:select(2, 2)
+    col:bernoulli_(1)
+    assert.are.same({ 1, 1, 1, 1 }, col:totable())
+    assert.are.equal(7 * 20 + 4, big:sum():item())
+    -- the same generator state gives the same mask
+    local a1 = T.empty(1001):bernoulli_(0.5, { generator = T.Generator(23) })
+    local a2 = T.empty(1001):bernoulli_(0.5, { generator = T.Generator(23) })
+    assert.is_true(T.equal(a1, a2))
+  end)
+
   it("T.poisson(rates): small rates by multiplication, large by transformed rejection", function()
     local g = T.Generator(16)
     for _, lam in ipairs({ 0.5, 3.0, 12.0, 250.0 }) do

@@ -1,7 +1,9 @@
 /* l_autograd.c -- the reverse-mode autograd engine: graph nodes, recording
-   and backward.  The backward *rules* stay small Lua functions in
-   lua/ltensor/autograd/ (an engine plus a table of rules, as in
-   micrograd/tinygrad); everything structural lives here:
+   and backward.  The backward *rules* are C for the common ops
+   (l_grad_rules.c, l_grad_shape.c) and small Lua functions in
+   lua/ltensor/autograd/ for the rest (an engine plus a table of rules, as
+   in micrograd/tinygrad), each formula in one of the two; everything
+   structural lives here:
 
    Recording.  The op trampoline (l_core.c) calls the hook installed by
    T._ag_init as hook(grad_name, raw, args...).  The hook runs the rule
@@ -193,7 +195,7 @@ static void attach(lua_State *L, const char *fname, int spec, int target, int fi
 
 /* fake raw for in-place ops that reuse an out-of-place rule: the rule calls
    raw(src, ...) on a copy; this writes into the target instead and returns
-   it.  upvalues: 1 raw, 2 target */
+   it.  upvalues: 1 raw, 2 target (3: the op's name, for inplace_crule) */
 static int fake_raw(lua_State *L) {
   int n = lua_gettop(L);
   if (n < 1) { lua_settop(L, 1); n = 1; }
@@ -220,6 +222,71 @@ static void push_rule(lua_State *L, int slot, int key_idx) {
     lua_call(L, 1, 1);
   }
   lua_remove(L, -2);
+}
+
+/* pushes a copy of the tensor at idx, made with grad mode off (the old value
+   of an in-place op's target, for the rule to read; not recorded) */
+static void push_old_value(lua_State *L, int idx) {
+  ltl_settings *S = ltl_settings_of(L);
+  int prev = S->grad_enabled;
+  S->grad_enabled = 0;
+  lua_rawgeti(L, HOOK_CTX, CTX_METHODS);
+  lua_getfield(L, -1, "clone");
+  lua_remove(L, -2);
+  lua_pushvalue(L, idx);
+  int st = lua_pcall(L, 1, 1, 0);
+  S->grad_enabled = prev;
+  if (st != LUA_OK) lua_error(L);
+}
+
+/* does the out-of-place op (its name at idx) read its first input in
+   backward?  (no_self lists those that do not: no copy needed) */
+static int reads_self(lua_State *L, int idx) {
+  lua_rawgeti(L, HOOK_CTX, CTX_NOSELF);
+  lua_pushvalue(L, idx);
+  int copy = lua_rawget(L, -2) == LUA_TNIL || !lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return copy;
+}
+
+/* the C rule of the out-of-place op named at idx, or NULL */
+static const ag_crule *crule_of(lua_State *L, int idx) {
+  lua_rawgeti(L, HOOK_CTX, CTX_CRULES);
+  lua_pushvalue(L, idx);
+  const ag_crule *cr = lua_rawget(L, -2) == LUA_TNUMBER ? &ag_crules[lua_tointeger(L, -1)] : NULL;
+  lua_pop(L, 2);
+  return cr;
+}
+
+/* In-place op recorded by the C rule of its out-of-place op (add_ by
+   add's).  Stack 1 name, 2 raw, 3 target, 4..n args becomes 1 target, 2 raw
+   writing into the target, 3 the value the rule reads for input 1 (the
+   target, or a copy of its old value), 4..n args.  Returns the rule's
+   result count, or -1 with the stack back as it was (up to n) when the
+   rule does not take the call. */
+static int inplace_crule(lua_State *L, const ag_crule *cr, int n, int copy, int alias, lua_Integer v0) {
+  lua_settop(L, n);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 1);                 /* (the name rides along for the way back) */
+  lua_pushcclosure(L, fake_raw, 3);
+  lua_replace(L, 2);
+  lua_pushvalue(L, 3);
+  lua_replace(L, 1);
+  if (copy) {
+    push_old_value(L, 3);
+    lua_replace(L, 3);
+  }
+  ag_rec R = {1, alias, v0};
+  int k = cr->record(L, n - 2, &R);
+  if (k >= 0) return k;
+  lua_pushvalue(L, 1);
+  lua_replace(L, 3);
+  lua_getupvalue(L, 2, 3);
+  lua_replace(L, 1);
+  lua_getupvalue(L, 2, 1);
+  lua_replace(L, 2);
+  return -1;
 }
 
 static int hook_inplace(lua_State *L, const char *name, size_t len) {
@@ -249,25 +316,28 @@ static int hook_inplace(lua_State *L, const char *name, size_t len) {
   }
   lua_settop(L, n);
   lua_pushlstring(L, name, len > 0 ? len - 1 : 0);     /* n+1: the out-of-place name */
-  /* n+2: the rule: the op's own in-place rule, else the out-of-place one */
+  /* the op's own in-place rule (special), else the out-of-place op's rule,
+     in C or (n+2) in Lua, which reads a copy of the target's old value
+     unless no_self says it does not read it */
   lua_rawgeti(L, HOOK_CTX, CTX_INPLACE);
   lua_pushvalue(L, 1);
   int special = lua_rawget(L, -2) != LUA_TNIL;
   lua_remove(L, -2);
-  if (!special) {
-    lua_pop(L, 1);
-    push_rule(L, CTX_RULES, n + 1);
-  }
-  int copy = 0;
-  if (!special) {
-    lua_rawgeti(L, HOOK_CTX, CTX_NOSELF);
-    lua_pushvalue(L, n + 1);
-    copy = lua_rawget(L, -2) == LUA_TNIL || !lua_toboolean(L, -1);
-    lua_pop(L, 2);
-  }
+  int copy = !special && reads_self(L, n + 1);
   int alias = 0;
   for (int i = 4; i <= n && !alias; i++) alias = lua_rawequal(L, i, 3);
   lua_Integer v0 = (lua_Integer)atomic_load(&a->storage->version);
+  if (!special) {
+    const ag_crule *cr = crule_of(L, n + 1);
+    if (cr) {
+      int k = inplace_crule(L, cr, n, copy, alias, v0);
+      if (k >= 0) return k;
+      lua_pushlstring(L, name, len > 0 ? len - 1 : 0);
+    } else {
+      lua_pop(L, 1);
+    }
+    push_rule(L, CTX_RULES, n + 1);
+  }
   /* rule(raw or fake, src, args...) */
   if (special) {
     lua_pushvalue(L, 2);
@@ -276,21 +346,8 @@ static int hook_inplace(lua_State *L, const char *name, size_t len) {
     lua_pushvalue(L, 3);
     lua_pushcclosure(L, fake_raw, 2);
   }
-  if (copy) {
-    /* the rule reads the old value of the target: a copy, not recorded */
-    ltl_settings *S = ltl_settings_of(L);
-    int prev = S->grad_enabled;
-    S->grad_enabled = 0;
-    lua_rawgeti(L, HOOK_CTX, CTX_METHODS);
-    lua_getfield(L, -1, "clone");
-    lua_remove(L, -2);
-    lua_pushvalue(L, 3);
-    int st = lua_pcall(L, 1, 1, 0);
-    S->grad_enabled = prev;
-    if (st != LUA_OK) return lua_error(L);
-  } else {
-    lua_pushvalue(L, 3);
-  }
+  if (copy) push_old_value(L, 3);
+  else lua_pushvalue(L, 3);
   for (int i = 4; i <= n; i++) lua_pushvalue(L, i);
   lua_call(L, n - 3 + 2, LUA_MULTRET);
   int r = n + 2;                                         /* spec, outputs... */
@@ -317,7 +374,8 @@ static int ag_hook(lua_State *L) {
   if (lua_rawget(L, -2) == LUA_TNUMBER) {
     const ag_crule *cr = &ag_crules[lua_tointeger(L, -1)];
     lua_pop(L, 2);
-    int k = cr->record(L, lua_gettop(L) - 2);
+    static const ag_rec plain = {0, 0, 0};
+    int k = cr->record(L, lua_gettop(L) - 2, &plain);
     if (k >= 0) return k;
   } else {
     lua_pop(L, 2);

@@ -49,7 +49,7 @@ typedef struct ag_scalar {
    `y * 2` is 1,000,000 of these (issue 13), so the fields are packed. */
 typedef struct ag_node {
   uint64_t run_id;             /* the run that last visited this node */
-  ag_num sv;                   /* C rule's scalar argument (AG_SC) */
+  ag_num sv;                   /* C rule's scalar argument (AG_SC), or sum/mean's reduced dims (a bit each) */
   int32_t run_deps, run_idx, run_base;
   int32_t nin, nout, nsaved;
   uint16_t nedge;              /* <= AG_MAX_EDGES */
@@ -105,7 +105,7 @@ static inline int ag_push_ctab(lua_State *L, ag_node *n, int idx) {
   return t;
 }
 
-/* ---- rules in C (l_grad_rules.c) ----------------------------------------
+/* ---- rules in C (l_grad_rules.c, l_grad_shape.c) ------------------------
    The common ops record a node with no Lua table: saved tensors in the
    node's user values, scalars and dims in the node itself, and a C backward
    that computes the gradients through the ops of the function table (so
@@ -114,11 +114,23 @@ typedef struct ag_bw {
   int fns;                     /* stack slot of the function table (AGF_*) */
   int create;                  /* create_graph */
 } ag_bw;
-/* record(L, nargs): stack 1 name, 2 raw, 3.. the nargs arguments.  Returns
-   -1 (stack untouched) when the rule does not take this form of the call
-   (the Lua rule then runs), else runs raw, records a node when an input
-   requires grad and returns the number of outputs, left on top. */
-typedef int (*ag_record_fn)(lua_State *L, int nargs);
+/* An in-place call recorded by the rule of its out-of-place op (add_ by
+   add's): raw writes into the tensor at stack slot `target`, whose history
+   before the write is input 1's edge; slot 3 holds the value the rule saves
+   for input 1 (a copy of the old value, or the target itself for the ops
+   whose backward does not read it).  alias: the target is also one of the
+   other arguments, so a saved tensor that is it gets version v0 (its
+   version before the write).  All 0 for an ordinary call. */
+typedef struct ag_rec {
+  int target, alias;
+  lua_Integer v0;
+} ag_rec;
+/* record(L, nargs, R): stack 1 name (or R->target), 2 raw, 3.. the nargs
+   arguments.  Returns -1 (stack untouched) when the arguments are not ones
+   the op takes (raw is then left to raise), else runs raw, records a node
+   when an input requires grad and returns the number of outputs, left on
+   top. */
+typedef int (*ag_record_fn)(lua_State *L, int nargs, const ag_rec *R);
 /* backward(L, n, node, g): the gradient of output 1 at stack slot g (the
    rules here have one output); pushes exactly n->nin values (nil: none). */
 typedef void (*ag_backward_fn)(lua_State *L, ag_node *n, int node, int g, const ag_bw *B);
@@ -126,7 +138,7 @@ typedef struct ag_crule {
   const char *key;             /* the grad name the trampoline passes */
   ag_record_fn record;
   ag_backward_fn backward;
-  const char *names[3];        /* node names by variant */
+  const char *names[5];        /* node names by variant */
 } ag_crule;
 extern const ag_crule ag_crules[];
 
@@ -138,7 +150,9 @@ extern const ag_crule ag_crules[];
   X(MUL, "mul") X(ADD, "add") X(SUB, "sub") X(DIV, "div") X(NEG, "neg") X(MM, "mm") X(T, "t")          \
   X(TRANSPOSE, "transpose") X(RESHAPE, "reshape") X(EXPAND, "expand") X(POW, "pow")                    \
   X(ZEROS_LIKE, "zeros_like") X(WHERE, "where") X(LE, "le") X(THRESHOLD_BW, "threshold_backward")      \
-  X(RSUB, "rsub") X(SUM, "sum") X(ADD_, "add_") X(UNSQUEEZE, "unsqueeze")
+  X(RSUB, "rsub") X(SUM, "sum") X(ADD_, "add_") X(UNSQUEEZE, "unsqueeze") X(SQUEEZE, "squeeze")          \
+  X(MATMUL, "matmul") X(EQ, "eq") X(GE, "ge") X(LOG, "log") X(LOGICAL_AND, "logical_and")              \
+  X(REAL, "real") X(IMAG, "imag")
 #define AGF_ENUM(id, name) AGF_##id,
 enum { AGF_NONE_ = 0, AG_FNS(AGF_ENUM) AGF_END_ };
 #define AGF_LAST (AGF_END_ - 1)

@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <string.h>
 #include "l_lua.h"
+#include "lt_gemm_tiles.h"   /* LT_GEMM_SERIAL_MNK: the size above which K is cut by K alone */
 #include "lt_conv.h"
 #include "lt_parallel.h"
 
@@ -259,23 +260,78 @@ static void wino_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   wino_job *j = (wino_job *)ctx;
   lt_wino_run(j->g, j->x, j->U, j->bias, j->out, j->scratch + tid * j->per, j->block, lo, hi);
 }
+typedef struct {
+  const lt_conv_geom *g;
+  const float *w;
+  float *U, *tmp;
+  int flip;
+} wino_wjob;
+static void wino_wrange(void *ctx, int64_t lo, int64_t hi, int tid) {
+  wino_wjob *j = (wino_wjob *)ctx;
+  lt_wino_weights(j->g, j->w, j->flip, j->U, j->tmp + (int64_t)tid * 27 * j->g->Cb, lo, hi);
+}
 /* out = conv(x) through Winograd with weights w (flip: w is the weight of
-   the conv whose input gradient this is); buffers left on the stack */
+   the conv whose input gradient this is); buffers left on the stack.  The
+   weight transform (36 x Cs x Cb floats written, per call) is split over
+   the pool too: done by the caller alone it was the serial part that kept
+   two threads at 1.1x of one on 28x28 and 14x14 planes. */
 static void conv_wino(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, int flip, lt_tensor *b,
                       lt_tensor *out) {
   double work = 2.0 * (double)lt_numel(out) * (double)(g->Cb * 9) / 4;
   int nt = par_threads(L, INT64_MAX, work);
   int64_t block = lt_wino_block(g, nt), items = (lt_wino_tiles(g) + block - 1) / block;
+  int wt = par_threads_mem(L, g->Cs, 36.0 * (double)g->Cs * (double)g->Cb);
   nt = par_threads(L, items, work);
   int64_t per = lt_wino_scratch(g, block);
   nt = parts_of(nt, items, per * 4);
-  int64_t ushape[1] = { 36 * g->Cs * g->Cb + 27 * g->Cb }, sshape[1] = { per * nt };
+  int64_t ushape[1] = { 36 * g->Cs * g->Cb + 27 * g->Cb * (int64_t)wt }, sshape[1] = { per * nt };
   float *U = (float *)(void *)lt_data(ltl_push_new(L, LTENSOR_FLOAT32, 1, ushape));
-  lt_wino_weights(g, (const float *)(const void *)lt_data(w), flip, U, U + 36 * g->Cs * g->Cb);
+  wino_wjob wj = { g, (const float *)(const void *)lt_data(w), U, U + 36 * g->Cs * g->Cb, flip };
+  par_run(L, wt, g->Cs, wino_wrange, &wj);
   wino_job j = { g, (const float *)(const void *)lt_data(x), U, b ? (const float *)(const void *)lt_data(b) : NULL,
                  (float *)(void *)lt_data(out), NULL, per, block };
   j.scratch = (float *)(void *)lt_data(ltl_push_new(L, LTENSOR_FLOAT32, 1, sshape));
   par_run(L, nt, items, wino_range, &j);
+}
+
+/* batch-1, one-group convs (lt_conv_shared_*): the im2col once, split by
+   small rows, then the product split by output channels -- a few parts
+   per thread, at least 16 channels each */
+typedef struct {
+  const lt_conv_geom *g;
+  const void *x, *w, *b;
+  void *col, *out;
+} shared_job;
+static void shared_col_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  shared_job *j = (shared_job *)ctx;
+  (void)tid;
+  lt_conv_shared_col(j->g, j->x, j->col, lo, hi);
+}
+static void shared_gemm_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  shared_job *j = (shared_job *)ctx;
+  (void)tid;
+  lt_conv_shared_gemm(j->g, j->w, j->col, j->b, j->out, lo, hi);
+}
+/* parts for the product: a few per thread, each over 4 x LT_GEMM_SERIAL_MNK
+   multiply-adds, where lt_gemm_tiles cuts K by K alone, so that every
+   output sums its terms in the order of one thread's single product (the
+   result does not depend on the thread count); 0 when that leaves fewer
+   parts than threads */
+static int shared_parts(const lt_conv_geom *g, int nt) {
+  double macs = (double)g->Cs * (double)(g->Hs * g->Ws) * (double)(g->Cb * g->kh * g->kw);
+  double most = macs / (4.0 * LT_GEMM_SERIAL_MNK);
+  int64_t parts = 4 * (int64_t)nt;
+  if ((double)parts > most) parts = (int64_t)most;
+  if (parts > g->Cs / 16) parts = g->Cs / 16;
+  return parts >= nt ? (int)parts : 0;
+}
+static void conv_shared(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *w, lt_tensor *b,
+                        lt_tensor *out, int nt, int parts) {
+  int64_t shape[1] = { g->Cb * g->kh * g->kw * g->Hs * g->Ws };
+  shared_job j = { g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, NULL, lt_data(out) };
+  j.col = lt_data(ltl_push_new(L, g->dt, 1, shape));
+  par_run(L, nt < g->Hs ? nt : (int)g->Hs, g->Hs, shared_col_range, &j);
+  par_run(L, parts, g->Cs, shared_gemm_range, &j);
 }
 
 static int l_conv_small(lua_State *L) {
@@ -289,16 +345,22 @@ static int l_conv_small(lua_State *L) {
   if (g.Cb * g.kh * g.kw == 0) { fill_bias(out, b); return 1; }   /* no input channels */
   if (lt_conv_dw_ok(&g)) {
     conv_dw(L, &g, x, w, b, out);
-    lua_settop(L, 13);
+    ltl_drop_scratch(L, 13);
     return 1;
   }
   if (wino_use(&g, force) && wino_finite(x, w)) {
     conv_wino(L, &g, x, w, 0, b, out);
-    lua_settop(L, 13);
+    ltl_drop_scratch(L, 13);
     return 1;
   }
   double work = 2.0 * (double)lt_numel(out) * (double)(g.Cb * g.kh * g.kw);
   int nt = par_threads(L, INT64_MAX, work);
+  int sparts = nt > 1 && lt_conv_shared_ok(&g) ? shared_parts(&g, nt) : 0;
+  if (sparts) {
+    conv_shared(L, &g, x, w, b, out, nt, sparts);
+    ltl_drop_scratch(L, 13);
+    return 1;
+  }
   if (nt > 1) split_small(&g, nt);
   int64_t items = lt_conv_small_items(&g);
   nt = par_threads(L, items, work);
@@ -306,7 +368,7 @@ static int l_conv_small(lua_State *L) {
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
   par_run(L, nt, items, small_range, &j);
-  lua_settop(L, 13);
+  ltl_drop_scratch(L, 13);
   return 1;
 }
 
@@ -326,7 +388,7 @@ static int dw_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor *
   for (int64_t c = 0; c < g->G; c++)
     for (int64_t t = 0; t < taps; t++) memcpy(dst + (c * taps + t) * sz, src + (c * taps + taps - 1 - t) * sz, (size_t)sz);
   conv_dw(L, &f, x, wf, b, out);
-  lua_settop(L, 13);
+  ltl_drop_scratch(L, 13);
   return 1;
 }
 
@@ -342,7 +404,7 @@ static int wino_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor
   f.ph = 2 - g->ph; f.pw = 2 - g->pw;
   if (!wino_use(&f, force) || !wino_finite(x, w)) return 0;
   conv_wino(L, &f, x, w, 1, b, out);
-  lua_settop(L, 13);
+  ltl_drop_scratch(L, 13);
   return 1;
 }
 
@@ -364,7 +426,7 @@ static int l_conv_big(lua_State *L) {
   /* (as _conv_small: an empty kernel has no rows to gemm) */
   if (g.Cs > 0 && g.Hs * g.Ws > 0 && g.kh * g.kw > 0) par_run(L, nt, items, big_range, &j);
   else fill_bias(out, b);   /* nothing from the input reaches the output */
-  lua_settop(L, 13);
+  ltl_drop_scratch(L, 13);
   return 1;
 }
 
@@ -425,7 +487,7 @@ static int l_conv_wgrad(lua_State *L) {
     int64_t sshape[1] = { per * nt };
     j.scratch = lt_data(ltl_push_new(L, g.dt, 1, sshape));
     par_run(L, nt, g.G, dw_wgrad_range, &j);
-    lua_settop(L, 12);
+    ltl_drop_scratch(L, 12);
     return 1;
   }
   /* samples split over threads; each sums into its own gw, added up after */
@@ -447,7 +509,7 @@ static int l_conv_wgrad(lua_State *L) {
       for (int64_t i = 0; i < j.gw_numel; i++) d[i] += p[i];
     }
   }
-  lua_settop(L, 12);
+  ltl_drop_scratch(L, 12);
   return 1;
 }
 

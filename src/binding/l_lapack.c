@@ -99,22 +99,37 @@ static lt_tensor *push_batched(lua_State *L, ltensor_dtype dt, const lt_tensor *
   return ltl_push_new(L, dt, nbd + ntrail, shape);
 }
 
-/* One scratch block carved into aligned pieces. */
-typedef struct { int64_t size[8]; int n; } carve_t;
-static int carve_add(carve_t *c, int64_t bytes) {
-  c->size[c->n] = (bytes + 63) & ~(int64_t)63;
-  return c->n++;
-}
-/* Pushes the scratch tensor: call it before pushing the results, which are
-   then the top values returned. */
-static char *carve_alloc(lua_State *L, carve_t *c, char **ptr) {
+/* Pushes one scratch tensor carved into n pieces of the given byte sizes
+   (each rounded up to 64 bytes), buf[i] the start of piece i.  Call it before
+   pushing the results, which are then the top values returned. */
+static void scratch_n(lua_State *L, char **buf, int n, const int64_t *bytes) {
   int64_t total = 64;
-  for (int i = 0; i < c->n; i++) total += c->size[i];
+  for (int i = 0; i < n; i++) total += (bytes[i] + 63) & ~(int64_t)63;
   lt_tensor *s = ltl_push_new(L, LTENSOR_UINT8, 1, &total);
   char *p = lt_data(s);
-  for (int i = 0; i < c->n; i++) { ptr[i] = p; p += c->size[i]; }
-  return lt_data(s);
+  for (int i = 0; i < n; i++) { buf[i] = p; p += (bytes[i] + 63) & ~(int64_t)63; }
 }
+#define SCRATCH(L, buf, ...) \
+  scratch_n((L), (buf), (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), (int64_t[]){ __VA_ARGS__ })
+
+/* LAPACK takes int sizes: a workspace that does not fit is refused */
+static void check_ws(lua_State *L, const char *fn, const lt_lapack_ws *ws) {
+  if (ws->work > INT_MAX || ws->rwork > INT_MAX || ws->iwork > INT_MAX) ltl_error(L, fn, "workspace too large");
+}
+
+/* Batch entry b of t (its trailing rows x cols matrix) -> column-major dst (ld). */
+static void pack_entry(char *dst, int64_t ld, const lt_tensor *t, int nbd, int64_t b, int64_t rows, int64_t cols) {
+  pack_cm(dst, ld, t, batch_off(t, nbd, b), rows, cols);
+}
+
+/* Column-major src (ld) -> batch entry b of out, a new row-major tensor of
+   rows x cols matrices. */
+static void unpack_entry(lt_tensor *out, int64_t b, const char *src, int64_t ld, int64_t rows, int64_t cols) {
+  size_t isz = lt_itemsize(out->dtype);
+  unpack_rm(lt_data(out) + b * rows * cols * (int64_t)isz, src, ld, rows, cols, isz);
+}
+
+static void set_info(lt_tensor *info, int64_t b, int r) { ((int32_t *)lt_data(info))[b] = r; }
 
 static ltensor_dtype real_of(ltensor_dtype dt) { return lt_is_complex(dt) ? lt_to_real(dt) : dt; }
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -166,28 +181,57 @@ static void fill_nan(char *p, int64_t count, ltensor_dtype dt) {
     for (int64_t i = 0; i < parts; i++) ((float *)p)[i] = NAN;
 }
 
+/* ---- the first operand ----------------------------------------------------- */
+/* What every kernel derives from its first operand A (..., m, n). */
+typedef struct lap_job {
+  lt_tensor *a;
+  int nbd, m, n;          /* batch dims; A's rows and columns */
+  ltensor_dtype dt, rt;   /* A's dtype and its real dtype */
+  size_t isz, rsz;        /* their item sizes */
+  int64_t nb;             /* entries in the batch */
+} lap_job;
+
+/* Checks the matrix at idx (square: batches of n x n) and fills j. */
+static void job_begin(lua_State *L, const char *fn, int idx, int square, lap_job *j) {
+  j->a = check_mat(L, idx, fn);
+  j->nbd = j->a->ndim - 2;
+  if (square) {
+    j->m = j->n = square_n(L, fn, j->a, j->nbd);
+  } else {
+    j->m = fits_int(L, fn, j->a->shape[j->nbd]);
+    j->n = fits_int(L, fn, j->a->shape[j->nbd + 1]);
+  }
+  j->dt = j->a->dtype;
+  j->rt = real_of(j->dt);
+  j->isz = lt_itemsize(j->dt);
+  j->rsz = lt_itemsize(j->rt);
+  j->nb = nbatch_of(j->a, j->nbd);
+}
+
+/* A's batch entry b -> column-major dst (ld) if all of it is finite; 0 (dst
+   untouched) if not: the eigen and SVD drivers are never given NaN or inf. */
+static int pack_finite(char *dst, int64_t ld, const lap_job *j, int64_t b) {
+  int64_t off = batch_off(j->a, j->nbd, b);
+  if (!all_finite(j->a, off, j->m, j->n)) return 0;
+  pack_cm(dst, ld, j->a, off, j->m, j->n);
+  return 1;
+}
+
 /* ---- LU --------------------------------------------------------------- */
 /* _lapack_getrf(A) -> LU, pivots (int32), info (int32) */
 static int l_getrf(lua_State *L) {
-  const char *fn = "linalg.lu_factor";
-  lt_tensor *a = check_mat(L, 1, fn);
-  int nbd = a->ndim - 2;
-  int m = fits_int(L, fn, a->shape[nbd]), n = fits_int(L, fn, a->shape[nbd + 1]), k = imin(m, n);
-  int lda = imax(1, m);
-  ltensor_dtype dt = a->dtype;
-  size_t isz = lt_itemsize(dt);
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)lda * n * isz);
+  lap_job j;
+  job_begin(L, "linalg.lu_factor", 1, 0, &j);
+  int m = j.m, n = j.n, k = imin(m, n), lda = imax(1, m);
   char *buf[1];
-  carve_alloc(L, &c, buf);
-  lt_tensor *lu = push_batched(L, dt, a, nbd, 2, (int64_t)m, (int64_t)n);
-  lt_tensor *piv = push_batched(L, LTENSOR_INT32, a, nbd, 1, (int64_t)k);
-  lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    pack_cm(buf[0], lda, a, batch_off(a, nbd, b), m, n);
-    ((int32_t *)lt_data(info))[b] = lt_lapack_getrf(dt, m, n, buf[0], lda, (int *)lt_data(piv) + b * k);
-    unpack_rm(lt_data(lu) + b * (int64_t)m * n * isz, buf[0], lda, m, n, isz);
+  SCRATCH(L, buf, (int64_t)lda * n * j.isz);
+  lt_tensor *lu = push_batched(L, j.dt, j.a, j.nbd, 2, (int64_t)m, (int64_t)n);
+  lt_tensor *piv = push_batched(L, LTENSOR_INT32, j.a, j.nbd, 1, (int64_t)k);
+  lt_tensor *info = push_batched(L, LTENSOR_INT32, j.a, j.nbd, 0);
+  for (int64_t b = 0; b < j.nb; b++) {
+    pack_entry(buf[0], lda, j.a, j.nbd, b, m, n);
+    set_info(info, b, lt_lapack_getrf(j.dt, m, n, buf[0], lda, (int *)lt_data(piv) + b * k));
+    unpack_entry(lu, b, buf[0], lda, m, n);
   }
   return 3;
 }
@@ -227,11 +271,8 @@ static int l_perm(lua_State *L) {
   int m = fits_int(L, fn, m64), k = fits_int(L, fn, p->shape[nbd]);
   if (k > m) ltl_error(L, fn, "internal: more pivots than rows");
   size_t isz = lt_itemsize(dt), rsz = lt_itemsize(real_of(dt));
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)(m + 1) * sizeof(int));
-  carve_add(&c, (int64_t)(k + 1) * sizeof(int));
   char *buf[2];
-  carve_alloc(L, &c, buf);
+  SCRATCH(L, buf, (int64_t)(m + 1) * (int64_t)sizeof(int), (int64_t)(k + 1) * (int64_t)sizeof(int));
   lt_tensor *out = push_batched(L, dt, p, nbd, 2, (int64_t)m, (int64_t)m);
   int *perm = (int *)buf[0], *ipiv = (int *)buf[1];
   int64_t nb = nbatch_of(p, nbd);
@@ -254,30 +295,23 @@ static int l_perm(lua_State *L) {
    B (n x k) at index ib with A's batch and dtype, column-major scratch for
    A, B and the pivots (pushed first), then X (pushed: n x k per entry). */
 typedef struct square_system {
-  lt_tensor *a, *b, *x;
-  int nbd, n, k, ld;
-  ltensor_dtype dt;
-  size_t isz;
+  lap_job j;      /* A; j.n its order */
+  lt_tensor *b, *x;
+  int k, ld;
   char *buf[3];   /* A, B, pivots */
 } square_system;
 
 static void begin_square_system(lua_State *L, const char *fn, int ia, int ib, square_system *s) {
-  s->a = check_mat(L, ia, fn);
-  s->nbd = s->a->ndim - 2;
-  s->n = square_n(L, fn, s->a, s->nbd);
+  job_begin(L, fn, ia, 1, &s->j);
+  int nbd = s->j.nbd, n = s->j.n;
   s->b = check_mat(L, ib, fn);
-  check_same_batch(L, fn, s->a, s->b, s->nbd);
-  if (s->b->shape[s->nbd] != s->n) ltl_error(L, fn, "internal: B rows");
-  s->k = fits_int(L, fn, s->b->shape[s->nbd + 1]);
-  s->ld = imax(1, s->n);
-  s->dt = s->a->dtype;
-  s->isz = lt_itemsize(s->dt);
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)s->ld * s->n * s->isz);
-  carve_add(&c, (int64_t)s->ld * s->k * s->isz);
-  carve_add(&c, (int64_t)(s->n + 1) * sizeof(int));
-  carve_alloc(L, &c, s->buf);
-  s->x = push_batched(L, s->dt, s->b, s->nbd, 2, (int64_t)s->n, (int64_t)s->k);
+  check_same_batch(L, fn, s->j.a, s->b, nbd);
+  if (s->b->shape[nbd] != n) ltl_error(L, fn, "internal: B rows");
+  s->k = fits_int(L, fn, s->b->shape[nbd + 1]);
+  s->ld = imax(1, n);
+  SCRATCH(L, s->buf, (int64_t)s->ld * n * s->j.isz, (int64_t)s->ld * s->k * s->j.isz,
+          (int64_t)(n + 1) * (int64_t)sizeof(int));
+  s->x = push_batched(L, s->j.dt, s->b, nbd, 2, (int64_t)n, (int64_t)s->k);
 }
 
 /* _lapack_getrs(LU, pivots, B, trans) -> X : op(A) X = B with A = P L U */
@@ -287,14 +321,14 @@ static int l_getrs(lua_State *L) {
   char trans = ts[0] == 'T' ? 'T' : ts[0] == 'C' ? 'C' : 'N';
   square_system s;
   begin_square_system(L, fn, 1, 3, &s);
-  lt_tensor *p = check_piv(L, fn, 2, s.a, s.nbd, s.n);
-  int64_t nb = nbatch_of(s.a, s.nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    load_piv(L, fn, p, s.nbd, b, s.n, s.n, (int *)s.buf[2]);
-    pack_cm(s.buf[0], s.ld, s.a, batch_off(s.a, s.nbd, b), s.n, s.n);
-    pack_cm(s.buf[1], s.ld, s.b, batch_off(s.b, s.nbd, b), s.n, s.k);
-    if (s.n > 0 && s.k > 0) lt_lapack_getrs(s.dt, trans, s.n, s.k, s.buf[0], s.ld, (int *)s.buf[2], s.buf[1], s.ld);
-    unpack_rm(lt_data(s.x) + b * (int64_t)s.n * s.k * s.isz, s.buf[1], s.ld, s.n, s.k, s.isz);
+  int nbd = s.j.nbd, n = s.j.n;
+  lt_tensor *p = check_piv(L, fn, 2, s.j.a, nbd, n);
+  for (int64_t b = 0; b < s.j.nb; b++) {
+    load_piv(L, fn, p, nbd, b, n, n, (int *)s.buf[2]);
+    pack_entry(s.buf[0], s.ld, s.j.a, nbd, b, n, n);
+    pack_entry(s.buf[1], s.ld, s.b, nbd, b, n, s.k);
+    if (n > 0 && s.k > 0) lt_lapack_getrs(s.j.dt, trans, n, s.k, s.buf[0], s.ld, (int *)s.buf[2], s.buf[1], s.ld);
+    unpack_entry(s.x, b, s.buf[1], s.ld, n, s.k);
   }
   return 1;
 }
@@ -304,13 +338,11 @@ static int l_getrs(lua_State *L) {
 static int l_solve(lua_State *L) {
   square_system s;
   begin_square_system(L, "linalg.solve", 1, 2, &s);
-  lt_tensor *a = s.a, *bt = s.b, *x = s.x;
-  int nbd = s.nbd, n = s.n, k = s.k, ld = s.ld;
-  ltensor_dtype dt = s.dt;
-  size_t isz = s.isz;
+  const lt_tensor *a = s.j.a;
+  int nbd = s.j.nbd, n = s.j.n, k = s.k, ld = s.ld;
+  ltensor_dtype dt = s.j.dt;
   char **buf = s.buf;
   lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
-  int64_t nb = nbatch_of(a, nbd);
   /* A row-major matrix is A^T in column-major order: factor that (a plain
      copy instead of a transposing one) and solve with trans = 'T', as
      PyTorch does for contiguous real input (so info and the exactness of a
@@ -321,9 +353,9 @@ static int l_solve(lua_State *L) {
     at.stride[nbd] = 1;
     at.stride[nbd + 1] = n;
   }
-  for (int64_t b = 0; b < nb; b++) {
+  for (int64_t b = 0; b < s.j.nb; b++) {
     pack_cm(buf[0], ld, &at, batch_off(a, nbd, b), n, n);
-    pack_cm(buf[1], ld, bt, batch_off(bt, nbd, b), n, k);
+    pack_entry(buf[1], ld, s.b, nbd, b, n, k);
     int r;
     if (use_t) {
       r = lt_lapack_getrf(dt, n, n, buf[0], ld, (int *)buf[2]);
@@ -331,8 +363,8 @@ static int l_solve(lua_State *L) {
     } else {
       r = lt_lapack_gesv(dt, n, k, buf[0], ld, (int *)buf[2], buf[1], ld);
     }
-    ((int32_t *)lt_data(info))[b] = r;
-    unpack_rm(lt_data(x) + b * (int64_t)n * k * isz, buf[1], ld, n, k, isz);
+    set_info(info, b, r);
+    unpack_entry(s.x, b, buf[1], ld, n, k);
   }
   return 2;
 }
@@ -340,69 +372,66 @@ static int l_solve(lua_State *L) {
 /* ---- Cholesky ----------------------------------------------------------- */
 /* _lapack_potrf(A, upper) -> factor (other triangle zero), info */
 static int l_potrf(lua_State *L) {
-  const char *fn = "linalg.cholesky";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, "linalg.cholesky", 1, 1, &j);
   int upper = lua_toboolean(L, 2);
-  int nbd = a->ndim - 2;
-  int n = square_n(L, fn, a, nbd), ld = imax(1, n);
-  ltensor_dtype dt = a->dtype;
-  size_t isz = lt_itemsize(dt);
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * n * isz);
+  int n = j.n, ld = imax(1, n);
+  size_t isz = j.isz;
   char *buf[1];
-  carve_alloc(L, &c, buf);
-  lt_tensor *f = push_batched(L, dt, a, nbd, 2, (int64_t)n, (int64_t)n);
-  lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    pack_cm(buf[0], ld, a, batch_off(a, nbd, b), n, n);
-    ((int32_t *)lt_data(info))[b] = lt_lapack_potrf(dt, upper ? 'U' : 'L', n, buf[0], ld);
+  SCRATCH(L, buf, (int64_t)ld * n * isz);
+  lt_tensor *f = push_batched(L, j.dt, j.a, j.nbd, 2, (int64_t)n, (int64_t)n);
+  lt_tensor *info = push_batched(L, LTENSOR_INT32, j.a, j.nbd, 0);
+  for (int64_t b = 0; b < j.nb; b++) {
+    pack_entry(buf[0], ld, j.a, j.nbd, b, n, n);
+    set_info(info, b, lt_lapack_potrf(j.dt, upper ? 'U' : 'L', n, buf[0], ld));
     /* zero the triangle LAPACK did not reference */
-    for (int j = 0; j < n; j++)
+    for (int c = 0; c < n; c++)
       for (int i = 0; i < n; i++)
-        if (upper ? i > j : i < j) memset(buf[0] + ((int64_t)i + (int64_t)j * ld) * isz, 0, isz);
-    unpack_rm(lt_data(f) + b * (int64_t)n * n * isz, buf[0], ld, n, n, isz);
+        if (upper ? i > c : i < c) memset(buf[0] + ((int64_t)i + (int64_t)c * ld) * isz, 0, isz);
+    unpack_entry(f, b, buf[0], ld, n, n);
   }
   return 2;
 }
 
 /* ---- QR ----------------------------------------------------------------- */
+/* The work size (elements) of geqrf on A, and of orgqr making ncols columns
+   of Q when ncols > 0. */
+static int qr_work(lua_State *L, const char *fn, const lap_job *j, int ncols) {
+  lt_lapack_ws ws;
+  lt_lapack_geqrf_ws(j->dt, j->m, j->n, ncols, &ws);
+  check_ws(L, fn, &ws);
+  return (int)ws.work;
+}
+
 /* _lapack_qr(A, mode) -> Q, R ; mode "reduced", "complete" or "r" (Q empty) */
 static int l_qr(lua_State *L) {
   const char *fn = "linalg.qr";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, fn, 1, 0, &j);
   const char *mode = ltl_checkstring(L, 2);
   int complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
-  int nbd = a->ndim - 2;
-  int m = fits_int(L, fn, a->shape[nbd]), n = fits_int(L, fn, a->shape[nbd + 1]), k = imin(m, n);
+  int m = j.m, n = j.n, k = imin(m, n);
   int ld = imax(1, m), ncol = imax(n, m), qcols = complete ? m : k, rrows = complete ? m : k;
-  ltensor_dtype dt = a->dtype;
-  size_t isz = lt_itemsize(dt);
-  lt_lapack_ws ws;
-  lt_lapack_geqrf_ws(dt, m, n, ronly ? 0 : qcols, &ws);
-  if (ws.work > INT_MAX) ltl_error(L, fn, "workspace too large");
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * imax(ncol, 1) * isz);
-  carve_add(&c, (int64_t)(k + 1) * isz);
-  carve_add(&c, ws.work * (int64_t)isz);
+  ltensor_dtype dt = j.dt;
+  size_t isz = j.isz;
+  int lwork = qr_work(L, fn, &j, ronly ? 0 : qcols);
   char *buf[3];
-  carve_alloc(L, &c, buf);
+  SCRATCH(L, buf, (int64_t)ld * imax(ncol, 1) * isz, (int64_t)(k + 1) * isz, (int64_t)lwork * isz);
   lt_tensor *q;
   if (ronly) { int64_t z = 0; q = ltl_push_new(L, dt, 1, &z); }
-  else q = push_batched(L, dt, a, nbd, 2, (int64_t)m, (int64_t)qcols);
-  lt_tensor *r = push_batched(L, dt, a, nbd, 2, (int64_t)rrows, (int64_t)n);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    pack_cm(buf[0], ld, a, batch_off(a, nbd, b), m, n);
-    lt_lapack_geqrf(dt, m, n, buf[0], ld, buf[1], buf[2], (int)ws.work);
+  else q = push_batched(L, dt, j.a, j.nbd, 2, (int64_t)m, (int64_t)qcols);
+  lt_tensor *r = push_batched(L, dt, j.a, j.nbd, 2, (int64_t)rrows, (int64_t)n);
+  for (int64_t b = 0; b < j.nb; b++) {
+    pack_entry(buf[0], ld, j.a, j.nbd, b, m, n);
+    lt_lapack_geqrf(dt, m, n, buf[0], ld, buf[1], buf[2], lwork);
     /* R: the upper triangle of the first rrows rows */
     char *rd = lt_data(r) + b * (int64_t)rrows * n * isz;
     memset(rd, 0, (size_t)rrows * n * isz);
     for (int i = 0; i < imin(rrows, m); i++)
-      for (int j = i; j < n; j++) copy_elem(rd + ((int64_t)i * n + j) * isz, buf[0] + (i + (int64_t)j * ld) * isz, isz);
+      for (int c = i; c < n; c++) copy_elem(rd + ((int64_t)i * n + c) * isz, buf[0] + (i + (int64_t)c * ld) * isz, isz);
     if (!ronly) {
-      if (qcols > 0 && m > 0) lt_lapack_orgqr(dt, m, qcols, k, buf[0], ld, buf[1], buf[2], (int)ws.work);
-      unpack_rm(lt_data(q) + b * (int64_t)m * qcols * isz, buf[0], ld, m, qcols, isz);
+      if (qcols > 0 && m > 0) lt_lapack_orgqr(dt, m, qcols, k, buf[0], ld, buf[1], buf[2], lwork);
+      unpack_entry(q, b, buf[0], ld, m, qcols);
     }
   }
   return 2;
@@ -411,26 +440,18 @@ static int l_qr(lua_State *L) {
 /* _lapack_geqrf(A) -> packed QR (R above the diagonal, reflectors below), tau */
 static int l_geqrf(lua_State *L) {
   const char *fn = "geqrf";
-  lt_tensor *a = check_mat(L, 1, fn);
-  int nbd = a->ndim - 2;
-  int m = fits_int(L, fn, a->shape[nbd]), n = fits_int(L, fn, a->shape[nbd + 1]), k = imin(m, n), ld = imax(1, m);
-  ltensor_dtype dt = a->dtype;
-  size_t isz = lt_itemsize(dt);
-  lt_lapack_ws ws;
-  lt_lapack_geqrf_ws(dt, m, n, 0, &ws);
-  if (ws.work > INT_MAX) ltl_error(L, fn, "workspace too large");
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * imax(n, 1) * isz);
-  carve_add(&c, ws.work * (int64_t)isz);
+  lap_job j;
+  job_begin(L, fn, 1, 0, &j);
+  int m = j.m, n = j.n, k = imin(m, n), ld = imax(1, m);
+  int lwork = qr_work(L, fn, &j, 0);
   char *buf[2];
-  carve_alloc(L, &c, buf);
-  lt_tensor *qr = push_batched(L, dt, a, nbd, 2, (int64_t)m, (int64_t)n);
-  lt_tensor *tau = push_batched(L, dt, a, nbd, 1, (int64_t)k);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    pack_cm(buf[0], ld, a, batch_off(a, nbd, b), m, n);
-    lt_lapack_geqrf(dt, m, n, buf[0], ld, lt_data(tau) + b * (int64_t)k * isz, buf[1], (int)ws.work);
-    unpack_rm(lt_data(qr) + b * (int64_t)m * n * isz, buf[0], ld, m, n, isz);
+  SCRATCH(L, buf, (int64_t)ld * imax(n, 1) * j.isz, (int64_t)lwork * j.isz);
+  lt_tensor *qr = push_batched(L, j.dt, j.a, j.nbd, 2, (int64_t)m, (int64_t)n);
+  lt_tensor *tau = push_batched(L, j.dt, j.a, j.nbd, 1, (int64_t)k);
+  for (int64_t b = 0; b < j.nb; b++) {
+    pack_entry(buf[0], ld, j.a, j.nbd, b, m, n);
+    lt_lapack_geqrf(j.dt, m, n, buf[0], ld, lt_data(tau) + b * (int64_t)k * j.isz, buf[1], lwork);
+    unpack_entry(qr, b, buf[0], ld, m, n);
   }
   return 2;
 }
@@ -438,33 +459,25 @@ static int l_geqrf(lua_State *L) {
 /* _lapack_orgqr(A, tau) -> the first n columns of H_1 ... H_k (m >= n >= k) */
 static int l_orgqr(lua_State *L) {
   const char *fn = "linalg.householder_product";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, fn, 1, 0, &j);
   lt_tensor *tau = ltl_check(L, 2);
-  int nbd = a->ndim - 2;
-  int m = fits_int(L, fn, a->shape[nbd]), n = fits_int(L, fn, a->shape[nbd + 1]), ld = imax(1, m);
-  if (tau->dtype != a->dtype || tau->ndim != nbd + 1) ltl_error(L, fn, "internal: tau");
-  for (int i = 0; i < nbd; i++) if (tau->shape[i] != a->shape[i]) ltl_error(L, fn, "internal: tau batch");
+  int nbd = j.nbd, m = j.m, n = j.n, ld = imax(1, m);
+  if (tau->dtype != j.dt || tau->ndim != nbd + 1) ltl_error(L, fn, "internal: tau");
+  for (int i = 0; i < nbd; i++) if (tau->shape[i] != j.a->shape[i]) ltl_error(L, fn, "internal: tau batch");
   int k = fits_int(L, fn, tau->shape[nbd]);
   if (!(m >= n && n >= k)) ltl_error(L, fn, "internal: shapes");
-  ltensor_dtype dt = a->dtype;
-  size_t isz = lt_itemsize(dt);
-  lt_lapack_ws ws;
-  lt_lapack_geqrf_ws(dt, m, n, n, &ws);
-  if (ws.work > INT_MAX) ltl_error(L, fn, "workspace too large");
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * imax(n, 1) * isz);
-  carve_add(&c, (int64_t)(k + 1) * isz);
-  carve_add(&c, ws.work * (int64_t)isz);
+  size_t isz = j.isz;
+  int lwork = qr_work(L, fn, &j, n);
   char *buf[3];
-  carve_alloc(L, &c, buf);
-  lt_tensor *q = push_batched(L, dt, a, nbd, 2, (int64_t)m, (int64_t)n);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    pack_cm(buf[0], ld, a, batch_off(a, nbd, b), m, n);
+  SCRATCH(L, buf, (int64_t)ld * imax(n, 1) * isz, (int64_t)(k + 1) * isz, (int64_t)lwork * isz);
+  lt_tensor *q = push_batched(L, j.dt, j.a, nbd, 2, (int64_t)m, (int64_t)n);
+  for (int64_t b = 0; b < j.nb; b++) {
+    pack_entry(buf[0], ld, j.a, nbd, b, m, n);
     int64_t toff = batch_off(tau, nbd, b), ts = tau->stride[nbd];
     for (int i = 0; i < k; i++) copy_elem(buf[1] + i * isz, tau->storage->data + (toff + i * ts) * (int64_t)isz, isz);
-    if (m > 0 && n > 0) lt_lapack_orgqr(dt, m, n, k, buf[0], ld, buf[1], buf[2], (int)ws.work);
-    unpack_rm(lt_data(q) + b * (int64_t)m * n * isz, buf[0], ld, m, n, isz);
+    if (m > 0 && n > 0) lt_lapack_orgqr(j.dt, m, n, k, buf[0], ld, buf[1], buf[2], lwork);
+    unpack_entry(q, b, buf[0], ld, m, n);
   }
   return 1;
 }
@@ -472,52 +485,45 @@ static int l_orgqr(lua_State *L) {
 /* ---- Hermitian eigen -------------------------------------------------------- */
 /* eigh/eig's results, pushed in order: eigenvalues w (wdt, n per matrix),
    eigenvectors v (vdt, n x n; nil and v NULL without vec), info (int32) */
-static void push_eig_outs(lua_State *L, const lt_tensor *a, int nbd, int n, int vec, ltensor_dtype wdt,
-                          ltensor_dtype vdt, lt_tensor **w, lt_tensor **v, lt_tensor **info) {
-  *w = push_batched(L, wdt, a, nbd, 1, (int64_t)n);
+static void push_eig_outs(lua_State *L, const lap_job *j, int vec, ltensor_dtype wdt, ltensor_dtype vdt,
+                          lt_tensor **w, lt_tensor **v, lt_tensor **info) {
+  int64_t n = j->n;
+  *w = push_batched(L, wdt, j->a, j->nbd, 1, n);
   *v = NULL;
-  if (vec) *v = push_batched(L, vdt, a, nbd, 2, (int64_t)n, (int64_t)n);
+  if (vec) *v = push_batched(L, vdt, j->a, j->nbd, 2, n, n);
   else lua_pushnil(L);
-  *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
+  *info = push_batched(L, LTENSOR_INT32, j->a, j->nbd, 0);
 }
 /* _lapack_syevd(A, upper, vectors) -> w (real), V or nil, info
    (info -4 marks a non-finite input, never given to LAPACK) */
 static int l_syevd(lua_State *L) {
   const char *fn = "linalg.eigh";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, fn, 1, 1, &j);
   int upper = lua_toboolean(L, 2), vec = lua_toboolean(L, 3);
-  int nbd = a->ndim - 2;
-  int n = square_n(L, fn, a, nbd), ld = imax(1, n);
-  ltensor_dtype dt = a->dtype, rt = real_of(dt);
-  size_t isz = lt_itemsize(dt), rsz = lt_itemsize(rt);
+  int n = j.n, ld = imax(1, n);
+  size_t isz = j.isz, rsz = j.rsz;
   lt_lapack_ws ws;
-  lt_lapack_syevd_ws(dt, vec ? 'V' : 'N', n, &ws);
-  if (ws.work > INT_MAX || ws.rwork > INT_MAX || ws.iwork > INT_MAX) ltl_error(L, fn, "workspace too large");
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * n * isz);
-  carve_add(&c, ws.work * (int64_t)isz);
-  carve_add(&c, ws.rwork * (int64_t)rsz);
-  carve_add(&c, ws.iwork * (int64_t)sizeof(int));
+  lt_lapack_syevd_ws(j.dt, vec ? 'V' : 'N', n, &ws);
+  check_ws(L, fn, &ws);
   char *buf[4];
-  carve_alloc(L, &c, buf);
+  SCRATCH(L, buf, (int64_t)ld * n * isz, ws.work * (int64_t)isz, ws.rwork * (int64_t)rsz,
+          ws.iwork * (int64_t)sizeof(int));
   lt_tensor *w, *v, *info;
-  push_eig_outs(L, a, nbd, n, vec, rt, dt, &w, &v, &info);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    int64_t off = batch_off(a, nbd, b);
+  push_eig_outs(L, &j, vec, j.rt, j.dt, &w, &v, &info);
+  for (int64_t b = 0; b < j.nb; b++) {
     char *wd = lt_data(w) + b * (int64_t)n * rsz;
     int r;
-    if (!all_finite(a, off, n, n)) {
+    if (!pack_finite(buf[0], ld, &j, b)) {
       r = -4;
       memset(wd, 0, (size_t)n * rsz);
       memset(buf[0], 0, (size_t)ld * n * isz);
     } else {
-      pack_cm(buf[0], ld, a, off, n, n);
-      r = lt_lapack_syevd(dt, vec ? 'V' : 'N', upper ? 'U' : 'L', n, buf[0], ld, wd, buf[1], (int)ws.work, buf[2],
+      r = lt_lapack_syevd(j.dt, vec ? 'V' : 'N', upper ? 'U' : 'L', n, buf[0], ld, wd, buf[1], (int)ws.work, buf[2],
                           (int)ws.rwork, (int *)buf[3], (int)ws.iwork);
     }
-    ((int32_t *)lt_data(info))[b] = r;
-    if (vec) unpack_rm(lt_data(v) + b * (int64_t)n * n * isz, buf[0], ld, n, n, isz);
+    set_info(info, b, r);
+    if (vec) unpack_entry(v, b, buf[0], ld, n, n);
   }
   return 3;
 }
@@ -551,36 +557,28 @@ GEEV_UNPACK(double)
 /* _lapack_geev(A, vectors) -> w (complex), V (complex) or nil, info */
 static int l_geev(lua_State *L) {
   const char *fn = "linalg.eig";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, fn, 1, 1, &j);
   int vec = lua_toboolean(L, 2);
-  int nbd = a->ndim - 2;
-  int n = square_n(L, fn, a, nbd), ld = imax(1, n);
-  ltensor_dtype dt = a->dtype, ct = lt_is_complex(dt) ? dt : lt_to_complex(dt), rt = real_of(dt);
-  size_t isz = lt_itemsize(dt), csz = lt_itemsize(ct), rsz = lt_itemsize(rt);
+  int n = j.n, ld = imax(1, n);
+  ltensor_dtype dt = j.dt, ct = lt_is_complex(dt) ? dt : lt_to_complex(dt);
+  size_t isz = j.isz, csz = lt_itemsize(ct), rsz = j.rsz;
   lt_lapack_ws ws;
   lt_lapack_geev_ws(dt, vec ? 'V' : 'N', n, &ws);
-  if (ws.work > INT_MAX) ltl_error(L, fn, "workspace too large");
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)ld * n * isz);          /* A */
-  carve_add(&c, (int64_t)ld * n * isz);          /* VR */
-  carve_add(&c, (int64_t)2 * (n + 1) * rsz * 2); /* w (wr, wi) */
-  carve_add(&c, ws.work * (int64_t)isz);
-  carve_add(&c, ws.rwork * (int64_t)rsz);
-  char *buf[5];
-  carve_alloc(L, &c, buf);
+  check_ws(L, fn, &ws);
+  char *buf[5];   /* A, VR, w (wr, wi), work, rwork */
+  SCRATCH(L, buf, (int64_t)ld * n * isz, (int64_t)ld * n * isz, (int64_t)2 * (n + 1) * rsz * 2,
+          ws.work * (int64_t)isz, ws.rwork * (int64_t)rsz);
   lt_tensor *w, *v, *info;
-  push_eig_outs(L, a, nbd, n, vec, ct, ct, &w, &v, &info);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    int64_t off = batch_off(a, nbd, b);
+  push_eig_outs(L, &j, vec, ct, ct, &w, &v, &info);
+  for (int64_t b = 0; b < j.nb; b++) {
     char *wd = lt_data(w) + b * (int64_t)n * csz, *vd = vec ? lt_data(v) + b * (int64_t)n * n * csz : NULL;
     int r;
-    if (!all_finite(a, off, n, n)) {
+    if (!pack_finite(buf[0], ld, &j, b)) {
       r = -4;
       memset(wd, 0, (size_t)n * csz);
       if (vec) memset(vd, 0, (size_t)n * n * csz);
     } else {
-      pack_cm(buf[0], ld, a, off, n, n);
       r = lt_lapack_geev(dt, vec ? 'V' : 'N', n, buf[0], ld, lt_is_complex(dt) ? wd : buf[2], buf[1], ld, buf[3],
                          (int)ws.work, buf[4]);
       if (lt_is_complex(dt)) {
@@ -592,76 +590,71 @@ static int l_geev(lua_State *L) {
                            (double *)vd, vec);
       }
     }
-    ((int32_t *)lt_data(info))[b] = r;
+    set_info(info, b, r);
   }
   return 3;
 }
 
 /* ---- SVD -------------------------------------------------------------------- */
+/* U (ldu x ucols) and Vh (ldvt x n) of an empty matrix: LAPACK leaves them
+   untouched when the other side is empty, so they are the identity. */
+static void svd_empty_uv(char *u, int ldu, int ucols, char *vt, int ldvt, int vrows, int m, int n, size_t isz,
+                         size_t rsz) {
+  memset(u, 0, (size_t)ldu * ucols * isz);
+  memset(vt, 0, (size_t)ldvt * n * isz);
+  for (int i = 0; i < imin(m, ucols); i++) set_one(u + ((int64_t)i + (int64_t)i * ldu) * isz, rsz);
+  for (int i = 0; i < imin(vrows, n); i++) set_one(vt + ((int64_t)i + (int64_t)i * ldvt) * isz, rsz);
+}
+
 /* _lapack_gesdd(A, jobz) -> S, U or nil, Vh or nil, info ; jobz "N", "S", "A"
    (info -4: non-finite input, as LAPACK's own NaN check reports it) */
 static int l_gesdd(lua_State *L) {
   const char *fn = "linalg.svd";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, fn, 1, 0, &j);
   const char *js = ltl_checkstring(L, 2);
   char jobz = js[0] == 'A' ? 'A' : js[0] == 'S' ? 'S' : 'N';
-  int nbd = a->ndim - 2;
-  int m = fits_int(L, fn, a->shape[nbd]), n = fits_int(L, fn, a->shape[nbd + 1]), k = imin(m, n);
+  int m = j.m, n = j.n, k = imin(m, n);
   int ucols = jobz == 'A' ? m : k, vrows = jobz == 'A' ? n : k;
   int lda = imax(1, m), ldu = imax(1, m), ldvt = imax(1, vrows);
-  ltensor_dtype dt = a->dtype, rt = real_of(dt);
-  size_t isz = lt_itemsize(dt), rsz = lt_itemsize(rt);
+  ltensor_dtype dt = j.dt;
+  size_t isz = j.isz, rsz = j.rsz;
   lt_lapack_ws ws;
   lt_lapack_gesdd_ws(dt, jobz, m, n, &ws);
-  if (ws.work > INT_MAX || ws.rwork > INT_MAX || ws.iwork > INT_MAX) ltl_error(L, fn, "workspace too large");
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)lda * n * isz);
-  carve_add(&c, jobz == 'N' ? (int64_t)isz : (int64_t)ldu * ucols * (int64_t)isz);
-  carve_add(&c, jobz == 'N' ? (int64_t)isz : (int64_t)ldvt * n * (int64_t)isz);
-  carve_add(&c, ws.work * (int64_t)isz);
-  carve_add(&c, ws.rwork * (int64_t)rsz);
-  carve_add(&c, ws.iwork * (int64_t)sizeof(int));
-  char *buf[6];
-  carve_alloc(L, &c, buf);
-  lt_tensor *s = push_batched(L, rt, a, nbd, 1, (int64_t)k), *u = NULL, *vh = NULL;
+  check_ws(L, fn, &ws);
+  char *buf[6];   /* A, U, Vh, work, rwork, iwork */
+  SCRATCH(L, buf, (int64_t)lda * n * isz, jobz == 'N' ? (int64_t)isz : (int64_t)ldu * ucols * (int64_t)isz,
+          jobz == 'N' ? (int64_t)isz : (int64_t)ldvt * n * (int64_t)isz, ws.work * (int64_t)isz,
+          ws.rwork * (int64_t)rsz, ws.iwork * (int64_t)sizeof(int));
+  lt_tensor *s = push_batched(L, j.rt, j.a, j.nbd, 1, (int64_t)k), *u = NULL, *vh = NULL;
   if (jobz != 'N') {
-    u = push_batched(L, dt, a, nbd, 2, (int64_t)m, (int64_t)ucols);
-    vh = push_batched(L, dt, a, nbd, 2, (int64_t)vrows, (int64_t)n);
+    u = push_batched(L, dt, j.a, j.nbd, 2, (int64_t)m, (int64_t)ucols);
+    vh = push_batched(L, dt, j.a, j.nbd, 2, (int64_t)vrows, (int64_t)n);
   } else {
     lua_pushnil(L);
     lua_pushnil(L);
   }
-  lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    int64_t off = batch_off(a, nbd, b);
+  lt_tensor *info = push_batched(L, LTENSOR_INT32, j.a, j.nbd, 0);
+  for (int64_t b = 0; b < j.nb; b++) {
     char *sd = lt_data(s) + b * (int64_t)k * rsz;
-    int r;
-    if (!all_finite(a, off, m, n)) {
+    int r = 0;
+    if (m == 0 || n == 0) {
+      if (jobz != 'N') svd_empty_uv(buf[1], ldu, ucols, buf[2], ldvt, vrows, m, n, isz, rsz);
+    } else if (!pack_finite(buf[0], lda, &j, b)) {
       r = -4;
       memset(sd, 0, (size_t)k * rsz);
       if (jobz != 'N') {
         memset(buf[1], 0, (size_t)ldu * ucols * isz);
         memset(buf[2], 0, (size_t)ldvt * n * isz);
       }
-    } else if (m == 0 || n == 0) {
-      r = 0;
-      /* LAPACK leaves U / Vh untouched when the other side is empty: identity */
-      if (jobz != 'N') {
-        memset(buf[1], 0, (size_t)ldu * ucols * isz);
-        memset(buf[2], 0, (size_t)ldvt * n * isz);
-        for (int i = 0; i < imin(m, ucols); i++) set_one(buf[1] + ((int64_t)i + (int64_t)i * ldu) * isz, rsz);
-        for (int i = 0; i < imin(vrows, n); i++) set_one(buf[2] + ((int64_t)i + (int64_t)i * ldvt) * isz, rsz);
-      }
     } else {
-      pack_cm(buf[0], lda, a, off, m, n);
       r = lt_lapack_gesdd(dt, jobz, m, n, buf[0], lda, sd, buf[1], ldu, buf[2], ldvt, buf[3], (int)ws.work, buf[4],
                           (int *)buf[5]);
     }
-    ((int32_t *)lt_data(info))[b] = r;
+    set_info(info, b, r);
     if (jobz != 'N') {
-      unpack_rm(lt_data(u) + b * (int64_t)m * ucols * isz, buf[1], ldu, m, ucols, isz);
-      unpack_rm(lt_data(vh) + b * (int64_t)vrows * n * isz, buf[2], ldvt, vrows, n, isz);
+      unpack_entry(u, b, buf[1], ldu, m, ucols);
+      unpack_entry(vh, b, buf[2], ldvt, vrows, n);
     }
   }
   return 4;
@@ -672,50 +665,43 @@ static int l_gesdd(lua_State *L) {
    singular values (real, (..., min(m, n))), info */
 static int l_gels(lua_State *L) {
   const char *fn = "linalg.lstsq";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, fn, 1, 0, &j);
   lt_tensor *bt = check_mat(L, 2, fn);
-  int nbd = a->ndim - 2;
-  check_same_batch(L, fn, a, bt, nbd);
+  int nbd = j.nbd;
+  check_same_batch(L, fn, j.a, bt, nbd);
   const char *ds = ltl_checkstring(L, 3);
   char drv = strcmp(ds, "gels") == 0 ? 'l' : strcmp(ds, "gelsy") == 0 ? 'y' : strcmp(ds, "gelsd") == 0 ? 'd'
            : strcmp(ds, "gelss") == 0 ? 's' : 0;
   if (!drv) ltl_error(L, fn, "internal: driver");
   double rcond = ltl_checknumber(L, 4);
-  int m = fits_int(L, fn, a->shape[nbd]), n = fits_int(L, fn, a->shape[nbd + 1]);
+  int m = j.m, n = j.n;
   if (bt->shape[nbd] != m) ltl_error(L, fn, "internal: B rows");
   int k = fits_int(L, fn, bt->shape[nbd + 1]), mx = imax(m, n), mn = imin(m, n);
   int lda = imax(1, m), ldb = imax(1, mx);
-  ltensor_dtype dt = a->dtype, rt = real_of(dt);
-  size_t isz = lt_itemsize(dt), rsz = lt_itemsize(rt);
+  ltensor_dtype dt = j.dt, rt = j.rt;
+  size_t isz = j.isz, rsz = j.rsz;
   lt_lapack_ws ws;
   /* nrhs = 0 upsets gelsd (dlalsd reports an illegal argument): solve for one
      zero column instead, so that rank and singular values are still computed */
   int kk = imax(k, 1);
   lt_lapack_gels_ws(dt, drv, m, n, kk, &ws);
-  if (ws.work > INT_MAX || ws.rwork > INT_MAX || ws.iwork > INT_MAX) ltl_error(L, fn, "workspace too large");
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)lda * imax(n, 1) * isz);
-  carve_add(&c, (int64_t)ldb * imax(k, 1) * isz);
-  carve_add(&c, (int64_t)(mn + 1) * rsz);
-  carve_add(&c, (int64_t)(n + 1) * sizeof(int));
-  carve_add(&c, ws.work * (int64_t)isz);
-  carve_add(&c, ws.rwork * (int64_t)rsz);
-  carve_add(&c, ws.iwork * (int64_t)sizeof(int));
-  char *buf[7];
-  carve_alloc(L, &c, buf);
-  lt_tensor *x = push_batched(L, dt, a, nbd, 2, (int64_t)mx, (int64_t)k);
-  lt_tensor *rank = push_batched(L, LTENSOR_INT64, a, nbd, 0);
-  lt_tensor *sv = push_batched(L, rt, a, nbd, 1, (int64_t)mn);
-  lt_tensor *info = push_batched(L, LTENSOR_INT32, a, nbd, 0);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    pack_cm(buf[0], lda, a, batch_off(a, nbd, b), m, n);
+  check_ws(L, fn, &ws);
+  char *buf[7];   /* A, B, s, jpvt, work, rwork, iwork */
+  SCRATCH(L, buf, (int64_t)lda * imax(n, 1) * isz, (int64_t)ldb * imax(k, 1) * isz, (int64_t)(mn + 1) * rsz,
+          (int64_t)(n + 1) * (int64_t)sizeof(int), ws.work * (int64_t)isz, ws.rwork * (int64_t)rsz,
+          ws.iwork * (int64_t)sizeof(int));
+  lt_tensor *x = push_batched(L, dt, j.a, nbd, 2, (int64_t)mx, (int64_t)k);
+  lt_tensor *rank = push_batched(L, LTENSOR_INT64, j.a, nbd, 0);
+  lt_tensor *sv = push_batched(L, rt, j.a, nbd, 1, (int64_t)mn);
+  lt_tensor *info = push_batched(L, LTENSOR_INT32, j.a, nbd, 0);
+  for (int64_t b = 0; b < j.nb; b++) {
     memset(buf[1], 0, (size_t)ldb * imax(k, 1) * isz);
-    pack_cm(buf[1], ldb, bt, batch_off(bt, nbd, b), m, k);
+    pack_entry(buf[1], ldb, bt, nbd, b, m, k);
     memset(buf[3], 0, (size_t)(n + 1) * sizeof(int));
     memset(buf[2], 0, (size_t)(mn + 1) * rsz);
     int rk = 0, r = 0;
-    if (!all_finite(a, batch_off(a, nbd, b), m, n) || !all_finite(bt, batch_off(bt, nbd, b), m, k)) {
+    if (!pack_finite(buf[0], lda, &j, b) || !all_finite(bt, batch_off(bt, nbd, b), m, k)) {
       /* the SVD drivers loop forever on inf and report NaN as a bad argument:
          a non-finite system has a NaN solution and NaN singular values */
       fill_nan(buf[1], (int64_t)ldb * kk, dt);
@@ -723,10 +709,10 @@ static int l_gels(lua_State *L) {
     } else if (m > 0 && n > 0)
       r = lt_lapack_gels(dt, drv, m, n, kk, buf[0], lda, buf[1], ldb, buf[2], (int *)buf[3], rcond, &rk, buf[4],
                          (int)ws.work, buf[5], (int *)buf[6]);
-    ((int32_t *)lt_data(info))[b] = r;
+    set_info(info, b, r);
     ((int64_t *)lt_data(rank))[b] = rk;
     if (mn > 0) memcpy(lt_data(sv) + b * (int64_t)mn * rsz, buf[2], (size_t)mn * rsz);
-    unpack_rm(lt_data(x) + b * (int64_t)mx * k * isz, buf[1], ldb, mx, k, isz);
+    unpack_entry(x, b, buf[1], ldb, mx, k);
   }
   return 4;
 }
@@ -736,31 +722,25 @@ static int l_gels(lua_State *L) {
    X op(A) = B; trans "N", "T" or "C" */
 static int l_trsm(lua_State *L) {
   const char *fn = "linalg.solve_triangular";
-  lt_tensor *a = check_mat(L, 1, fn);
+  lap_job j;
+  job_begin(L, fn, 1, 1, &j);
   lt_tensor *bt = check_mat(L, 2, fn);
-  int nbd = a->ndim - 2;
-  check_same_batch(L, fn, a, bt, nbd);
+  int nbd = j.nbd, na = j.n;
+  check_same_batch(L, fn, j.a, bt, nbd);
   int left = lua_toboolean(L, 3), upper = lua_toboolean(L, 4), unit = lua_toboolean(L, 6);
   const char *ts = ltl_checkstring(L, 5);
   char trans = ts[0] == 'T' ? 'T' : ts[0] == 'C' ? 'C' : 'N';
-  int na = square_n(L, fn, a, nbd);
   int m = fits_int(L, fn, bt->shape[nbd]), n = fits_int(L, fn, bt->shape[nbd + 1]);
   if ((left ? m : n) != na) ltl_error(L, fn, "internal: shapes");
   int lda = imax(1, na), ldb = imax(1, m);
-  ltensor_dtype dt = a->dtype;
-  size_t isz = lt_itemsize(dt);
-  carve_t c = { { 0 }, 0 };
-  carve_add(&c, (int64_t)lda * na * isz);
-  carve_add(&c, (int64_t)ldb * n * isz);
   char *buf[2];
-  carve_alloc(L, &c, buf);
-  lt_tensor *x = push_batched(L, dt, bt, nbd, 2, (int64_t)m, (int64_t)n);
-  int64_t nb = nbatch_of(a, nbd);
-  for (int64_t b = 0; b < nb; b++) {
-    pack_cm(buf[0], lda, a, batch_off(a, nbd, b), na, na);
-    pack_cm(buf[1], ldb, bt, batch_off(bt, nbd, b), m, n);
-    lt_lapack_trsm(dt, left ? 'L' : 'R', upper ? 'U' : 'L', trans, unit ? 'U' : 'N', m, n, buf[0], lda, buf[1], ldb);
-    unpack_rm(lt_data(x) + b * (int64_t)m * n * isz, buf[1], ldb, m, n, isz);
+  SCRATCH(L, buf, (int64_t)lda * na * j.isz, (int64_t)ldb * n * j.isz);
+  lt_tensor *x = push_batched(L, j.dt, bt, nbd, 2, (int64_t)m, (int64_t)n);
+  for (int64_t b = 0; b < j.nb; b++) {
+    pack_entry(buf[0], lda, j.a, nbd, b, na, na);
+    pack_entry(buf[1], ldb, bt, nbd, b, m, n);
+    lt_lapack_trsm(j.dt, left ? 'L' : 'R', upper ? 'U' : 'L', trans, unit ? 'U' : 'N', m, n, buf[0], lda, buf[1], ldb);
+    unpack_entry(x, b, buf[1], ldb, m, n);
   }
   return 1;
 }

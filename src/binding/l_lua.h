@@ -238,6 +238,9 @@ void ltl_open_dtypes(lua_State *L, int module);   /* l_dtype.c: T.float32 ... an
 int ltl_storage_box_gc(lua_State *L);              /* l_tensor.c: the storage box's __gc */
 void ltl_alloc_open(lua_State *L, ltl_settings *S); /* l_tensor.c: S->alloc set up (luaopen) */
 int ltl_tensor_free(lua_State *L);                 /* l_tensor.c: t:free() / __close */
+/* Releases the scratch tensors above stack index keep to the block cache
+   now (they must not have escaped) and sets the top to keep. */
+void ltl_drop_scratch(lua_State *L, int keep);
 int ltl_tensor_index(lua_State *L);                /* l_attr.c: __index (upvalues: settings, methods, T.index) */
 int ltl_tensor_newindex(lua_State *L);             /* l_attr.c: __newindex (upvalues: settings, T.setindex) */
 int ltl_trampoline(lua_State *L);                  /* l_trampoline.c: the LT_DIFF wrapper */

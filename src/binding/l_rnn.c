@@ -51,22 +51,45 @@ static int check_mode(lua_State *L, const char *fname) {
   return (int)mode;
 }
 
+/* The arguments both functions begin with: mode (1), reverse (2), xp (3:
+   float32 or float64, 3-D; forward also wants it contiguous and (T, B, G*H))
+   and w_hh (4: (G*H, H), xp's dtype, contiguous). */
+typedef struct rnn_head {
+  int mode, reverse;
+  lt_tensor *xp, *whh;
+  ltensor_dtype dt;
+  int64_t Tn, B, G, H;
+} rnn_head;
+
+static void check_head(lua_State *L, const char *fname, int forward, rnn_head *h) {
+  h->mode = check_mode(L, fname);
+  h->reverse = lua_toboolean(L, 2);
+  lt_tensor *xp = h->xp = ltl_check(L, 3);
+  ltensor_dtype dt = h->dt = xp->dtype;
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) ltl_error(L, fname, "xp must be float32 or float64");
+  if (forward && (xp->ndim != 3 || !lt_is_contiguous(xp))) ltl_error(L, fname, "xp must be a contiguous 3-D tensor");
+  if (!forward && xp->ndim != 3) ltl_error(L, fname, "xp must be 3-D");
+  h->Tn = xp->shape[0];
+  h->B = xp->shape[1];
+  h->G = lt_rnn_gates(h->mode);
+  h->whh = ltl_check(L, 4);
+  if (h->whh->ndim != 2) ltl_error(L, fname, "w_hh must be 2-D");
+  h->H = h->whh->shape[1];
+  if (forward && xp->shape[2] != h->G * h->H) ltl_error(L, fname, "xp has a wrong shape");
+  int64_t swhh[2] = { h->G * h->H, h->H };
+  check_arg(L, 4, dt, 2, swhh, fname, "w_hh");
+}
+
 /* T._rnn_forward(mode, reverse, xp, w_hh, b_hh, h0, c0 [, keep_ws]) */
 static int l_rnn_forward(lua_State *L) {
   const char *fname = "_rnn_forward";
-  int mode = check_mode(L, fname);
-  int reverse = lua_toboolean(L, 2);
-  lt_tensor *xp = ltl_check(L, 3);
-  ltensor_dtype dt = xp->dtype;
-  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) ltl_error(L, fname, "xp must be float32 or float64");
-  if (xp->ndim != 3 || !lt_is_contiguous(xp)) ltl_error(L, fname, "xp must be a contiguous 3-D tensor");
-  int64_t Tn = xp->shape[0], B = xp->shape[1], G = lt_rnn_gates(mode);
-  lt_tensor *whh = ltl_check(L, 4);
-  if (whh->ndim != 2) ltl_error(L, fname, "w_hh must be 2-D");
-  int64_t H = whh->shape[1];
-  if (xp->shape[2] != G * H) ltl_error(L, fname, "xp has a wrong shape");
-  int64_t swhh[2] = { G * H, H }, sb[1] = { G * H }, sh[2] = { B, H };
-  check_arg(L, 4, dt, 2, swhh, fname, "w_hh");
+  rnn_head h;
+  check_head(L, fname, 1, &h);
+  int mode = h.mode, reverse = h.reverse;
+  lt_tensor *xp = h.xp, *whh = h.whh;
+  ltensor_dtype dt = h.dt;
+  int64_t Tn = h.Tn, B = h.B, G = h.G, H = h.H;
+  int64_t sb[1] = { G * H }, sh[2] = { B, H };
   lt_tensor *bhh = mode == LT_RNN_GRU ? opt_arg(L, 5, dt, 1, sb, fname, "b_hh") : NULL;
   lt_tensor *h0 = check_arg(L, 6, dt, 2, sh, fname, "h0");
   lt_tensor *c0 = mode == LT_RNN_LSTM ? check_arg(L, 7, dt, 2, sh, fname, "c0") : NULL;
@@ -101,20 +124,14 @@ static int l_rnn_forward(lua_State *L) {
 /* T._rnn_backward(mode, reverse, xp, w_hh, b_hh, h0, c0, y, ws, dy, dh_n, dc_n) */
 static int l_rnn_backward(lua_State *L) {
   const char *fname = "_rnn_backward";
-  int mode = check_mode(L, fname);
-  int reverse = lua_toboolean(L, 2);
-  lt_tensor *xp = ltl_check(L, 3);
-  ltensor_dtype dt = xp->dtype;
-  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) ltl_error(L, fname, "xp must be float32 or float64");
-  if (xp->ndim != 3) ltl_error(L, fname, "xp must be 3-D");
-  int64_t Tn = xp->shape[0], B = xp->shape[1], G = lt_rnn_gates(mode);
-  lt_tensor *whh = ltl_check(L, 4);
-  if (whh->ndim != 2) ltl_error(L, fname, "w_hh must be 2-D");
-  int64_t H = whh->shape[1];
-  int64_t swhh[2] = { G * H, H }, sh[2] = { B, H }, sy[3] = { Tn, B, H };
-  int64_t wsz = lt_rnn_ws_row(mode, H);
-  int64_t sws[3] = { Tn, B, wsz };
-  check_arg(L, 4, dt, 2, swhh, fname, "w_hh");
+  rnn_head h;
+  check_head(L, fname, 0, &h);
+  int mode = h.mode, reverse = h.reverse;
+  lt_tensor *whh = h.whh;
+  ltensor_dtype dt = h.dt;
+  int64_t Tn = h.Tn, B = h.B, G = h.G, H = h.H;
+  int64_t sh[2] = { B, H }, sy[3] = { Tn, B, H };
+  int64_t sws[3] = { Tn, B, lt_rnn_ws_row(mode, H) };
   lt_tensor *h0 = check_arg(L, 6, dt, 2, sh, fname, "h0");
   lt_tensor *c0 = mode == LT_RNN_LSTM ? check_arg(L, 7, dt, 2, sh, fname, "c0") : NULL;
   lt_tensor *y = check_arg(L, 8, dt, 3, sy, fname, "y");

@@ -142,6 +142,27 @@ void ltl_sample_fill(lua_State *L, lt_tensor *t, int kind, double a, double b, u
     dest_done(L, t, d, tmp);
     return;
   }
+  if (kind == LT_SAMPLE_BERNOULLI && dt == LTENSOR_FLOAT32) {
+    /* a dropout mask's case: two 24-bit uniforms per word compared as
+       integers with ceil(p 2^24) (u = k 2^-24 < p exactly when k is below
+       it), 1 or 0 stored as floats -- one word per value through double
+       and int64 (lt_store_i64's cast) was most of a mask's time */
+    const int32_t thr = (int32_t)ceil(a * 16777216.0);
+    float *o = (float *)(void *)p;
+    int32_t k[LT_RNG_NBLOCK];
+    for (int64_t off = 0; off < n; off += LT_RNG_NBLOCK) {
+      int64_t m = n - off < LT_RNG_NBLOCK ? n - off : LT_RNG_NBLOCK;
+      for (int64_t i = 0; i < (m + 1) / 2; i++) {   /* the words, then a compare loop that vectorises */
+        uint64_t w = lt_rng_next(s);
+        k[2 * i] = (int32_t)(w >> 40);
+        k[2 * i + 1] = (int32_t)((w >> 16) & 0xffffffu);
+      }
+      float *restrict q = o + off;
+      for (int64_t i = 0; i < m; i++) q[i] = k[i] < thr ? 1.0f : 0.0f;
+    }
+    dest_done(L, t, d, tmp);
+    return;
+  }
   lt_gauss g = lt_gauss_of(s);
   for (int64_t off = 0; off < n; off += BLOCK / 2) {
     int64_t m = n - off < BLOCK / 2 ? n - off : BLOCK / 2;

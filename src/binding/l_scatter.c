@@ -117,11 +117,20 @@ static void scatter_into(lua_State *L, const char *fname, lt_tensor *dst, int d,
   lt_bump_version(dst);
 }
 
-static int scatter_common(lua_State *L, const char *fname, int inplace, int reduce) {
+/* The arguments (self, dim, index, value ...) the writers begin with: self,
+   the dim (1-based in Lua) into *d, the index into *idx; a value at 4. */
+static lt_tensor *check_write_args(lua_State *L, const char *fname, int *d, lt_tensor **idx) {
   lt_tensor *t = ltl_check(L, 1);
-  int d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, fname);
-  lt_tensor *idx = ltl_check(L, 3);
+  *d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, fname);
+  *idx = ltl_check(L, 3);
   ltl_checkany(L, 4);
+  return t;
+}
+
+static int scatter_common(lua_State *L, const char *fname, int inplace, int reduce) {
+  int d;
+  lt_tensor *idx;
+  lt_tensor *t = check_write_args(L, fname, &d, &idx);
   if (lua_type(L, 5) == LUA_TTABLE || lua_type(L, 5) == LUA_TSTRING) {
     const char *r = lua_type(L, 5) == LUA_TSTRING ? lua_tostring(L, 5) : NULL;
     static const char *const SCATTER_OPTS[] = {"reduce", NULL};
@@ -234,10 +243,9 @@ static void index_write(lua_State *L, const char *fname, lt_tensor *dst, int d, 
 }
 
 static int index_write_common(lua_State *L, const char *fname, int inplace, int mode) {
-  lt_tensor *t = ltl_check(L, 1);
-  int d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, fname);
-  lt_tensor *index = ltl_check(L, 3);
-  ltl_checkany(L, 4);
+  int d;
+  lt_tensor *index;
+  lt_tensor *t = check_write_args(L, fname, &d, &index);
   lt_tensor *dst = inplace ? t : ltl_push_clone(L, t);
   static const char *const ALPHA_OPTS[] = {"alpha", NULL}, *const NO_OPTS[] = {NULL};
   if (lua_type(L, 5) == LUA_TTABLE) ltl_check_opts(L, 5, fname, mode == IW_ADD ? ALPHA_OPTS : NO_OPTS);

@@ -402,6 +402,25 @@ int ltl_tensor_free(lua_State *L) {
   return 0;
 }
 
+/* The scratch tensors a C function pushed above stack index `keep` (never
+   returned, never seen by Lua): their blocks go back to the allocator's
+   cache now, and the stack is cut to `keep`.  Left to the collector, a
+   call's scratch (a conv's im2col or Winograd buffers: megabytes) stays
+   held until a collection finds it, so the next call's request misses the
+   cache; released here, a loop of convolutions reuses one warm block. */
+void ltl_drop_scratch(lua_State *L, int keep) {
+  for (int i = lua_gettop(L); i > keep; i--) {
+    lt_tensor *t = ltl_test(L, i);
+    if (!t || !t->storage || !t->storage->block || atomic_load(&t->storage->refcount) != 1) continue;
+    lt_storage *s = t->storage;
+    t->storage = NULL;
+    lt_storage_release(s);
+    lua_pushnil(L);
+    lua_setiuservalue(L, i, 2);
+  }
+  lua_settop(L, keep);
+}
+
 /* ---- elements <-> Lua values ---------------------------------------- */
 void ltl_push_elem(lua_State *L, ltensor_dtype dt, const char *p) {
   switch (lt_kind(dt)) {

@@ -68,10 +68,49 @@ static void gemm(ltensor_dtype dt, int la, int lb, int64_t M, int64_t N, int64_t
   }
 }
 
+/* OpenBLAS runs a matrix-vector product on its own threads from m * n =
+   2304 * GEMM_MULTITHREAD_THRESHOLD (4) on (interface/gemv.c), far below
+   gemm's size, and its workers then poll (sched_yield) for a while after
+   every call, beside the state's pool and the caller: a batch-1 CNN's last
+   Linear (1568 -> 10) kept a worker spinning through the whole forward pass,
+   which ran 1.4x slower than with OPENBLAS_NUM_THREADS=1.  So a float gemv
+   of that size or more runs as bands of outputs under it: OpenBLAS's own
+   single-thread kernel on each (faster than the built-in gemv: 265-288 us
+   against 333-347 us per token of the LSTM language model at one thread),
+   never its threads; products large enough to repay two threads are split
+   over the state's pool before they get here (lt_mv_split). */
+#define GEMV_ST_MAX ((int64_t)2304 * 4)
+static int gemv_threads(void) {
+#if defined(OPENBLAS_CONST)
+  return openblas_get_num_threads();
+#else
+  return 2;   /* another CBLAS may thread: assumed to */
+#endif
+}
+static void gemv1(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
+                  const void *x, int64_t incx, void *y, int64_t incy, int acc);
 /* y = op(A) x with A stored row-major as rows x cols (leading dim lda). */
 /* y = op(A) x (+ y when acc: the fused linear layer's bias rows) */
 static void gemv(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
                  const void *x, int64_t incx, void *y, int64_t incy, int acc) {
+  int real = dt == LTENSOR_FLOAT32 || dt == LTENSOR_FLOAT64;
+  int64_t other = trans ? rows : cols;   /* the length of each output's dot product */
+  if (!real || rows * cols < GEMV_ST_MAX || other >= GEMV_ST_MAX || gemv_threads() <= 1) {
+    gemv1(dt, trans, rows, cols, A, lda, x, incx, y, incy, acc);
+    return;
+  }
+  size_t sz = lt_itemsize(dt);
+  int64_t outs = trans ? cols : rows, band = (GEMV_ST_MAX - 1) / other;
+  for (int64_t o = 0; o < outs; o += band) {
+    int64_t n = outs - o < band ? outs - o : band;
+    const char *a = (const char *)A + (size_t)(trans ? o : o * lda) * sz;
+    char *yo = (char *)y + (size_t)(o * incy) * sz;
+    if (trans) gemv1(dt, 1, rows, n, a, lda, x, incx, yo, incy, acc);
+    else gemv1(dt, 0, n, cols, a, lda, x, incx, yo, incy, acc);
+  }
+}
+static void gemv1(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
+                  const void *x, int64_t incx, void *y, int64_t incy, int acc) {
   enum CBLAS_TRANSPOSE t = trans ? CblasTrans : CblasNoTrans;
   blasint r = (blasint)rows, c = (blasint)cols, a = (blasint)lda, ix = (blasint)incx, iy = (blasint)incy;
   switch (dt) {
@@ -226,7 +265,8 @@ static int mm_acc(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K,
   if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return -1;
   if (M <= 0 || N <= 0 || K <= 0) return 0;
 #ifndef LT_BLAS_NONE
-  if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K)) && M <= BLAS_MAX && N <= BLAS_MAX && K <= BLAS_MAX && ldc <= BLAS_MAX) {
+  if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K)) && M <= BLAS_MAX && N <= BLAS_MAX &&
+      K <= BLAS_MAX && ldc <= BLAS_MAX) {
     int64_t lda = 0, ldb = 0, incx;
     int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
     /* one row (a linear layer at batch 1): c += B^T a through gemv, which

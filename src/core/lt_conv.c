@@ -395,6 +395,40 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
 FLOAT_TYPES(DEFINE_CONV)
 #undef DEFINE_CONV
 
+/* One image, one group, its im2col built once and shared: the parts build
+   row ranges of it, then take output-channel ranges of the product (the
+   row blocks x channel slices of conv_small rebuilt each block's im2col in
+   every slice's part: 8 copies of 0.9 MB for a 512 -> 512 7x7 conv cut
+   for two threads). */
+#define SHARED_MAX_ELEMS ((int64_t)1 << 24)
+int lt_conv_shared_ok(const lt_conv_geom *g) {
+  int64_t K = g->Cb * g->kh * g->kw, L = g->Hs * g->Ws;
+  return g->N == 1 && g->G == 1 && !is_direct(g) && K > 0 && L > 0 && g->Cs > 0 && K <= SHARED_MAX_ELEMS / L;
+}
+#define DEFINE_SHARED(T)                                                                                  \
+  static void shared_gemm_##T(const lt_conv_geom *g, const T *w, const T *col, const T *bias, T *small,   \
+                              int64_t m0, int64_t m1) {                                                   \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw;                                                 \
+    if (bias)                                                                                             \
+      for (int64_t o = m0; o < m1; o++) {                                                                 \
+        T bv = bias[o], *r = small + o * L;                                                               \
+        for (int64_t l = 0; l < L; l++) r[l] = bv;                                                        \
+      }                                                                                                   \
+    gemm_tiles_##T(0, 0, m1 - m0, L, K, w + m0 * K, K, col, L, bias ? (T)1 : (T)0, small + m0 * L, L);     \
+  }
+FLOAT_TYPES(DEFINE_SHARED)
+#undef DEFINE_SHARED
+void lt_conv_shared_col(const lt_conv_geom *g, const void *big, void *col, int64_t r0, int64_t r1) {
+  int64_t L = g->Hs * g->Ws;
+  if (g->dt == LTENSOR_FLOAT32) im2col_float(g, (const float *)big, (float *)col + r0 * g->Ws, r0, r1, L);
+  else im2col_double(g, (const double *)big, (double *)col + r0 * g->Ws, r0, r1, L);
+}
+void lt_conv_shared_gemm(const lt_conv_geom *g, const void *w, const void *col, const void *bias, void *small,
+                         int64_t m0, int64_t m1) {
+  if (g->dt == LTENSOR_FLOAT32) shared_gemm_float(g, (const float *)w, (const float *)col, (const float *)bias, (float *)small, m0, m1);
+  else shared_gemm_double(g, (const double *)w, (const double *)col, (const double *)bias, (double *)small, m0, m1);
+}
+
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                    void *scratch, int64_t lo, int64_t hi) {
   if (g->dt == LTENSOR_FLOAT32) conv_small_float(g, big, w, bias, small, scratch, lo, hi);
@@ -587,6 +621,47 @@ DEFINE_POOL2(double, uint64_t, _base, )
      index bookkeeping (the 3x3/2 stem pool of resnet18 was 9% of its                                      \
      inference).  NaN wins, as in the windowed walk; a window with no tap                                  \
      inside the input is -inf. */                                                                          \
+  /* One output row (yr) with its 1-based flat indices (ir): the winning tap                               \
+     of each window tracked as a tap number of type T in chunks of 256                                     \
+     outputs (same-type selects, which vectorise: an int64 index beside T                                  \
+     values kept the walk scalar, 7x slower than the values alone), turned                                 \
+     into flat indices at the end.  Taps in window order: the first maximum                                \
+     and the last NaN win; the index starts at the window's first valid tap                                \
+     (PyTorch's rule; 0: no tap).  Callers keep kh*kw under 2^24. */                                       \
+  static void max_pool_row_idx_##T(const lt_pool_geom *g, const T *x, T *restrict yr, int64_t *restrict ir, \
+                                   int64_t h0, int64_t i0, int64_t i1) {                                   \
+    const int64_t Wi = g->Wi, Wo = g->Wo, sw = g->sw, dw = g->dw, kw = g->kw;                              \
+    int64_t jlo = 0, jhi = 0, unused; /* the taps some window has inside the row (see max_pool_rows) */    \
+    valid_range(kw, dw, (Wo - 1) * sw - g->pw, Wi, &jlo, &unused);                                         \
+    valid_range(kw, dw, -g->pw, Wi, &unused, &jhi);                                                        \
+    T tap[256];                                                                                            \
+    for (int64_t c0 = 0; c0 < Wo; c0 += 256) {                                                             \
+      int64_t c1 = Wo - c0 < 256 ? Wo : c0 + 256;                                                          \
+      for (int64_t ow = c0; ow < c1; ow++) { yr[ow] = (T)-INFINITY; tap[ow - c0] = (T)-1; }                \
+      for (int64_t i = i0; i < i1; i++) {                                                                  \
+        const T *restrict row = x + (h0 + i * g->dh) * Wi;                                                 \
+        for (int64_t j = jlo; j < jhi; j++) {                                                              \
+          int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                           \
+          int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                      \
+          if (b > c1) b = c1;                                                                              \
+          if (a < c0) a = c0;                                                                              \
+          const T t = (T)(i * kw + j);                                                                     \
+          T *restrict tp = tap - c0;                                                                       \
+          for (int64_t ow = a; ow < b; ow++) {                                                             \
+            T v = row[ow * sw + off], m = yr[ow], k = tp[ow];                                              \
+            yr[ow] = ((v > m) | (v != v)) ? v : m;                                                         \
+            tp[ow] = ((v > m) | (v != v)) ? t : k;                                                         \
+          }                                                                                                \
+        }                                                                                                  \
+      }                                                                                                    \
+      for (int64_t ow = c0; ow < c1; ow++) {                                                               \
+        int64_t w0 = ow * sw - g->pw, j0, j1, k = (int64_t)tap[ow - c0];                                   \
+        valid_range(kw, dw, w0, Wi, &j0, &j1);                                                             \
+        if (k < 0) ir[ow] = i0 < i1 && j0 < j1 ? (h0 + i0 * g->dh) * Wi + w0 + j0 * dw + 1 : 0;            \
+        else ir[ow] = (h0 + (k / kw) * g->dh) * Wi + w0 + (k % kw) * dw + 1;                               \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
   static void max_pool_rows_##T(const lt_pool_geom *g, const T *in, T *out, int64_t *idx, int64_t lo,      \
                                 int64_t hi) {                                                              \
     const int64_t Hi = g->Hi, Wi = g->Wi, Ho = g->Ho, Wo = g->Wo, sw = g->sw, dw = g->dw;                  \
@@ -606,32 +681,18 @@ DEFINE_POOL2(double, uint64_t, _base, )
         int64_t h0 = oh * g->sh - g->ph, i0, i1;                                                           \
         valid_range(g->kh, g->dh, h0, Hi, &i0, &i1);                                                       \
         for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = (T)-INFINITY;                                         \
-        if (ir) /* PyTorch's rule: the index starts at the window's first tap (1-based; 0: no tap) */     \
-          for (int64_t ow = 0; ow < Wo; ow++) {                                                            \
-            int64_t w0 = ow * sw - g->pw, j0, j1;                                                          \
-            valid_range(g->kw, dw, w0, Wi, &j0, &j1);                                                      \
-            ir[ow] = i0 < i1 && j0 < j1 ? (h0 + i0 * g->dh) * Wi + w0 + j0 * dw + 1 : 0;                   \
-          }                                                                                                \
+        if (ir) { max_pool_row_idx_##T(g, x, yr, ir, h0, i0, i1); continue; }                              \
         for (int64_t i = i0; i < i1; i++) {                                                                \
-          const int64_t rbase = (h0 + i * g->dh) * Wi;                                                     \
-          const T *restrict row = x + rbase;                                                               \
+          const T *restrict row = x + (h0 + i * g->dh) * Wi;                                               \
           for (int64_t j = jlo; j < jhi; j++) {                                                            \
             /* the outputs whose tap j lies inside the row: 0 <= ow*sw - pw + j*dw < Wi */                 \
             int64_t off = j * dw - g->pw, a = off >= 0 ? 0 : (-off + sw - 1) / sw;                         \
             int64_t b = Wi - 1 - off < 0 ? 0 : (Wi - 1 - off) / sw + 1;                                    \
             if (b > Wo) b = Wo;                                                                            \
-            if (ir) /* taps in window order: the first maximum and the last NaN win */                     \
-              for (int64_t ow = a; ow < b; ow++) {                                                         \
-                T v = row[ow * sw + off], m = yr[ow];                                                      \
-                int take = (v > m) | (v != v);                                                             \
-                yr[ow] = take ? v : m;                                                                     \
-                ir[ow] = take ? rbase + ow * sw + off + 1 : ir[ow];                                        \
-              }                                                                                            \
-            else                                                                                           \
-              for (int64_t ow = a; ow < b; ow++) {                                                         \
-                T v = row[ow * sw + off], m = yr[ow];                                                      \
-                yr[ow] = ((v > m) | (v != v)) ? v : m;                                                     \
-              }                                                                                            \
+            for (int64_t ow = a; ow < b; ow++) {                                                           \
+              T v = row[ow * sw + off], m = yr[ow];                                                        \
+              yr[ow] = ((v > m) | (v != v)) ? v : m;                                                       \
+            }                                                                                              \
           }                                                                                                \
         }                                                                                                  \
       }                                                                                                    \
@@ -647,7 +708,7 @@ DEFINE_POOL2(double, uint64_t, _base, )
       POOL2_PICK(pool2_fwd_##T, in, out, idx, codes, g->Ho, g->Wo, g->Hi, Wi, lo, hi);                     \
       return;                                                                                              \
     }                                                                                                      \
-    if (!codes) { /* whole output rows, one tap at a time */                                              \
+    if (!codes && (!idx || g->kh * g->kw <= ((int64_t)1 << 24))) { /* whole output rows, a tap at a time */ \
       max_pool_rows_##T(g, in, out, idx, lo, hi);                                                          \
       return;                                                                                              \
     }                                                                                                      \
@@ -730,30 +791,26 @@ DEFINE_POOL2(double, uint64_t, _base, )
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  static void adaptive_avg_##T(const lt_pool_geom *g, const T *in, T *out, int64_t lo, int64_t hi) {      \
+  /* adaptive average pooling, forward (src = input, dst = output) or                                      \
+     backward (src = output gradient, dst += into the input gradient): one                                 \
+     walk over the windows [hs, he) x [ws, we) */                                                          \
+  static void adaptive_walk_##T(const lt_pool_geom *g, const T *src, T *dst, int bwd, int64_t lo, int64_t hi) { \
     int64_t P = g->Hi * g->Wi, Q = g->Ho * g->Wo;                                                          \
     for (int64_t p = lo; p < hi; p++)                                                                      \
       for (int64_t oh = 0; oh < g->Ho; oh++) {                                                             \
         int64_t hs = oh * g->Hi / g->Ho, he = ((oh + 1) * g->Hi + g->Ho - 1) / g->Ho;                      \
         for (int64_t ow = 0; ow < g->Wo; ow++) {                                                           \
           int64_t ws = ow * g->Wi / g->Wo, we = ((ow + 1) * g->Wi + g->Wo - 1) / g->Wo;                    \
-          T s = 0;                                                                                         \
+          T n = (T)((he - hs) * (we - ws)), s = 0;                                                         \
+          if (bwd) {                                                                                       \
+            T v = src[p * Q + oh * g->Wo + ow] / n;                                                        \
+            for (int64_t h = hs; h < he; h++)                                                              \
+              for (int64_t w = ws; w < we; w++) dst[p * P + h * g->Wi + w] += v;                           \
+            continue;                                                                                      \
+          }                                                                                                \
           for (int64_t h = hs; h < he; h++)                                                                \
-            for (int64_t w = ws; w < we; w++) s += in[p * P + h * g->Wi + w];                              \
-          out[p * Q + oh * g->Wo + ow] = s / (T)((he - hs) * (we - ws));                                   \
-        }                                                                                                  \
-      }                                                                                                    \
-  }                                                                                                        \
-  static void adaptive_avg_bwd_##T(const lt_pool_geom *g, const T *gout, T *gin, int64_t lo, int64_t hi) { \
-    int64_t P = g->Hi * g->Wi, Q = g->Ho * g->Wo;                                                          \
-    for (int64_t p = lo; p < hi; p++)                                                                      \
-      for (int64_t oh = 0; oh < g->Ho; oh++) {                                                             \
-        int64_t hs = oh * g->Hi / g->Ho, he = ((oh + 1) * g->Hi + g->Ho - 1) / g->Ho;                      \
-        for (int64_t ow = 0; ow < g->Wo; ow++) {                                                           \
-          int64_t ws = ow * g->Wi / g->Wo, we = ((ow + 1) * g->Wi + g->Wo - 1) / g->Wo;                    \
-          T v = gout[p * Q + oh * g->Wo + ow] / (T)((he - hs) * (we - ws));                                \
-          for (int64_t h = hs; h < he; h++)                                                                \
-            for (int64_t w = ws; w < we; w++) gin[p * P + h * g->Wi + w] += v;                             \
+            for (int64_t w = ws; w < we; w++) s += src[p * P + h * g->Wi + w];                             \
+          dst[p * Q + oh * g->Wo + ow] = s / n;                                                            \
         }                                                                                                  \
       }                                                                                                    \
   }                                                                                                        \
@@ -811,12 +868,12 @@ void lt_avg_pool_bwd(const lt_pool_geom *g, const void *gout, void *gin, int64_t
   else avg_pool_bwd_double(g, gout, gin, lo, hi);
 }
 void lt_adaptive_avg_pool(const lt_pool_geom *g, const void *in, void *out, int64_t lo, int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) adaptive_avg_float(g, in, out, lo, hi);
-  else adaptive_avg_double(g, in, out, lo, hi);
+  if (g->dt == LTENSOR_FLOAT32) adaptive_walk_float(g, in, out, 0, lo, hi);
+  else adaptive_walk_double(g, in, out, 0, lo, hi);
 }
 void lt_adaptive_avg_pool_bwd(const lt_pool_geom *g, const void *gout, void *gin, int64_t lo, int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) adaptive_avg_bwd_float(g, gout, gin, lo, hi);
-  else adaptive_avg_bwd_double(g, gout, gin, lo, hi);
+  if (g->dt == LTENSOR_FLOAT32) adaptive_walk_float(g, gout, gin, 1, lo, hi);
+  else adaptive_walk_double(g, gout, gin, 1, lo, hi);
 }
 void lt_adaptive_max_pool(const lt_pool_geom *g, const void *in, void *out, int64_t *idx, int64_t lo,
                           int64_t hi) {

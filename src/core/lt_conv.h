@@ -61,6 +61,16 @@ static inline int64_t lt_conv_big_items(const lt_conv_geom *g) {
    [lo, hi) of lt_conv_small_items (item = (n, group, row block, channel slice)). */
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
                    void *scratch, int64_t lo, int64_t hi);
+/* One image and one group (batch-1 inference) split over threads by
+   phases: lt_conv_shared_col builds the small rows [r0, r1) of the whole
+   im2col (K = Cb*kh*kw rows, Hs*Ws columns) into col, then
+   lt_conv_shared_gemm computes the small channels [m0, m1) from it (+ bias).
+   lt_conv_shared_ok: g is such a conv, not a direct 1x1 one, and its
+   im2col has at most 2^24 elements. */
+int lt_conv_shared_ok(const lt_conv_geom *g);
+void lt_conv_shared_col(const lt_conv_geom *g, const void *big, void *col, int64_t r0, int64_t r1);
+void lt_conv_shared_gemm(const lt_conv_geom *g, const void *w, const void *col, const void *bias, void *small,
+                         int64_t m0, int64_t m1);
 /* Depthwise (one big channel per group, dilation 1, stride 1 or 2,
    kernels up to 7x7, the usual output size): a direct kernel
    (lt_conv_dw.c).  lt_conv_dw_ok says whether g qualifies; items are
@@ -107,9 +117,10 @@ int64_t lt_wino_block(const lt_conv_geom *g, int parts);
 int64_t lt_wino_scratch(const lt_conv_geom *g, int64_t block);
 /* U = transformed weights; w is Cs x Cb x 3 x 3, or with `flip` Cb x Cs x
    3 x 3 read with its taps reversed (the input gradient of a conv with
-   weights w is the conv of the output gradient with these); tmp: 27 * Cb
-   floats */
-void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp);
+   weights w is the conv of the output gradient with these); output
+   channels [lo, hi) only (parts of the pool split them); tmp: 27 * Cb
+   floats per part */
+void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp, int64_t lo, int64_t hi);
 void lt_wino_run(const lt_conv_geom *g, const float *big, const float *U, const float *bias, float *small,
                  float *scratch, int64_t block, int64_t lo, int64_t hi);
 

@@ -40,16 +40,18 @@ int lt_wino_finite(const float *p, int64_t n) {
 int64_t lt_wino_tiles(const lt_conv_geom *g) { return g->N * ((g->Hs + 3) / 4) * ((g->Ws + 3) / 4); }
 
 /* tiles per block: the byte budget (at least 16, at most 256 columns per
-   product), fewer when that leaves under two blocks per part */
+   product); with few blocks, a whole number of equal blocks per part */
 int64_t lt_wino_block(const lt_conv_geom *g, int parts) {
   int64_t T = lt_wino_tiles(g), tb = WINO_BYTES / (TAPS * 4 * (g->Cb + g->Cs + 2));
   if (tb > 256) tb = 256;
   if (tb < 16) tb = 16;
   tb -= tb % 8;
-  if (parts > 1 && (T + tb - 1) / tb < 2 * parts) {
-    int64_t want = (T + 2 * parts - 1) / (2 * parts);
-    want = (want + 7) / 8 * 8;
-    if (want < tb) tb = want;
+  int64_t nb = (T + tb - 1) / tb;
+  if (parts > 1 && nb < 4 * parts) {
+    /* few blocks: as many per part, of equal size (each block reads all
+       36 x Cs x Cb transformed weights, so no more blocks than that) */
+    nb = (nb + parts - 1) / parts * parts;
+    tb = (T + nb - 1) / nb;
   }
   return tb > T ? T : tb;
 }
@@ -157,10 +159,10 @@ DEFINE_WINO_TF(_avx2, LT_TARGET_AVX2_FMA)
 #endif
 #undef DEFINE_WINO_TF
 
-void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp) {
+void lt_wino_weights(const lt_conv_geom *g, const float *w, int flip, float *U, float *tmp, int64_t lo, int64_t hi) {
   int64_t Cs = g->Cs, Cb = g->Cb;
   float *k = tmp, *t = tmp + 9 * Cb;
-  for (int64_t co = 0; co < Cs; co++) {
+  for (int64_t co = lo; co < hi; co++) {
     for (int64_t ci = 0; ci < Cb; ci++) {
       const float *src = flip ? w + (ci * Cs + co) * 9 : w + (co * Cb + ci) * 9;
       for (int i = 0; i < 9; i++) k[i * Cb + ci] = flip ? src[8 - i] : src[i];

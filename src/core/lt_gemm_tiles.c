@@ -12,6 +12,8 @@ typedef int blasint;          /* a non-OpenBLAS cblas.h: LP64 ints */
 #define GEMM_WHOLE 0
 #endif
 #define GEMM_TILE 64
+#define TN_TILE 32       /* rows and columns of a transposed-B tile (see below) */
+#define TN_TILE_K 256
 
 /* ---- one product on the calling thread ----------------------------------- */
 #ifdef LT_BLAS_NONE
@@ -60,10 +62,19 @@ static inline void gemm_double(int ta, int tb, int64_t M, int64_t N, int64_t K, 
                  C + m0 * ldc, ldc);                                                                       \
       return;                                                                                              \
     }                                                                                                      \
-    /* the K tiles depend on K alone, so that the row blocks and channel slices the binding cuts for       \
-       threads (products over 4 x LT_GEMM_SERIAL_MNK) sum every value in the same order */                    \
+    /* the K tiles depend on K, ta and tb alone, so that the row blocks and channel slices the binding    \
+       cuts for threads (products over 4 x LT_GEMM_SERIAL_MNK) sum every value in the same order */       \
     int64_t kb = K <= 2 * GEMM_TILE ? K : GEMM_TILE, mb = M < GEMM_TILE ? M : GEMM_TILE;                   \
+    if (tb && !ta) {                                                                                       \
+      /* B transposed (x @ W^T: every Linear): OpenBLAS runs it as "tn", whose                             \
+         small-matrix kernel it permits only for m*n <= 1200, so 64x64 tiles                               \
+         packed both operands per call (packing was 31% of a transformer's                                 \
+         time at one thread); 32x32 tiles with K up to 512 stay unpacked */                                \
+      kb = K <= 2 * TN_TILE_K ? K : TN_TILE_K;                                                             \
+      mb = M < TN_TILE ? M : TN_TILE;                                                                      \
+    }                                                                                                      \
     int64_t nb = LT_GEMM_SERIAL_MNK / (mb * kb);                                                              \
+    if (tb && !ta && nb > TN_TILE) nb = TN_TILE;                                                           \
     if (nb > 16) nb -= nb % 16;   /* whole vector columns: 64x48x72 tiles ran 1.4x faster than 64x56x72 */ \
     if (nb > N) nb = N;                                                                                    \
     if (nb < 1) nb = 1;                                                                                    \

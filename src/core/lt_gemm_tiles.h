@@ -22,9 +22,9 @@
 
 /* C (M x N, row-major, ldc) = op(A) (M x K) @ op(B) (K x N) + beta C, with
    op(A) row-major A (lda) or, when ta, A^T of a row-major K x M (lda); the
-   same for B.  beta == 0: C is not read.  The K tiles depend on K alone, so
-   any cut of the rows or columns the caller makes for threads sums every
-   value in the same order. */
+   same for B.  beta == 0: C is not read.  The K tiles depend on K and the
+   transposes alone, so any cut of the rows or columns the caller makes for
+   threads sums every value in the same order. */
 void lt_gemm_tiles_f32(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                        const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 void lt_gemm_tiles_f64(int ta, int tb, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,

@@ -67,6 +67,9 @@ local function keep_where(cond, x)   -- x where cond, zeros elsewhere
 end
 
 local function normdim(d, nd, extra)
+  -- the C functions take a numeric string where an integer goes (Lua's
+  -- coercion, as luaL_checkinteger): so do the rules that re-read the dims
+  if type(d) == "string" then d = math.tointeger(tonumber(d)) or d end
   nd = nd + (extra or 0)
   if d < 0 then d = d + nd + 1 end
   if nd == 0 then d = 1 end

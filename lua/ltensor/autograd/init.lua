@@ -119,7 +119,8 @@ local cfns = { mul = methods.mul, add = methods.add, sub = methods.sub, div = me
   mm = methods.mm, t = methods.t, transpose = methods.transpose, reshape = methods.reshape,
   expand = methods.expand, pow = methods.pow, zeros_like = methods.zeros_like or T.zeros_like, where = T.where,
   le = methods.le, threshold_backward = T._threshold_backward, rsub = methods.rsub or T.rsub, sum = methods.sum,
-  add_ = methods.add_, unsqueeze = methods.unsqueeze }
+  add_ = methods.add_, unsqueeze = methods.unsqueeze, squeeze = methods.squeeze, matmul = methods.matmul, eq = T.eq,
+  ge = T.ge, log = T.log, logical_and = T.logical_and, real = T.real, imag = T.imag }
 hook, autograd.Node, autograd.crules = T._ag_init { rules = rules, inplace_rules = inplace_rules, no_self = NO_SELF,
   unknown = unknown_rule, methods = methods, cfns = cfns }
 T._set_autograd_hook(hook)

@@ -25,13 +25,11 @@ local INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 local TWO_OVER_SQRTPI = 2 / math.sqrt(math.pi)
 local LN2, LN10 = math.log(2), math.log(10)
 
-rules.neg = function(raw, x, ...)
-  return { name = "NegBackward0", inputs = { x }, backward = function(_, g) return -g end }, raw(x, ...)
-end
-rules.exp = unary("ExpBackward0", function(_, g, _, y) return g * y end, true)
+-- neg, exp, log, tanh, sigmoid and relu (and add, sub, mul, div, pow
+-- below) have C rules that take every call, their in-place forms too
+-- (src/binding/l_grad_rules.c)
 rules.exp2 = unary("Exp2Backward0", function(_, g, _, y) return g * y * LN2 end, true)
 rules.expm1 = unary("Expm1Backward0", function(_, g, _, y) return g * (y + 1) end, true)
-rules.log = unary("LogBackward0", function(_, g, x) return g / x end)
 rules.log2 = unary("Log2Backward0", function(_, g, x) return g / (x * LN2) end)
 rules.log10 = unary("Log10Backward0", function(_, g, x) return g / (x * LN10) end)
 rules.log1p = unary("Log1PBackward0", function(_, g, x) return g / (x + 1) end)
@@ -49,10 +47,6 @@ rules.acos = unary("AcosBackward0", function(_, g, x) return -g / T.sqrt(-(x * x
 rules.atan = unary("AtanBackward0", function(_, g, x) return g / (x * x + 1) end)
 rules.sinh = unary("SinhBackward0", function(_, g, x) return g * T.cosh(x) end)
 rules.cosh = unary("CoshBackward0", function(_, g, x) return g * T.sinh(x) end)
-rules.tanh = unary("TanhBackward0", function(_, g, _, y) return g * (-(y * y) + 1) end, true)
-rules.sigmoid = unary("SigmoidBackward0", function(_, g, _, y) return g * y * (-y + 1) end, true)
--- 0 where y <= 0, else g: a NaN passes its gradient, as in PyTorch
-rules.relu = unary("ReluBackward0", function(_, g, _, y) return T.where(T.le(y, 0), T.zeros_like(g), g) end, true)
 rules.erf = unary("ErfBackward0", function(_, g, x) return g * T.exp(-(x * x)) * TWO_OVER_SQRTPI end)
 rules.silu = unary("SiluBackward0", function(_, g, x)
   local s = T.sigmoid(x)
@@ -167,26 +161,7 @@ local function alpha_of(al)
   return al
 end
 
--- (the hot rules share their backward functions: no closure per recorded op)
-local function add_bw(n, g)
-  local gb = n.alpha and need(n, 2) and g * n.alpha or g
-  return g, gb
-end
-rules.add = function(raw, a, b, alpha)
-  local out = raw(a, b, alpha)
-  return { name = "AddBackward0", inputs = { a, b }, alpha = alpha_of(alpha),
-    backward = add_bw }, out
-end
-local function sub_bw(n, g)
-  local gb
-  if need(n, 2) then gb = n.alpha and g * -n.alpha or -g end
-  return g, gb
-end
-rules.sub = function(raw, a, b, alpha)
-  local out = raw(a, b, alpha)
-  local name = is_t(a) and "SubBackward0" or "RsubBackward1"
-  return { name = name, inputs = { a, b }, alpha = alpha_of(alpha), backward = sub_bw }, out
-end
+-- add, sub, mul, div and pow: C rules (src/binding/l_grad_rules.c)
 rules.rsub = function(raw, a, b, alpha)   -- rsub(a, b) = b - alpha * a
   local out = raw(a, b, alpha)
   return { name = "RsubBackward0", inputs = { a, b }, alpha = alpha_of(alpha),
@@ -196,74 +171,10 @@ rules.rsub = function(raw, a, b, alpha)   -- rsub(a, b) = b - alpha * a
       return ga, g
     end }, out
 end
-local function mul_bw(n, g)
-  local x, y = n.saved[1], n.saved[2]
-  return need(n, 1) and g * y or nil, need(n, 2) and g * x or nil
-end
-rules.mul = function(raw, a, b)
-  local out = raw(a, b)
-  return { name = "MulBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = mul_bw }, out
-end
-local function div_bw(n, g)
-  local x, y = n.saved[1], n.saved[2]
-  local ga, gb
-  if need(n, 1) then ga = g / y end
-  -- -g * ((x / y) / y), in PyTorch's order: y * y underflows first
-  if need(n, 2) then gb = -g * ((x / y) / y) end
-  return ga, gb
-end
-rules.div = function(raw, a, b, opts)
-  local out = raw(a, b, opts)
-  local mode = type(opts) == "table" and opts.rounding_mode or (type(opts) == "string" and opts) or nil
-  if mode then
-    return { name = is_t(b) and "DivBackward2" or "DivBackward3", inputs = { a, b },
-      backward = function(n, g) return T.zeros_like(g), need(n, 2) and T.zeros_like(g) or nil end }, out
-  end
-  return { name = "DivBackward0", inputs = { a, b }, saved = { a, b, n = 2 },
-    backward = div_bw }, out
-end
-rules.true_divide = rules.div
 rules.floor_divide = function(raw, a, b)
   return { name = "FloorDivideBackward0", inputs = { a, b },
     backward = function(_, g) return T.zeros_like(g), T.zeros_like(g) end }, raw(a, b)
 end
-rules.pow = function(raw, a, b)
-  local out = raw(a, b)
-  -- a boolean scalar is the number 1 or 0 (as PyTorch), for the rules' arithmetic
-  if type(a) == "boolean" then a = a and 1 or 0 end
-  if type(b) == "boolean" then b = b and 1 or 0 end
-  if not is_t(b) then
-    return { name = "PowBackward0", inputs = { a }, saved = { a, b, n = 2 },
-      backward = function(n, g)
-        local x, e = n.saved[1], n.saved[2]
-        if e == 0 then return T.zeros_like(g) end
-        return g * e * T.pow(x, e - 1)
-      end }, out
-  elseif not is_t(a) then
-    return { name = "PowBackward2", inputs = { a, b }, saved = { a, out, b, n = 3 },
-      backward = function(n, g)
-        local base, y, e = n.saved[1], n.saved[2], n.saved[3]
-        -- 0^e: zero gradient where e >= 0 (PyTorch's pow_backward_exponent)
-        if base == 0 then
-          local ok = e.dtype.is_complex and T.logical_and(T.eq(T.imag(e), 0), T.ge(T.real(e), 0)) or T.ge(e, 0)
-          return nil, zero_where(ok, g * y * math.log(base))
-        end
-        return nil, g * y * math.log(base)
-      end }, out
-  end
-  return { name = "PowBackward1", inputs = { a, b }, saved = { a, b, out, n = 3 },
-    backward = function(n, g)
-      local x, e, y = n.saved[1], n.saved[2], n.saved[3]
-      local ga, gb
-      if need(n, 1) then ga = zero_where(T.eq(e, 0), g * e * T.pow(x, e - 1)) end
-      -- (a complex exponent: its real part decides, as PyTorch's pow_backward_exponent)
-      local er = e:is_complex() and T.real(e) or e
-      if need(n, 2) then gb = zero_where(T.logical_and(T.eq(x, 0), T.ge(er, 0)), g * y * T.log(x)) end
-      return ga, gb
-    end }, out
-end
-rules.float_power = rules.pow
 
 -- PyTorch's formulas: half the gradient to each side of a tie, none to
 -- the side that lost; a NaN on either side is neither a tie nor a loss, so

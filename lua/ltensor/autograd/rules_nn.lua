@@ -1,5 +1,5 @@
 -- ltensor.autograd.rules_nn: the backward rules of the nn kernels written
--- in C: the fused normalisation / cross-entropy / relu kernels
+-- in C: the fused normalisation / cross-entropy kernels
 -- (src/binding/l_nnfused.c) and the raw convolution, pooling and
 -- interpolation functions (src/binding/l_conv.c).
 local T = require "ltensor.core"
@@ -111,17 +111,8 @@ rules._xent = function(raw, x, target, w, ignore, with_lse, red)
     nondiff = { [2] = true, [3] = true }, backward = xent_bw }, loss, lse, wsum
 end
 
--- relu's backward: one pass in C (the composite under create_graph)
-local function relu_bw(n, g)
-  local y = n.saved[2]
-  -- 0 where y <= 0, else g (a NaN passes g, as PyTorch's threshold_backward)
-  if T.is_grad_enabled() or not FUSED[y.dtype.name] then return T.where(T.le(y, 0), T.zeros_like(g), g) end
-  return T._threshold_backward(g, y, 0)
-end
-rules.relu = function(raw, x, ...)
-  local y = raw(x, ...)
-  return { name = "ReluBackward0", inputs = { x }, saved = { x, y, n = 2 }, backward = relu_bw }, y
-end
+-- relu: a C rule (src/binding/l_grad_rules.c), its backward one pass in C
+-- (T._threshold_backward) except under create_graph
 
 -- eval batch norm: y = x * scale + shift per channel in one pass, scale and
 -- shift folded from the running statistics (the per-frame inference case,

@@ -13,24 +13,7 @@ local rparse, unreduce, expand_to = H.rparse, H.unreduce, H.expand_to
 local arange_along = H.arange_along
 local rules = H.rules
 -- reductions ----------------------------------------------------------------
-local function sum_bw(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape), n.shape) end
-rules.sum = function(raw, x, ...)
-  local out = raw(x, ...)
-  local shape = x.shape
-  local dims, keepdim = rparse(#shape, ...)
-  return { name = dims and "SumBackward1" or "SumBackward0", inputs = { x }, dims = dims, keepdim = keepdim, shape = shape,
-    backward = sum_bw }, out
-end
-rules.nansum = rules.sum
-local function mean_bw(n, g) return expand_to(unreduce(g, n.dims, n.keepdim, #n.shape) / n.count, n.shape) end
-rules.mean = function(raw, x, ...)
-  local out = raw(x, ...)
-  local shape = x.shape
-  local dims, keepdim = rparse(#shape, ...)
-  local count = out:numel() > 0 and x:numel() / out:numel() or 0
-  return { name = dims and "MeanBackward1" or "MeanBackward0", inputs = { x }, dims = dims, keepdim = keepdim, shape = shape, count = count,
-    backward = mean_bw }, out
-end
+-- sum and mean: C rules that take every call (src/binding/l_grad_shape.c)
 -- prod's gradient as PyTorch's prod_backward: when the input holds no zero,
 -- g * y / x; otherwise, for every slice, the product of the elements before
 -- and after each one (exclusive cumulative products from both ends), which

@@ -76,10 +76,16 @@ local MAX_DEPTH = 64
 -- and reject duplicate keys; null is json.null. Raises a plain message.
 json.null = setmetatable({}, { __name = "json.null" })
 
--- run a parser over its whole text: its value, or nil and the message of
--- the syntax error it raised as {[key] = msg}; any other error propagates
-local function parse_whole(parse, key)
-  local ok, res = pcall(parse)
+-- run a parser over its whole text s: value(1), then only white space
+-- (skip() passes it and returns the position after it); the value, or nil
+-- and the message of the syntax error raised as {[key] = msg} (err(msg)
+-- raises one); any other error propagates
+local function parse_whole(s, key, value, skip, err)
+  local ok, res = pcall(function()
+    local v = value(1)
+    if skip() <= #s then err("trailing characters") end
+    return v
+  end)
   if ok then return res end
   if type(res) == "table" and res[key] then return nil, res[key] end
   error(res, 0)
@@ -90,6 +96,7 @@ function json.decode(s)
   local function err(msg) error({ json_error = sfmt("%s at byte %d", msg, pos) }) end
   local function skip()
     pos = s:find("[^ \t\r\n]", pos) or #s + 1
+    return pos
   end
   local value
   local function str()
@@ -184,12 +191,7 @@ function json.decode(s)
     end
     return num()
   end
-  return parse_whole(function()
-    local v = value(1)
-    skip()
-    if pos <= #s then err("trailing characters") end
-    return v
-  end, "json_error")
+  return parse_whole(s, "json_error", value, skip, err)
 end
 
 T._json = json   -- for tests and other modules
@@ -636,7 +638,7 @@ end
 local function parse_pylit(s)
   local pos = 1
   local function err(msg) error({ py_error = sfmt("%s at byte %d", msg, pos) }) end
-  local function skip() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
+  local function skip() pos = s:find("[^ \t\r\n]", pos) or #s + 1; return pos end
   local value
   local function seq(close, depth)
     local out = {}
@@ -694,12 +696,7 @@ local function parse_pylit(s)
     if not i then err("integer out of range") end
     return i
   end
-  return parse_whole(function()
-    local v = value(1)
-    skip()
-    if pos <= #s then err("trailing characters") end
-    return v
-  end, "py_error")
+  return parse_whole(s, "py_error", value, skip, err)
 end
 
 --- T.load_npy(path) -> tensor (C or Fortran order; any byte order)

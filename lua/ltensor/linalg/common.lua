@@ -72,13 +72,17 @@ local function check_tensor(fn, x, pos)
       (pos or 1) == 1 and util.tensor_method_hint(fn) or ""))
   end
 end
--- float32/float64/complex64/complex128, as LAPACK computes
-local function check_la(fn, x, pos)
+-- a floating point or complex tensor
+local function check_float(fn, x, pos)
   check_tensor(fn, x, pos)
-  local n = dname(x.dtype)
   if not (x:is_floating_point() or x:is_complex()) then
     fail(fn, "Expected a floating point or complex tensor as input. Got " .. tname(x.dtype))
   end
+end
+-- float32/float64/complex64/complex128, as LAPACK computes
+local function check_la(fn, x, pos)
+  check_float(fn, x, pos)
+  local n = dname(x.dtype)
   if not EPS[n] then fail(fn, "Low precision dtypes not supported. Got " .. tname(x.dtype)) end
 end
 local function check_matrix(fn, x, what)
@@ -92,6 +96,11 @@ local function check_square(fn, x, what)
   if s[#s] ~= s[#s - 1] then
     fail(fn, ("%s must be batches of square matrices, but they are %d by %d matrices"):format(what or "A", s[#s - 1], s[#s]))
   end
+end
+-- a LAPACK dtype (argument 1) and batches of square matrices
+local function check_la_square(fn, x, what)
+  check_la(fn, x, 1)
+  check_square(fn, x, what)
 end
 local function same_dtype(fn, a, b, na, nb)
   if a.dtype ~= b.dtype then
@@ -204,12 +213,7 @@ local function eig_errors(fn, info, what)
   if v == -4 then fail(fn, batch_prefix(info, i) .. "The algorithm failed to converge because the input matrix contained non-finite values.") end
   fail(fn, batch_prefix(info, i) .. ("The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated %s (error code: %d)."):format(what, v))
 end
-local function svd_errors(fn, info)
-  local i, v = first_bad(info)
-  if not i then return end
-  if v == -4 then fail(fn, batch_prefix(info, i) .. "The algorithm failed to converge because the input matrix contained non-finite values.") end
-  fail(fn, batch_prefix(info, i) .. ("The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values (error code: %d)."):format(v))
-end
+local function svd_errors(fn, info) return eig_errors(fn, info, "singular values") end
 local L = {}
 L.math = math
 L.table = table
@@ -233,9 +237,11 @@ L.opts_of = opts_of
 L.ck = ck
 L.opt_arg = opt_arg
 L.check_tensor = check_tensor
+L.check_float = check_float
 L.check_la = check_la
 L.check_matrix = check_matrix
 L.check_square = check_square
+L.check_la_square = check_la_square
 L.same_dtype = same_dtype
 L.shape_str = shape_str
 L.copy = copy

@@ -10,7 +10,7 @@ local table, linalg = L.table, L.linalg
 local type, select, unpack = L.type, L.select, L.unpack
 local K, is_t, fail = L.K, L.is_t, L.fail
 local opt_arg, check_tensor = L.opt_arg, L.check_tensor
-local check_la = L.check_la
+local check_la, check_la_square = L.check_la, L.check_la_square
 local check_matrix, check_square, same_dtype = L.check_matrix, L.check_square, L.same_dtype
 local batch_of = L.batch_of
 local cat_shape = L.cat_shape
@@ -41,8 +41,7 @@ local chol_core = autograd.Function {
   end,
 }
 local function cholesky_ex(fn, A, o)
-  check_la(fn, A, 1)
-  check_square(fn, A)
+  check_la_square(fn, A)
   -- upper is keyword-only in PyTorch: a bare boolean would silently be the lower factor
   if o ~= nil and (type(o) ~= "table" or is_t(o)) then
     fail(fn, ("bad argument #2 (options table expected, got %s; write {upper = true})"):format(type(o)))
@@ -211,15 +210,13 @@ local function uplo_of(fn, o)
   return u == "U" or u == "u"
 end
 function linalg.eigh(A, o)
-  check_la("eigh", A, 1)
-  check_square("eigh", A)
+  check_la_square("eigh", A)
   local L, V = eigh_core(A, uplo_of("eigh", o))
   eig_errors("eigh", last_info, "eigenvalues")
   return L, V
 end
 function linalg.eigvalsh(A, o)
-  check_la("eigvalsh", A, 1)
-  check_square("eigvalsh", A)
+  check_la_square("eigvalsh", A)
   local upper = uplo_of("eigvalsh", o)
   if A.requires_grad and T.is_grad_enabled() then
     local L = eigh_core(A, upper)
@@ -230,22 +227,16 @@ function linalg.eigvalsh(A, o)
   eig_errors("eigvalsh", info, "eigenvalues")
   return L
 end
-function linalg.eig(A)
-  check_la("eig", A, 1)
-  check_square("eig", A)
-  if A.requires_grad and T.is_grad_enabled() then fail("eig", "the derivative of linalg.eig is not implemented") end
-  local w, V, info = K.geev(A, true)
-  if first_bad(info) then eig_nonfinite("eig", info) end
+-- eig and eigvals: geev, with no derivative
+local function geev_of(fn, A, vectors)
+  check_la_square(fn, A)
+  if A.requires_grad and T.is_grad_enabled() then fail(fn, "the derivative of linalg." .. fn .. " is not implemented") end
+  local w, V, info = K.geev(A, vectors)
+  if first_bad(info) then eig_nonfinite(fn, info) end
   return w, V
 end
-function linalg.eigvals(A)
-  check_la("eigvals", A, 1)
-  check_square("eigvals", A)
-  if A.requires_grad and T.is_grad_enabled() then fail("eigvals", "the derivative of linalg.eigvals is not implemented") end
-  local w, _, info = K.geev(A, false)
-  if first_bad(info) then eig_nonfinite("eigvals", info) end
-  return w
-end
+function linalg.eig(A) return geev_of("eig", A, true) end
+function linalg.eigvals(A) return (geev_of("eigvals", A, false)) end
 
 ---------------------------------------------------------------------------
 -- svd, svdvals

@@ -11,7 +11,7 @@ local math, table, linalg = L.math, L.table, L.linalg
 local type, select, math_type, huge = L.type, L.select, L.math_type, L.huge
 local is_t, fail, tname = L.is_t, L.fail, L.tname
 local ck, check_tensor = L.ck, L.check_tensor
-local check_la = L.check_la
+local check_la, check_la_square = L.check_la, L.check_la_square
 local check_matrix, check_square, same_dtype, shape_str = L.check_matrix, L.check_square, L.same_dtype, L.shape_str
 local cat_shape, prod, broadcast = L.cat_shape, L.prod, L.broadcast
 local mH = L.mH
@@ -100,12 +100,17 @@ function linalg.multi_dot(list)
   return r
 end
 
-function linalg.cross(a, b, o)
-  local fn = "cross"
+-- cross and vecdot's arguments: two tensors, then {dim = -1, out}; the dim
+local function pair_dim(fn, a, b, o)
   check_tensor(fn, a, 1)
   check_tensor(fn, b, 2)
   ck(fn, o, { "dim", "out" })
-  local dim = (type(o) == "table" and o.dim) or -1
+  return (type(o) == "table" and o.dim) or -1
+end
+
+function linalg.cross(a, b, o)
+  local fn = "cross"
+  local dim = pair_dim(fn, a, b, o)
   if a.dtype ~= b.dtype then
     fail(fn, ("expected a and b to have the same dtype, but got %s and %s"):format(tname(a.dtype), tname(b.dtype)))
   end
@@ -128,13 +133,8 @@ end
 
 function linalg.vecdot(x, y, o)
   local fn = "vecdot"
-  check_tensor(fn, x, 1)
-  check_tensor(fn, y, 2)
-  ck(fn, o, { "dim", "out" })
-  local dim = (type(o) == "table" and o.dim) or -1
-  if x.dtype ~= y.dtype then
-    fail(fn, ("Expected x and y to have the same dtype, but found x of type %s and y of type %s instead."):format(tname(x.dtype), tname(y.dtype)))
-  end
+  local dim = pair_dim(fn, x, y, o)
+  same_dtype(fn, x, y, "x", "y")
   local nd = math.max(x:dim(), y:dim())
   local d = opt_dims(fn, dim, nd)[1] - nd - 1       -- from the end, negative
   return T.sum(conj(x) * y, d)
@@ -148,8 +148,7 @@ end
 -- matmul, so it is differentiable and batched.
 function linalg.matrix_exp(A)
   local fn = "matrix_exp"
-  check_la(fn, A, 1)
-  check_square(fn, A)
+  check_la_square(fn, A)
   local n = A.shape[#A.shape]
   if A:numel() == 0 then return A:clone() end
   local norm = T.no_grad(function() return T.amax(T.sum(T.abs(A), -2)):item() end)
@@ -239,8 +238,7 @@ local function cholesky_solve(B, F, upper)
 end
 local function cholesky_inverse(F, upper)
   local fn = "cholesky_inverse"
-  check_la(fn, F, 1)
-  check_square(fn, F, "L")
+  check_la_square(fn, F, "L")
   local n = F.shape[#F.shape]
   return cholesky_solve(eye(n, F.dtype):expand(F.shape), F, chol_upper(fn, upper))
 end

@@ -4,9 +4,9 @@ local autograd = require "ltensor.autograd"
 local L = require "ltensor.linalg.common"
 local math, table, linalg = L.math, L.table, L.linalg
 local type, unpack, huge = L.type, L.unpack, L.huge
-local fail, tname = L.fail, L.tname
-local opts_of, ck, check_tensor = L.opts_of, L.ck, L.check_tensor
-local check_la = L.check_la
+local fail = L.fail
+local opts_of, ck = L.opts_of, L.ck
+local check_la, check_float = L.check_la, L.check_float
 local check_matrix, copy = L.check_matrix, L.copy
 local batch_of = L.batch_of
 local real_dtype = L.real_dtype
@@ -81,10 +81,7 @@ local vnorm_core = autograd.Function {
 }
 
 local function vector_norm(fn, x, ord, dim, keepdim, dtype)
-  check_tensor(fn, x, 1)
-  if not (x:is_floating_point() or x:is_complex()) then
-    fail(fn, "Expected a floating point or complex tensor as input. Got " .. tname(x.dtype))
-  end
+  check_float(fn, x, 1)
   if ord ~= nil and type(ord) ~= "number" then fail(fn, "ord must be a number, got " .. tostring(ord)) end
   ord = ord or 2
   if dtype then x = x:to(dtype) end
@@ -104,23 +101,24 @@ local function vector_norm(fn, x, ord, dim, keepdim, dtype)
   if was0 then r = r:reshape({}) end
   return r
 end
-function linalg.vector_norm(x, ...)
+-- the norms' options {ord, dim, keepdim, dtype, out}: ord, dim and keepdim
+-- also the first npos positional arguments (a key in the table wins)
+local function norm_args(fn, npos, ...)
   local pos, o = opts_of(...)
-  ck("vector_norm", o, { "ord", "dim", "keepdim", "dtype", "out" })
-  local ord = o.ord
-  if ord == nil then ord = pos[1] end
-  local dim = o.dim
-  if dim == nil then dim = pos[2] end
-  local keepdim = o.keepdim
-  if keepdim == nil then keepdim = pos[3] end
+  ck(fn, o, { "ord", "dim", "keepdim", "dtype", "out" })
+  local v = { o.ord, o.dim, o.keepdim }
+  for i = 1, npos do
+    if v[i] == nil then v[i] = pos[i] end
+  end
+  return o, v[1], v[2], v[3]
+end
+function linalg.vector_norm(x, ...)
+  local o, ord, dim, keepdim = norm_args("vector_norm", 3, ...)
   return vector_norm("vector_norm", x, ord, dim, keepdim, o.dtype)
 end
 
 local function matrix_norm(fn, A, ord, dim, keepdim)
-  check_tensor(fn, A, 1)
-  if not (A:is_floating_point() or A:is_complex()) then
-    fail(fn, "Expected a floating point or complex tensor as input. Got " .. tname(A.dtype))
-  end
+  check_float(fn, A, 1)
   check_matrix(fn, A)
   ord = ord == nil and "fro" or ord
   local nd = A:dim()
@@ -155,26 +153,14 @@ local function matrix_norm(fn, A, ord, dim, keepdim)
   fail(fn, "Order " .. tostring(ord) .. " not supported.")
 end
 function linalg.matrix_norm(A, ...)
-  local pos, o = opts_of(...)
-  ck("matrix_norm", o, { "ord", "dim", "keepdim", "dtype", "out" })
-  local ord = o.ord
-  if ord == nil then ord = pos[1] end
-  return matrix_norm("matrix_norm", A, ord, o.dim, o.keepdim)
+  local _, ord, dim, keepdim = norm_args("matrix_norm", 1, ...)
+  return matrix_norm("matrix_norm", A, ord, dim, keepdim)
 end
 
 function linalg.norm(A, ...)
   local fn = "norm"
-  local pos, o = opts_of(...)
-  ck(fn, o, { "ord", "dim", "keepdim", "dtype", "out" })
-  local ord = o.ord
-  if ord == nil then ord = pos[1] end
-  local dim = o.dim
-  if dim == nil then dim = pos[2] end
-  local keepdim = o.keepdim
-  check_tensor(fn, A, 1)
-  if not (A:is_floating_point() or A:is_complex()) then
-    fail(fn, "Expected a floating point or complex tensor as input. Got " .. tname(A.dtype))
-  end
+  local _, ord, dim, keepdim = norm_args(fn, 2, ...)
+  check_float(fn, A, 1)
   if dim ~= nil then
     local d = type(dim) == "table" and dim or { dim }
     if #d == 1 then

@@ -8,7 +8,7 @@ local math, table, linalg = L.math, L.table, L.linalg
 local type, unpack = L.type, L.unpack
 local K, is_t, fail, dname = L.K, L.is_t, L.fail, L.dname
 local EPS, opts_of, ck, check_tensor = L.EPS, L.opts_of, L.ck, L.check_tensor
-local check_la = L.check_la
+local check_la, check_la_square = L.check_la, L.check_la_square
 local check_matrix, check_square, same_dtype, shape_str = L.check_matrix, L.check_square, L.same_dtype, L.shape_str
 local batch_of = L.batch_of
 local cat_shape, broadcast, expand_batch, mT = L.cat_shape, L.broadcast, L.expand_batch, L.mT
@@ -94,8 +94,7 @@ function linalg.solve(A, B, ...)
 end
 
 local function inv_ex(fn, A)
-  check_la(fn, A, 1)
-  check_square(fn, A)
+  check_la_square(fn, A)
   local n = A.shape[#A.shape]
   local I = eye(n, A.dtype):expand(A.shape)
   local X = solve_core(A, I)
@@ -201,18 +200,20 @@ local lu_core = autograd.Function {
   end,
 }
 
+-- the LU functions' arguments: A, then options among known (pivot = false
+-- refused)
+local function lu_args(fn, A, o, known)
+  check_la(fn, A, 1)
+  check_matrix(fn, A)
+  ck(fn, o, known)
+  if type(o) == "table" and o.pivot == false then fail(fn, "LU without pivoting is not implemented on the CPU") end
+end
 function linalg.lu_factor_ex(A, o)
-  check_la("lu_factor_ex", A, 1)
-  check_matrix("lu_factor_ex", A)
-  ck("lu_factor_ex", o, { "pivot", "check_errors", "out" })
-  if type(o) == "table" and o.pivot == false then fail("lu_factor_ex", "LU without pivoting is not implemented on the CPU") end
+  lu_args("lu_factor_ex", A, o, { "pivot", "check_errors", "out" })
   return lu_factor_ex(A)
 end
 function linalg.lu_factor(A, o)
-  check_la("lu_factor", A, 1)
-  check_matrix("lu_factor", A)
-  ck("lu_factor", o, { "pivot", "out" })
-  if type(o) == "table" and o.pivot == false then fail("lu_factor", "LU without pivoting is not implemented on the CPU") end
+  lu_args("lu_factor", A, o, { "pivot", "out" })
   local LU, piv, info = lu_factor_ex(A)
   local i, v = first_bad(info)
   if i then
@@ -223,10 +224,7 @@ end
 
 -- P, L, U with A = P L U
 function linalg.lu(A, o)
-  check_la("lu", A, 1)
-  check_matrix("lu", A)
-  ck("lu", o, { "pivot", "out" })
-  if type(o) == "table" and o.pivot == false then fail("lu", "LU without pivoting is not implemented on the CPU") end
+  lu_args("lu", A, o, { "pivot", "out" })
   local L, U = lu_core(A)
   return last_P, L, U
 end
@@ -406,8 +404,7 @@ local det_core = autograd.Function {
   end,
 }
 function linalg.det(A)
-  check_la("det", A, 1)
-  check_square("det", A)
+  check_la_square("det", A)
   return det_core(A)
 end
 
@@ -434,8 +431,7 @@ local slogdet_core = autograd.Function {
   end,
 }
 function linalg.slogdet(A)
-  check_la("slogdet", A, 1)
-  check_square("slogdet", A)
+  check_la_square("slogdet", A)
   return slogdet_core(A)
 end
 

@@ -24,11 +24,7 @@ local fail = util.failer("ltensor.nn.")
 local typename = util.mtname
 local check_opts = nn._check_opts
 local function shape_str(s) return "{" .. table.concat(s, ", ") .. "}" end
-local function same_shape(a, b)
-  if #a ~= #b then return false end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return true
-end
+local same_shape = require("ltensor.nn.functional.common").same_shape
 
 ---------------------------------------------------------------------------
 -- MultiheadAttention

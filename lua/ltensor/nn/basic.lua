@@ -269,9 +269,9 @@ function LayerNorm:init(normalized_shape, eps, elementwise_affine)
   if elementwise_affine == nil then elementwise_affine = true end
   self.elementwise_affine = elementwise_affine and true or false
   if elementwise_affine then
-    local n, parts = 1.0, {}
-    for i, v in ipairs(normalized_shape) do n, parts[i] = n * v, tostring(v) end
-    util.check_param_budget(fail, "LayerNorm", dtype, 2 * n, 2, "normalized_shape={" .. table.concat(parts, ", ") .. "}")
+    local n, dims = 1.0, {}
+    for i, v in ipairs(normalized_shape) do n, dims[i] = n * v, tostring(v) end
+    util.check_param_budget(fail, "LayerNorm", dtype, 2 * n, 2, "normalized_shape={" .. table.concat(dims, ", ") .. "}")
     local o = dtype and { dtype = dtype } or nil
     self.weight = nn.Parameter(T.ones(normalized_shape, o))
     self.bias = nn.Parameter(T.zeros(normalized_shape, o))

@@ -333,22 +333,21 @@ local function split_last(target)
   if mod then return mod, name end
   return "", target
 end
-function Module:get_parameter(target)
-  check_type("Module.get_parameter", 1, "target", target, "string")
-  local mp, name = split_last(target)
-  local m = self:get_submodule(mp)
-  local p = rawget(m, "_params").map[name]
-  if p == nil then fail("Module.get_parameter", m:_get_name() .. " has no parameter `" .. name .. "`") end
-  return p
+-- Module.get_<kind>(target): the member of the submodule at target's
+-- prefix ("a.b" of "a.b.c") named by its last part, from that module's which
+local function member_getter(kind, which)
+  local fname = "Module.get_" .. kind
+  Module["get_" .. kind] = function(self, target)
+    check_type(fname, 1, "target", target, "string")
+    local mp, name = split_last(target)
+    local m = self:get_submodule(mp)
+    local v = rawget(m, which).map[name]
+    if v == nil then fail(fname, m:_get_name() .. " has no " .. kind .. " `" .. name .. "`") end
+    return v
+  end
 end
-function Module:get_buffer(target)
-  check_type("Module.get_buffer", 1, "target", target, "string")
-  local mp, name = split_last(target)
-  local m = self:get_submodule(mp)
-  local b = rawget(m, "_buffers").map[name]
-  if b == nil then fail("Module.get_buffer", m:_get_name() .. " has no buffer `" .. name .. "`") end
-  return b
-end
+member_getter("parameter", "_params")
+member_getter("buffer", "_buffers")
 
 -- named_parameters([prefix [, recurse]]): a list of {name, tensor} in
 -- definition order (own parameters first, then each child's with "child."
@@ -374,28 +373,25 @@ local function prefix_of(fname, prefix)
   if prefix and prefix ~= "" then return prefix .. "." end
   return ""
 end
-function Module:named_parameters(prefix, recurse)
-  util.check_flag(fail, "Module.named_parameters", "recurse", recurse, 2)
-  if recurse == nil then recurse = true end
-  return named_list(named_members(self, "_params", prefix_of("Module.named_parameters", prefix), recurse, {}, {}, {}))
+-- Module.named_<kind>s([prefix [, recurse = true]]) -> {{name, member}, ...}
+-- over the members in self[which], and Module.<kind>s([recurse]) -> the
+-- members alone (through self:named_<kind>s, so an override is seen)
+local function member_lists(kind, which)
+  local named, fname = "named_" .. kind .. "s", "Module.named_" .. kind .. "s"
+  Module[named] = function(self, prefix, recurse)
+    util.check_flag(fail, fname, "recurse", recurse, 2)
+    if recurse == nil then recurse = true end
+    return named_list(named_members(self, which, prefix_of(fname, prefix), recurse, {}, {}, {}))
+  end
+  Module[kind .. "s"] = function(self, recurse)
+    util.check_flag(fail, "Module." .. kind .. "s", "recurse", recurse, 1)
+    local out = {}
+    for i, nm in ipairs(self[named](self, nil, recurse)) do out[i] = nm[2] end
+    return out
+  end
 end
-function Module:parameters(recurse)
-  util.check_flag(fail, "Module.parameters", "recurse", recurse, 1)
-  local out = {}
-  for i, np in ipairs(self:named_parameters(nil, recurse)) do out[i] = np[2] end
-  return out
-end
-function Module:named_buffers(prefix, recurse)
-  util.check_flag(fail, "Module.named_buffers", "recurse", recurse, 2)
-  if recurse == nil then recurse = true end
-  return named_list(named_members(self, "_buffers", prefix_of("Module.named_buffers", prefix), recurse, {}, {}, {}))
-end
-function Module:buffers(recurse)
-  util.check_flag(fail, "Module.buffers", "recurse", recurse, 1)
-  local out = {}
-  for i, nb in ipairs(self:named_buffers(nil, recurse)) do out[i] = nb[2] end
-  return out
-end
+member_lists("parameter", "_params")
+member_lists("buffer", "_buffers")
 -- num_parameters([{only_trainable = false}]): the number of scalars in the
 -- (distinct) parameters.
 function Module:num_parameters(opts)

@@ -161,7 +161,8 @@ function init.xavier_normal_(t, gain, opts)
 end
 
 -- kaiming_uniform_(t [, a = 0] [, mode = "fan_in"] [, nonlinearity = "leaky_relu"] [, opts])
--- or kaiming_uniform_(t, {a =, mode =, nonlinearity =, generator =})
+-- or kaiming_uniform_(t, {a =, mode =, nonlinearity =, generator =}):
+-- the gain, the fan and the sampler's options (nil for an empty t)
 local function kaiming_args(fname, t, a, mode, nonlinearity, opts)
   check_t(fname, t)
   if type(a) == "table" then
@@ -174,22 +175,20 @@ local function kaiming_args(fname, t, a, mode, nonlinearity, opts)
   mode = mode or "fan_in"
   nonlinearity = nonlinearity or "leaky_relu"
   if type(mode) ~= "string" then fail(fname, "bad argument #3 'mode' (string expected, got " .. typename(mode) .. ")") end
-  return a, mode, nonlinearity, opts
+  if t:numel() == 0 then return nil end
+  local fan = correct_fan(fname, t, mode)
+  return init.calculate_gain(nonlinearity, a), fan, opts
 end
 function init.kaiming_uniform_(t, a, mode, nonlinearity, opts)
-  a, mode, nonlinearity, opts = kaiming_args("kaiming_uniform_", t, a, mode, nonlinearity, opts)
-  if t:numel() == 0 then return t end
-  local fan = correct_fan("kaiming_uniform_", t, mode)
-  local gain = init.calculate_gain(nonlinearity, a)
+  local gain, fan, o = kaiming_args("kaiming_uniform_", t, a, mode, nonlinearity, opts)
+  if not gain then return t end
   local bound = math.sqrt(3.0) * gain / math.sqrt(fan)
-  return init.uniform_(t, -bound, bound, opts)
+  return init.uniform_(t, -bound, bound, o)
 end
 function init.kaiming_normal_(t, a, mode, nonlinearity, opts)
-  a, mode, nonlinearity, opts = kaiming_args("kaiming_normal_", t, a, mode, nonlinearity, opts)
-  if t:numel() == 0 then return t end
-  local fan = correct_fan("kaiming_normal_", t, mode)
-  local gain = init.calculate_gain(nonlinearity, a)
-  return init.normal_(t, 0, gain / math.sqrt(fan), opts)
+  local gain, fan, o = kaiming_args("kaiming_normal_", t, a, mode, nonlinearity, opts)
+  if not gain then return t end
+  return init.normal_(t, 0, gain / math.sqrt(fan), o)
 end
 
 -- trunc_normal_(t [, mean = 0, std = 1, a = -2, b = 2] [, opts]): normal

@@ -62,21 +62,18 @@ function O.IsInf(node)
   end
 end
 
-function O.LeakyRelu(node)
-  node:allow("alpha")
-  local alpha = node:number("alpha", 0.01)
-  return function(x) return F.leaky_relu(x[1], alpha) end
+-- an activation fn(a, alpha) whose one attribute is alpha (default given)
+local function with_alpha(fn, default)
+  return function(node)
+    node:allow("alpha")
+    local alpha = node:number("alpha", default)
+    return function(x) return fn(x[1], alpha) end
+  end
 end
-function O.Elu(node)
-  node:allow("alpha")
-  local alpha = node:number("alpha", 1.0)
-  return function(x) return F.elu(x[1], alpha) end
-end
-function O.Celu(node)
-  node:allow("alpha")
-  local alpha = node:number("alpha", 1.0)
-  return function(x) return F.celu(x[1], alpha) end
-end
+O.LeakyRelu = with_alpha(function(a, alpha) return F.leaky_relu(a, alpha) end, 0.01)
+O.Elu = with_alpha(function(a, alpha) return F.elu(a, alpha) end, 1.0)
+O.Celu = with_alpha(function(a, alpha) return F.celu(a, alpha) end, 1.0)
+O.ThresholdedRelu = with_alpha(function(a, alpha) return T.where(T.gt(a, alpha), a, 0) end, 1.0)
 function O.Selu(node)
   node:allow("alpha", "gamma")
   local alpha = node:number("alpha", 1.67326319217681884765625)
@@ -90,11 +87,6 @@ function O.HardSigmoid(node)
   node:allow("alpha", "beta")
   local alpha, beta = node:number("alpha", 0.2), node:number("beta", 0.5)
   return function(x) return T.clamp(x[1] * alpha + beta, 0, 1) end
-end
-function O.ThresholdedRelu(node)
-  node:allow("alpha")
-  local alpha = node:number("alpha", 1.0)
-  return function(x) return T.where(T.gt(x[1], alpha), x[1], 0) end
 end
 function O.Gelu(node)   -- opset 20; accepted when a writer emits it
   node:allow("approximate")

@@ -168,22 +168,19 @@ local function spatial_dims(a)
   for i = 3, a:dim() do dims[#dims + 1] = i end
   return dims
 end
-function O.GlobalAveragePool(node)
-  node:allow()
-  return function(x)
-    local a = x[1]
-    if a:dim() < 3 then return a end
-    return T.mean(a, spatial_dims(a), true)
+-- a pooling over all spatial dims (kept): reduce(a, dims, keepdim)
+local function global_pool(reduce)
+  return function(node)
+    node:allow()
+    return function(x)
+      local a = x[1]
+      if a:dim() < 3 then return a end
+      return reduce(a, spatial_dims(a), true)
+    end
   end
 end
-function O.GlobalMaxPool(node)
-  node:allow()
-  return function(x)
-    local a = x[1]
-    if a:dim() < 3 then return a end
-    return T.amax(a, spatial_dims(a), true)
-  end
-end
+O.GlobalAveragePool = global_pool(function(a, dims, keep) return T.mean(a, dims, keep) end)
+O.GlobalMaxPool = global_pool(function(a, dims, keep) return T.amax(a, dims, keep) end)
 
 function O.BatchNormalization(node)
   node:allow("epsilon", "momentum", "training_mode", "spatial")

@@ -10,6 +10,7 @@
 -- step).
 local T = require "ltensor.core"
 local U = require "ltensor.onnx.util"
+local unpack = require("ltensor.compat").table.unpack
 
 local O = {}
 local rfail = U.rfail
@@ -125,6 +126,19 @@ local function finish(cfg, ysets, finals)
   return Y, outs
 end
 
+-- the operator's outputs: per_dir(p, k, d) runs direction k and returns
+-- scan's results, its outputs per step and its final state (h, and LSTM's c)
+local function run(cfg, node, x, per_dir)
+  local p = prepare(cfg, x, node)
+  local ysets, finals = {}, {}
+  for k, d in ipairs(p.dirs) do
+    local ys, st = per_dir(p, k, d)
+    ysets[k], finals[k] = ys, { st.h, st.c }
+  end
+  local Y, outs = finish(cfg, ysets, finals)
+  return Y, unpack(outs)
+end
+
 local function gate(g, i, H) return g:narrow(2, (i - 1) * H + 1, H) end
 
 function O.LSTM(node)
@@ -133,10 +147,8 @@ function O.LSTM(node)
   if node:int("input_forget", 0) ~= 0 then node:fail("attribute input_forget=1 is not supported") end
   local cfg = common(node, 4, { "Sigmoid", "Tanh", "Tanh" })
   return function(x)
-    local p = prepare(cfg, x, node)
-    local H = p.H
-    local ysets, finals = {}, {}
-    for k, d in ipairs(p.dirs) do
+    return run(cfg, node, x, function(p, k, d)
+      local H = p.H
       local fa, ga, ha = cfg.acts[k][1], cfg.acts[k][2], cfg.acts[k][3]
       local pi, po, pf
       if x[8] then
@@ -145,7 +157,7 @@ function O.LSTM(node)
       end
       local Rt = d.R:t()
       local h0, c0 = initial(x[6], k, p.zero), initial(x[7], k, p.zero)
-      local ys, st = scan(p.S, d.reverse, p.lens, { h = h0, c = c0 }, function(t, s)
+      return scan(p.S, d.reverse, p.lens, { h = h0, c = c0 }, function(t, s)
         local g = d.xw[t] + T.matmul(s.h, Rt)
         if d.rb then g = g + d.rb end
         local gi, go, gf, gc = gate(g, 1, H), gate(g, 2, H), gate(g, 3, H), gate(g, 4, H)
@@ -158,10 +170,7 @@ function O.LSTM(node)
         local h = o * ha(c)
         return { h = h, c = c }, h
       end, p.zero)
-      ysets[k], finals[k] = ys, { st.h, st.c }
-    end
-    local Y, outs = finish(cfg, ysets, finals)
-    return Y, outs[1], outs[2]
+    end)
   end
 end
 
@@ -171,16 +180,14 @@ function O.GRU(node)
   local lbr = node:int("linear_before_reset", 0) ~= 0
   local cfg = common(node, 3, { "Sigmoid", "Tanh" })
   return function(x)
-    local p = prepare(cfg, x, node)
-    local H = p.H
-    local ysets, finals = {}, {}
-    for k, d in ipairs(p.dirs) do
+    return run(cfg, node, x, function(p, k, d)
+      local H = p.H
       local fa, ga = cfg.acts[k][1], cfg.acts[k][2]
       local Rzr = d.R:narrow(1, 1, 2 * H):t()
       local Rh = d.R:narrow(1, 2 * H + 1, H):t()
       local rbzr = d.rb and d.rb:narrow(1, 1, 2 * H)
       local rbh = d.rb and d.rb:narrow(1, 2 * H + 1, H)
-      local ys, st = scan(p.S, d.reverse, p.lens, { h = initial(x[6], k, p.zero) }, function(t, s)
+      return scan(p.S, d.reverse, p.lens, { h = initial(x[6], k, p.zero) }, function(t, s)
         local xg = d.xw[t]
         local hzr = T.matmul(s.h, Rzr)
         if rbzr then hzr = hzr + rbzr end
@@ -199,10 +206,7 @@ function O.GRU(node)
         local h = (1 - z) * n + z * s.h
         return { h = h }, h
       end, p.zero)
-      ysets[k], finals[k] = ys, { st.h }
-    end
-    local Y, outs = finish(cfg, ysets, finals)
-    return Y, outs[1]
+    end)
   end
 end
 
@@ -210,21 +214,16 @@ function O.RNN(node)
   node:allow("activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout")
   local cfg = common(node, 1, { "Tanh" })
   return function(x)
-    local p = prepare(cfg, x, node)
-    local ysets, finals = {}, {}
-    for k, d in ipairs(p.dirs) do
+    return run(cfg, node, x, function(p, k, d)
       local fa = cfg.acts[k][1]
       local Rt = d.R:t()
-      local ys, st = scan(p.S, d.reverse, p.lens, { h = initial(x[6], k, p.zero) }, function(t, s)
+      return scan(p.S, d.reverse, p.lens, { h = initial(x[6], k, p.zero) }, function(t, s)
         local g = d.xw[t] + T.matmul(s.h, Rt)
         if d.rb then g = g + d.rb end
         local h = fa(clipf(cfg, g))
         return { h = h }, h
       end, p.zero)
-      ysets[k], finals[k] = ys, { st.h }
-    end
-    local Y, outs = finish(cfg, ysets, finals)
-    return Y, outs[1]
+    end)
   end
 end
 

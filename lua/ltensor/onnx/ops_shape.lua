@@ -276,10 +276,15 @@ local function gather_index(idx, n)
   return idx + 1
 end
 
-function O.Gather(node)
+-- Gather's and GatherElements' attribute: axis (0-based); two inputs
+local function gather_axis(node)
   node:allow("axis")
   node:min_inputs(2)
-  local axis = node:int("axis", 0)
+  return node:int("axis", 0)
+end
+
+function O.Gather(node)
+  local axis = gather_axis(node)
   return function(x)
     local a, ind = x[1], x[2]
     local s = a.shape
@@ -295,9 +300,7 @@ function O.Gather(node)
 end
 
 function O.GatherElements(node)
-  node:allow("axis")
-  node:min_inputs(2)
-  local axis = node:int("axis", 0)
+  local axis = gather_axis(node)
   return function(x)
     local a = x[1]
     local d = U.dim(axis, a:dim())

@@ -59,6 +59,12 @@ local function check_optimizer(fname, opt)
   end
 end
 
+-- a scheduler's optimizer (checked) and options: options(fname, opts, known)
+local function scheduler_options(fname, opt, opts, known)
+  check_optimizer(fname, opt)
+  return options(fname, opts, known)
+end
+
 local function num(v)
   if mtype(v) == "float" and v == math.floor(v) and math.abs(v) < 1e16 then return string.format("%.1f", v) end
   return tostring(v)
@@ -268,17 +274,16 @@ util.check_methods(Base, self_cfg("LRScheduler"), METHODS)
 local LambdaLR = class("LambdaLR")
 S.LambdaLR = callable(LambdaLR, function(opt, lr_lambda, opts)
   local fname = "LambdaLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { last_epoch = -1 })
   local self = setmetatable({}, LambdaLR)
   local n = #opt.param_groups
   if type(lr_lambda) == "table" and not (getmetatable(lr_lambda) or {}).__call then
     if #lr_lambda ~= n then fail(fname, "Expected %d lr_lambdas, but got %d", n, #lr_lambda) end
     self.lr_lambdas = {}
     for i = 1, n do
-      local f = lr_lambda[i]   -- (a non-function failed at the first step, as "attempt to call")
+      local f = lr_lambda[i]
       if type(f) ~= "function" and not (getmetatable(f) or {}).__call then
-        fail(fname, "lr_lambda must be a function or a list of functions, got %s at position %d", typename(f), i)
+        fail(fname, "lr_lambda[%d] must be a function, got %s", i, typename(f))
       end
       self.lr_lambdas[i] = f
     end
@@ -309,8 +314,7 @@ end
 local StepLR = class("StepLR")
 S.StepLR = callable(StepLR, function(opt, step_size, opts)
   local fname = "StepLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { gamma = 0.1, last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { gamma = 0.1, last_epoch = -1 })
   if mtype(step_size) ~= "integer" or step_size < 1 then
     fail(fname, "step_size must be a positive integer, got %s",
       type(step_size) == "number" and tostring(step_size) or typename(step_size))
@@ -336,8 +340,7 @@ end
 local MultiStepLR = class("MultiStepLR")
 S.MultiStepLR = callable(MultiStepLR, function(opt, milestones, opts)
   local fname = "MultiStepLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { gamma = 0.1, last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { gamma = 0.1, last_epoch = -1 })
   if type(milestones) ~= "table" then fail(fname, "milestones must be a list of integers, got %s", typename(milestones)) end
   local counts, sorted = {}, {}
   for i, m in ipairs(milestones) do
@@ -377,8 +380,7 @@ end
 local ConstantLR = class("ConstantLR")
 S.ConstantLR = callable(ConstantLR, function(opt, opts)
   local fname = "ConstantLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { factor = 1.0 / 3, total_iters = 5, last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { factor = 1.0 / 3, total_iters = 5, last_epoch = -1 })
   if type(o.factor) ~= "number" or o.factor > 1.0 or o.factor < 0 then
     fail(fname, "Constant multiplicative factor expected to be between 0 and 1.")
   end
@@ -407,8 +409,7 @@ end
 local LinearLR = class("LinearLR")
 S.LinearLR = callable(LinearLR, function(opt, opts)
   local fname = "LinearLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { start_factor = 1.0 / 3, end_factor = 1.0, total_iters = 5, last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { start_factor = 1.0 / 3, end_factor = 1.0, total_iters = 5, last_epoch = -1 })
   if type(o.start_factor) ~= "number" or o.start_factor > 1.0 or o.start_factor <= 0 then
     fail(fname, "Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
   end
@@ -448,8 +449,7 @@ end
 local ExponentialLR = class("ExponentialLR")
 S.ExponentialLR = callable(ExponentialLR, function(opt, gamma, opts)
   local fname = "ExponentialLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { last_epoch = -1 })
   if type(gamma) ~= "number" then fail(fname, "gamma must be a number, got %s", typename(gamma)) end
   local self = setmetatable({ gamma = gamma }, ExponentialLR)
   return init(self, fname, opt, o)
@@ -472,8 +472,7 @@ end
 local CosineAnnealingLR = class("CosineAnnealingLR")
 S.CosineAnnealingLR = callable(CosineAnnealingLR, function(opt, T_max, opts)
   local fname = "CosineAnnealingLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { eta_min = 0, last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { eta_min = 0, last_epoch = -1 })
   if type(T_max) ~= "number" or T_max <= 0 then fail(fname, "T_max must be a positive number, got %s", tostring(T_max)) end
   local self = setmetatable({ T_max = T_max, eta_min = o.eta_min }, CosineAnnealingLR)
   return init(self, fname, opt, o)
@@ -515,8 +514,7 @@ local function anneal_cos(a, b, pct) return b + (a - b) / 2.0 * (math.cos(math.p
 local function anneal_linear(a, b, pct) return (b - a) * pct + a end
 S.OneCycleLR = callable(OneCycleLR, function(opt, max_lr, opts)
   local fname = "OneCycleLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { total_steps = false, epochs = false, steps_per_epoch = false, pct_start = 0.3,
+  local o = scheduler_options(fname, opt, opts, { total_steps = false, epochs = false, steps_per_epoch = false, pct_start = 0.3,
     anneal_strategy = "cos", cycle_momentum = true, base_momentum = 0.85, max_momentum = 0.95,
     div_factor = 25.0, final_div_factor = 1e4, three_phase = false, last_epoch = -1 })
   local total
@@ -623,8 +621,7 @@ end
 local SequentialLR = class("SequentialLR")
 S.SequentialLR = callable(SequentialLR, function(opt, schedulers, milestones, opts)
   local fname = "SequentialLR"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { last_epoch = -1 })
+  local o = scheduler_options(fname, opt, opts, { last_epoch = -1 })
   if type(schedulers) ~= "table" or #schedulers < 1 then
     fail(fname, "schedulers must be a non-empty list of schedulers")
   end
@@ -670,8 +667,7 @@ end
 local ReduceLROnPlateau = class("ReduceLROnPlateau")
 S.ReduceLROnPlateau = callable(ReduceLROnPlateau, function(opt, opts)
   local fname = "ReduceLROnPlateau"
-  check_optimizer(fname, opt)
-  local o = options(fname, opts, { mode = "min", factor = 0.1, patience = 10, threshold = 1e-4,
+  local o = scheduler_options(fname, opt, opts, { mode = "min", factor = 0.1, patience = 10, threshold = 1e-4,
     threshold_mode = "rel", cooldown = 0, min_lr = 0, eps = 1e-8 })
   if type(o.factor) ~= "number" or o.factor >= 1.0 then fail(fname, "Factor should be < 1.0.") end
   if o.mode ~= "min" and o.mode ~= "max" then fail(fname, "mode %s is unknown!", tostring(o.mode)) end

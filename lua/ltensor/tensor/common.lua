@@ -104,6 +104,37 @@ local function split_opts(...)
   return nil, n
 end
 
+-- n optional positionals, then an options table that may also stand in
+-- any of their places (the first that is a non-empty table; its place then
+-- reads nil): the options, checked against known, and the n positionals
+local function positional_opts(fname, known, n, ...)
+  local p = { ... }
+  local opts
+  for i = 1, n do
+    if is_opts(p[i]) then
+      opts, p[i] = p[i], nil
+      break
+    end
+  end
+  if not opts then opts = opts_arg(fname, p[n + 1]) end
+  ck(fname, opts, known)
+  return opts, table.unpack(p, 1, n)
+end
+
+-- the tensors given as varargs, each checked (check_t, then each(t)): the
+-- list and its length
+local function tensor_args(fname, each, ...)
+  local n = select("#", ...)
+  local list = {}
+  for i = 1, n do
+    local t = select(i, ...)
+    check_t(fname, i, t)
+    each(t)
+    list[i] = t
+  end
+  return list, n
+end
+
 -- a list of sizes given as varargs or as one table
 -- sizes as a list or as numbers, after the tensor (argument #1): with a
 -- list, anything more is a slip (issue 11)
@@ -271,6 +302,8 @@ S.check_int = check_int
 S.ndim_of = ndim_of
 S.normdim = normdim
 S.split_opts = split_opts
+S.tensor_args = tensor_args
+S.positional_opts = positional_opts
 S.sizes_of = sizes_of
 S.check_extra = check_extra
 S.named = named

@@ -180,14 +180,7 @@ local function check_1d(fname, t)
   if t:dim() ~= 1 then fail(fname, ("Expect a 1D vector, but got shape %s"):format(shape_str(t.shape))) end
 end
 function T.cartesian_prod(...)
-  local n = select("#", ...)
-  local list = {}
-  for i = 1, n do
-    local t = select(i, ...)
-    check_t("cartesian_prod", i, t)
-    check_1d("cartesian_prod", t)
-    list[i] = t
-  end
+  local list, n = C.tensor_args("cartesian_prod", function(t) check_1d("cartesian_prod", t) end, ...)
   if n == 0 then fail("cartesian_prod", "bad argument #1 (tensor expected, got no value)") end
   if n == 1 then return list[1] end
   local args = { unpack(list, 1, n) }

@@ -42,16 +42,11 @@ end)
 def("ger", function(a, b) return T.outer(a, b) end)
 
 function T.chain_matmul(...)
-  local n = select("#", ...)
-  local list = {}
-  for i = 1, n do
-    local m = select(i, ...)
-    check_t("chain_matmul", i, m)
+  local list, n = C.tensor_args("chain_matmul", function(m)
     if m:dim() ~= 2 then
       fail("chain_matmul", ("Tensor dimension is %d, expected 2 instead."):format(m:dim()))
     end
-    list[i] = m
-  end
+  end, ...)
   if n == 0 then fail("chain_matmul", "chain_matmul(): Expected one or more matrices") end
   if n == 1 then return list[1]:clone() end
   return T.linalg.multi_dot(list)

@@ -227,10 +227,7 @@ end)
 def("bincount", function(t, weights, minlength, ...)
   check_t("bincount", 1, t)
   local opts
-  if is_opts(weights) then opts, weights = weights, nil
-  elseif is_opts(minlength) then opts, minlength = minlength, nil
-  else opts = opts_arg("bincount", (...)) end
-  ck("bincount", opts, { "weights", "minlength" })
+  opts, weights, minlength = C.positional_opts("bincount", { "weights", "minlength" }, 2, weights, minlength, ...)
   if opts then
     if weights == nil then weights = opts.weights end
     if minlength == nil then minlength = opts.minlength end
@@ -257,11 +254,7 @@ end)
 def("histc", function(t, bins, lo, hi, ...)
   check_t("histc", 1, t)
   local opts
-  if is_opts(bins) then opts, bins = bins, nil
-  elseif is_opts(lo) then opts, lo = lo, nil
-  elseif is_opts(hi) then opts, hi = hi, nil
-  else opts = opts_arg("histc", (...)) end
-  ck("histc", opts, { "bins", "min", "max" })
+  opts, bins, lo, hi = C.positional_opts("histc", { "bins", "min", "max" }, 3, bins, lo, hi, ...)
   if opts then
     bins = bins or opts.bins
     if lo == nil then lo = opts.min end

@@ -542,10 +542,7 @@ end)
 def("diff", function(t, n, dim, ...)
   check_t("diff", 1, t)
   local opts
-  if is_opts(n) then opts, n = n, nil
-  elseif is_opts(dim) then opts, dim = dim, nil
-  else opts = opts_arg("diff", (...)) end
-  ck("diff", opts, { "n", "dim", "prepend", "append" })
+  opts, n, dim = C.positional_opts("diff", { "n", "dim", "prepend", "append" }, 2, n, dim, ...)
   if opts then
     if n == nil then n = opts.n end
     if dim == nil then dim = opts.dim end

@@ -522,6 +522,8 @@ local function dims_keep(...)
   local dims, keepdim
   local a2, a3, a4 = select(2, ...)
   if type(a2) == "number" or (type(a2) == "table" and not is_t(a2) and not is_opts(a2) and #a2 > 0) then dims = a2 end
+  -- a numeric string is a dim to the C reductions (Lua's coercion): the mean's too
+  if type(a2) == "string" and tonumber(a2) then dims = math.tointeger(tonumber(a2)) or a2 end
   if type(a3) == "boolean" then keepdim = a3 end
   for _, o in ipairs({ a2, a3, a4 }) do
     if is_opts(o) then

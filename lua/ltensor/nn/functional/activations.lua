@@ -5,11 +5,9 @@ local SELU_ALPHA, SELU_SCALE = H.SELU_ALPHA, H.SELU_SCALE
 local math, F = H.math, H.F
 local fail, typename, arg_fail, check_t, check_num = H.fail, H.typename, H.arg_fail, H.check_t, H.check_num
 local check_int = H.check_int
-local check_bool, check_float, EPS, unknown_option, is_opts = H.check_bool, H.check_float, H.EPS, H.unknown_option, H.is_opts
-local NUM_OPTS = H.NUM_OPTS
-local parse_cache, parse, reduction_of, reduce = H.parse_cache, H.parse, H.reduction_of, H.reduce
-local loss_opts = H.loss_opts
-local shape_str, same_shape, inplace_result, custom = H.shape_str, H.same_shape, H.inplace_result, H.custom
+local check_float, is_opts = H.check_float, H.is_opts
+local parse = H.parse
+local inplace_result, custom = H.inplace_result, H.custom
 local autograd = require "ltensor.autograd"
 ---------------------------------------------------------------------------
 -- activations

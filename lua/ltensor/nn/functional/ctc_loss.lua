@@ -4,11 +4,9 @@ local H = require "ltensor.nn.functional.common"
 local math, table, F, is_t = H.math, H.table, H.F, H.is_t
 local fail, typename, arg_fail, check_t = H.fail, H.typename, H.arg_fail, H.check_t
 local check_int = H.check_int
-local check_bool, check_float, EPS, unknown_option, is_opts = H.check_bool, H.check_float, H.EPS, H.unknown_option, H.is_opts
-local NUM_OPTS = H.NUM_OPTS
-local parse_cache, parse, reduction_of, reduce = H.parse_cache, H.parse, H.reduction_of, H.reduce
-local loss_opts = H.loss_opts
-local shape_str, same_shape, inplace_result, custom = H.shape_str, H.same_shape, H.inplace_result, H.custom
+local check_float = H.check_float
+local parse, reduction_of, reduce = H.parse, H.reduction_of, H.reduce
+local custom = H.custom
 local autograd = require "ltensor.autograd"
 -- ctc_loss(log_probs, targets, input_lengths, target_lengths [, {blank=1,
 -- reduction="mean", zero_infinity=false}]): connectionist temporal

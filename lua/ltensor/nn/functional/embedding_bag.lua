@@ -5,8 +5,7 @@ local F = require("ltensor.nn.functional.common").F
 local math, type = U.math, U.type
 local mtype = U.mtype
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
-local is_float = U.is_float
-local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
+local size_str = U.size_str
 local args_of = U.args_of
 local autograd = require "ltensor.autograd"
 ---------------------------------------------------------------------------

@@ -19,10 +19,7 @@ local class_mask = H.class_mask
 local table, F = H.table, H.F
 local fail, arg_fail, check_t = H.fail, H.arg_fail, H.check_t
 local check_int = H.check_int
-local check_bool, check_float, EPS, unknown_option, is_opts = H.check_bool, H.check_float, H.EPS, H.unknown_option, H.is_opts
-local NUM_OPTS = H.NUM_OPTS
-local parse_cache, parse, reduction_of, reduce = H.parse_cache, H.parse, H.reduction_of, H.reduce
-local loss_opts = H.loss_opts
+local parse = H.parse
 local shape_str, same_shape, inplace_result, custom = H.shape_str, H.same_shape, H.inplace_result, H.custom
 local autograd = require "ltensor.autograd"
 require "ltensor.autograd.rules_nn"   -- the fused kernels' and raw conv/pool functions' rules

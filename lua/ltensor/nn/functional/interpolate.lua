@@ -7,7 +7,7 @@ local math, table, type = U.math, U.table, U.type
 local mtype, floor, concat, unpack = U.mtype, U.floor, U.concat, U.unpack
 local is_t, fail, typename, check_t, tname = U.is_t, U.fail, U.typename, U.check_t, U.tname
 local is_float = U.is_float
-local size_str, tuple_str, is_opts, known_of = U.size_str, U.tuple_str, U.is_opts, U.known_of
+local size_str = U.size_str
 local args_of = U.args_of
 local autograd = require "ltensor.autograd"
 ---------------------------------------------------------------------------

@@ -5,11 +5,9 @@ local H = require "ltensor.nn.functional.common"
 local math, table, F, is_t = H.math, H.table, H.F, H.is_t
 local fail, typename, arg_fail, check_t, check_num = H.fail, H.typename, H.arg_fail, H.check_t, H.check_num
 local check_int = H.check_int
-local check_bool, check_float, EPS, unknown_option, is_opts = H.check_bool, H.check_float, H.EPS, H.unknown_option, H.is_opts
-local NUM_OPTS = H.NUM_OPTS
-local parse_cache, parse, reduction_of, reduce = H.parse_cache, H.parse, H.reduction_of, H.reduce
-local loss_opts = H.loss_opts
-local shape_str, same_shape, inplace_result, custom = H.shape_str, H.same_shape, H.inplace_result, H.custom
+local check_bool, check_float, EPS = H.check_bool, H.check_float, H.EPS
+local parse = H.parse
+local shape_str, same_shape = H.shape_str, H.same_shape
 local autograd = require "ltensor.autograd"
 ---------------------------------------------------------------------------
 -- normalisation
@@ -273,48 +271,6 @@ function F.group_norm(x, num_groups, ...)
   return y
 end
 
--- The sums of sq (N, C, R) over the channel windows [c - before, c + after]
--- (the channels outside 1..C count as zeros, as PyTorch's zero padding).
--- A side wider than C adds only zeros, so the window is first cut to at
--- most 2C + 1.  Narrow windows: one shifted slice per offset.  Wide ones:
--- van Herk/Gil-Werman blocks of the window's width w, where the window
--- starting at offset r of block b is the suffix sum of block b from r plus
--- the prefix sum of block b + 1 before r: O(C) work in both directions
--- whatever the width (slice by slice, the backward of each slice spreads
--- a gradient over the whole padded tensor: quadratic in the window; a
--- cumulative-sum difference would be O(C) too but turns one inf or NaN
--- into NaN for every later channel, and cancels).
-local NARROW_WINDOW = 8
-local function window_sums(sq, before, after)
-  local N, C, R = sq:size(1), sq:size(2), sq:size(3)
-  before, after = math.min(before, C), math.min(after, C)
-  local w = before + after + 1
-  local dt = { dtype = sq.dtype }
-  local len = w <= NARROW_WINDOW and C + w - 1 or (math.floor((C - 1) / w) + 2) * w
-  local parts = {}
-  if before > 0 then parts[#parts + 1] = T.zeros({ N, before, R }, dt) end
-  parts[#parts + 1] = sq
-  if len > before + C then parts[#parts + 1] = T.zeros({ N, len - before - C, R }, dt) end
-  local padded = #parts > 1 and T.cat(parts, 2) or sq
-  if w <= NARROW_WINDOW then
-    local acc
-    for i = 1, w do
-      local s = padded:narrow(2, i, C)
-      acc = acc and acc + s or s
-    end
-    return acc
-  end
-  local nb = len / w
-  local blocks = padded:reshape({ N, nb, w, R })
-  local prefix = T.cumsum(blocks, 3)
-  local suffix = T.flip(T.cumsum(T.flip(blocks, { 3 }), 3), { 3 })
-  -- the next block's prefix before offset r (nothing at r = 0: the window is
-  -- block b itself)
-  local nxt = T.cat({ T.zeros({ N, nb - 1, 1, R }, dt), prefix:narrow(2, 2, nb - 1):narrow(3, 1, w - 1) }, 3)
-  local sums = suffix:narrow(2, 1, nb - 1) + nxt
-  return sums:reshape({ N, (nb - 1) * w, R }):narrow(2, 1, C)
-end
-
 -- local_response_norm(x, size [, alpha, beta, k]): across channels
 function F.local_response_norm(x, size, ...)
   local fname = "local_response_norm"
@@ -329,13 +285,27 @@ function F.local_response_norm(x, size, ...)
   if nd < 3 then
     fail(fname, ("Expected 3D or higher dimensionality input (got %d dimensions)"):format(nd))
   end
+  if T.is_complex(x) then   -- PyTorch's avg_pool refuses complex too
+    fail(fname, ("\"avg_pool2d\" not implemented for '%s'"):format(x.dtype.name))
+  end
   if x:numel() == 0 then return x end
+  if x.dtype == T.float16 or x.dtype == T.bfloat16 then   -- the pool kernels are float32/float64
+    return F.local_response_norm(x:float(), size, alpha, beta, k):to(x.dtype)
+  end
+  local C = x:size(2)
+  local sq = x * x
+  local before, after = math.floor(size / 2), math.floor((size - 1) / 2)
+  -- as PyTorch: the squares zero-padded by size/2 before and (size-1)/2
+  -- after along the channels, then a mean over a window of `size` channels
+  -- (avg_pool2d over N x 1 x C x rest; integers truncate that mean, as
+  -- PyTorch's avg_pool does): one C kernel each way, whatever the window (a
+  -- sum of `size` shifted views made a graph of `size` nodes, and a
+  -- backward quadratic in it)
   local shape = x.shape
-  local N, C = shape[1], shape[2]
-  local sq = (x * x):reshape({ N, C, x:numel() / (N * C) })
-  -- PyTorch's zero padding: size/2 channels before, (size-1)/2 after
-  local acc = window_sums(sq, math.floor(size / 2), math.floor((size - 1) / 2)):reshape(shape)
-  local div = T.pow(acc * (alpha / size) + k, beta)
+  local sq4 = sq:reshape({ shape[1], 1, C, -1 })
+  local padded = F.pad(sq4, { 0, 0, before, after })
+  local acc = F.avg_pool2d(padded, { size, 1 }, { stride = 1 }):reshape(shape) * alpha
+  local div = T.pow(acc + k, beta)
   return x / div
 end
 
