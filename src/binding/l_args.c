@@ -2,6 +2,7 @@
    raised by ltensor begins with "ltensor.<function>: " (ltl_error). */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include "l_lua.h"
 
@@ -425,7 +426,16 @@ static int check_opts_inner(lua_State *L) {
   return 0;
 }
 static int l_check_opts(lua_State *L) {
-  const char *fname = ltl_checklstring(L, 1, NULL);
+  size_t len;
+  const char *fname = ltl_checklstring(L, 1, &len);
+  /* the name goes into the message as "ltensor.<fname>:": refuse what is
+     not a function's name (the fuzzer passed random bytes) */
+  int ok = len > 0 && len <= 128;
+  for (size_t i = 0; ok && i < len; i++) {
+    unsigned char c = (unsigned char)fname[i];
+    ok = isalnum(c) || c == '_' || c == '.' || c == ':';
+  }
+  if (!ok) ltl_argerror(L, 1, "a function's name expected (letters, digits, '_', '.' or ':', at most 128)");
   ltl_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
   if (lua_isnil(L, 2)) { lua_settop(L, 2); return 1; }
