@@ -26,27 +26,7 @@ pcall(G.capture_examples, C, true)
 -- the same calls with grad on their float inputs and backward() through the
 -- results (as tools/fuzz_api.lua does): records the calls the Lua layer
 -- makes into T._* and the backward entry points
-do
-  local names = {}
-  for name in pairs(C.records) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
-    local t = C.by_name[name]
-    if t and t.kind == "fn" then
-      for _, rec in ipairs(C.records[name]) do
-        local a, n = G.thaw_args(C, rec, false)
-        G.grad_inputs(C, a, n)
-        local res = table.pack(pcall(t.fn, table.unpack(a, 1, n)))
-        if res[1] then
-          table.remove(res, 1)
-          res.n = res.n - 1
-          G.backward_results(C, res, {})
-        end
-        T.set_grad_enabled(true)
-      end
-    end
-  end
-end
+G.replay_with_grad(C, function() T.set_grad_enabled(true) end)
 uninstall()
 
 -- paths to the tensor nodes of a frozen argument list

@@ -525,27 +525,7 @@ local function main(iters, seed, filter)
   local uninstall = G.install(C, all)
   local ok_cap, cap_err = pcall(function()
     G.capture_examples(C)
-    -- the same calls with grad on their float inputs, backward() through
-    -- the results: records the calls into T._* and the backward entry points
-    local names = {}
-    for name in pairs(C.records) do names[#names + 1] = name end
-    table.sort(names)
-    for _, name in ipairs(names) do
-      local t = C.by_name[name]
-      if t and t.kind == "fn" then
-        for _, rec in ipairs(C.records[name]) do
-          local a, n = G.thaw_args(C, rec, false)
-          G.grad_inputs(C, a, n)
-          local res = table.pack(pcall(t.fn, table.unpack(a, 1, n)))
-          if res[1] then
-            table.remove(res, 1)
-            res.n = res.n - 1
-            G.backward_results(C, res, {})
-          end
-          M.restore(T, snap)
-        end
-      end
-    end
+    G.replay_with_grad(C, function() M.restore(T, snap) end)
   end)
   uninstall()
   M.restore(T, snap)

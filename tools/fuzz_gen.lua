@@ -669,4 +669,30 @@ function G.backward_results(C, res, descs)
   return results
 end
 
+-- Every captured call again with grad on its float inputs and backward()
+-- through the results: records the calls the Lua layer makes into T._*
+-- and the backward entry points.  after() runs after each call (the
+-- fuzzer restores T's settings there).
+function G.replay_with_grad(C, after)
+  local names = {}
+  for name in pairs(C.records) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local t = C.by_name[name]
+    if t and t.kind == "fn" then
+      for _, rec in ipairs(C.records[name]) do
+        local a, n = G.thaw_args(C, rec, false)
+        G.grad_inputs(C, a, n)
+        local res = table.pack(pcall(t.fn, table.unpack(a, 1, n)))
+        if res[1] then
+          table.remove(res, 1)
+          res.n = res.n - 1
+          G.backward_results(C, res, {})
+        end
+        after()
+      end
+    end
+  end
+end
+
 return G
