@@ -433,9 +433,9 @@ static int l_check_opts(lua_State *L) {
   int ok = len > 0 && len <= 128;
   for (size_t i = 0; ok && i < len; i++) {
     unsigned char c = (unsigned char)fname[i];
-    ok = isalnum(c) || c == '_' || c == '.' || c == ':';
+    ok = isgraph(c);   /* (the REPL's suggestions pass "?") */
   }
-  if (!ok) ltl_argerror(L, 1, "a function's name expected (letters, digits, '_', '.' or ':', at most 128)");
+  if (!ok) ltl_argerror(L, 1, "a function's name expected (printable characters without spaces, at most 128)");
   ltl_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
   if (lua_isnil(L, 2)) { lua_settop(L, 2); return 1; }
