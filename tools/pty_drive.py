@@ -6,7 +6,11 @@
 keys.txt holds one chunk of keystrokes per line, sent with a pause between
 chunks (escape sequences as Python string escapes: \\t is Tab, \\x1b[A is
 the up arrow, \\r is Enter).  Everything the program writes to the terminal
-is printed to stdout.  Standard library only (spec/repl_spec.lua uses it).
+is printed to stdout.  A chunk "@wait:TEXT" sends nothing: it waits (up to
+30 s) until TEXT has appeared in the output since the last wait, so a key
+can be timed against what the program is doing rather than the clock (a
+Ctrl-C meant for a convolution must not land in the setup line before it
+on a loaded machine).  Standard library only (spec/repl_spec.lua uses it).
 """
 import fcntl, os, pty, select, struct, sys, termios, time
 
@@ -49,10 +53,24 @@ def main():
                     return False
                 out.extend(data)
 
+    def pump_until(text, seconds):
+        end = time.time() + seconds
+        while text not in out[seen:]:
+            left = end - time.time()
+            if left <= 0 or not pump(min(left, 0.05)):
+                return False
+        return True
+
     alive = pump(1.0)
+    seen = 0
     for c in chunks:
         if not alive:
             break
+        if c.startswith("@wait:"):
+            text = c[len("@wait:"):].encode()
+            pump_until(text, 30.0)
+            seen = len(out)
+            continue
         os.write(fd, c.encode())
         alive = pump(0.4)
     # Ctrl-D ends the REPL.  Under load a keystroke typed while the program

@@ -154,7 +154,7 @@ static void bw_addsub(lua_State *L, ag_node *n, int node, int g, const ag_bw *B)
   lua_pushvalue(L, g);
   if (al.present) {
     if (n->rule == R_SUB) {
-      if (al.isint) al.v.i = (lua_Integer)(0u - (lua_Unsigned)al.v.i);
+      if (al.isint) al.v.i = (lua_Integer)(0u - (uint64_t)al.v.i);
       else al.v.d = -al.v.d;
     }
     push_scalar(L, &al);
@@ -356,7 +356,7 @@ static void bw_pow(lua_State *L, ag_node *n, int node, int g, const ag_bw *B) {
   push_scalar(L, e);
   agr_fcall(L, B, AGF_MUL, 2);
   agr_push_saved(L, n, node, 0);
-  if (e->isint) lua_pushinteger(L, (lua_Integer)((lua_Unsigned)e->v.i - 1u));
+  if (e->isint) lua_pushinteger(L, (lua_Integer)((uint64_t)e->v.i - 1u));
   else lua_pushnumber(L, e->v.d - 1);
   agr_fcall(L, B, AGF_POW, 2);
   agr_fcall(L, B, AGF_MUL, 2);
