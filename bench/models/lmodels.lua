@@ -19,7 +19,7 @@ local BasicBlock = nn.Module:extend("BasicBlock")
 function BasicBlock:init(cin, cout, stride)
   self.conv1 = conv(cin, cout, 3, stride, 1)
   self.bn1 = nn.BatchNorm2d(cout)
-  self.relu = nn.ReLU()
+  self.relu = nn.ReLU(true)   -- torchvision's ReLU(inplace=True)
   self.conv2 = conv(cout, cout, 3, 1, 1)
   self.bn2 = nn.BatchNorm2d(cout)
   if stride ~= 1 or cin ~= cout then
@@ -38,7 +38,7 @@ local ResNet = nn.Module:extend("ResNet")
 function ResNet:init(num_classes)
   self.conv1 = conv(3, 64, 7, 2, 3)
   self.bn1 = nn.BatchNorm2d(64)
-  self.relu = nn.ReLU()
+  self.relu = nn.ReLU(true)
   self.maxpool = nn.MaxPool2d(3, { stride = 2, padding = 1 })
   local cin = 64
   for i, c in ipairs({ 64, 128, 256, 512 }) do
@@ -60,7 +60,8 @@ M.resnet18 = ResNet
 -- mobilenet_v2 (torchvision.models.mobilenetv2, width 1.0)
 ---------------------------------------------------------------------------
 local function conv_bn_act(cin, cout, k, stride, groups)
-  return nn.Sequential(conv(cin, cout, k, stride, math.floor((k - 1) / 2), groups), nn.BatchNorm2d(cout), nn.ReLU6())
+  return nn.Sequential(conv(cin, cout, k, stride, math.floor((k - 1) / 2), groups), nn.BatchNorm2d(cout),
+    nn.ReLU6({ inplace = true }))   -- torchvision's Conv2dNormActivation: ReLU6(inplace=True)
 end
 
 local InvertedResidual = nn.Module:extend("InvertedResidual")
