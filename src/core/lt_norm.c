@@ -42,6 +42,41 @@ typedef struct nargs {
 #define AFF_INDEX(a, r, d) ((a)->G ? ((r) % (a)->G) * (a)->Cg + (d) / (a)->S : (d))
 
 #define NORM_KERNELS(T, SFX, EXP)                                                              \
+/* s1 += sum(x - k), s2 += sum((x - k)^2) over n values, in four chains: \
+   one chain waited on each add's latency (batch norm's statistics ran at  \
+   ~8 cycles a value) */                                                   \
+static void sum_shifted_##SFX(const T *x, int64_t n, double k, double *s1, double *s2) { \
+  double a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;  \
+  int64_t q = 0;                                                          \
+  for (; q + 4 <= n; q += 4) {                                            \
+    double v0 = (double)x[q] - k, v1 = (double)x[q + 1] - k;              \
+    double v2 = (double)x[q + 2] - k, v3 = (double)x[q + 3] - k;          \
+    a0 += v0; a1 += v1; a2 += v2; a3 += v3;                               \
+    b0 += v0 * v0; b1 += v1 * v1; b2 += v2 * v2; b3 += v3 * v3;           \
+  }                                                                       \
+  for (; q < n; q++) { double v = (double)x[q] - k; a0 += v; b0 += v * v; } \
+  *s1 += (a0 + a1) + (a2 + a3);                                           \
+  *s2 += (b0 + b1) + (b2 + b3);                                           \
+}                                                                         \
+/* sg += sum(g), sgx += sum(g (x - mean)), four chains as above */        \
+static void sum_grad_##SFX(const T *g, const T *x, int64_t n, double mean, double *sg, double *sgx) { \
+  double a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;  \
+  int64_t q = 0;                                                          \
+  for (; q + 4 <= n; q += 4) {                                            \
+    double g0 = (double)g[q], g1 = (double)g[q + 1], g2 = (double)g[q + 2], g3 = (double)g[q + 3]; \
+    a0 += g0; a1 += g1; a2 += g2; a3 += g3;                               \
+    b0 += g0 * ((double)x[q] - mean); b1 += g1 * ((double)x[q + 1] - mean); \
+    b2 += g2 * ((double)x[q + 2] - mean); b3 += g3 * ((double)x[q + 3] - mean); \
+  }                                                                       \
+  for (; q < n; q++) { a0 += (double)g[q]; b0 += (double)g[q] * ((double)x[q] - mean); } \
+  *sg += (a0 + a1) + (a2 + a3);                                           \
+  *sgx += (b0 + b1) + (b2 + b3);                                          \
+}                                                                         \
+/* y = x sc + sh in the data's type, as PyTorch's kernels compute it (a    \
+   float plane went through double at half the vector width) */           \
+static void scale_shift_##SFX(const T *x, T *y, int64_t n, T sc, T sh) {  \
+  for (int64_t q = 0; q < n; q++) y[q] = x[q] * sc + sh;                  \
+}                                                                         \
 static void rows_fwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {                      \
   (void)t;                                                                                \
   const nargs *a = ctx;                                                                   \
@@ -52,7 +87,7 @@ static void rows_fwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {            
     const T *xr = x + r * D;                                                              \
     T *yr = y + r * D;                                                                    \
     double k = D ? (double)xr[0] : 0.0, s1 = 0, s2 = 0;                                   \
-    for (int64_t d = 0; d < D; d++) { double v = (double)xr[d] - k; s1 += v; s2 += v * v; } \
+    sum_shifted_##SFX(xr, D, k, &s1, &s2);                                                \
     double m = D ? s1 / (double)D : 0.0;                                                  \
     double var = D ? s2 / (double)D - m * m : 0.0;                                        \
     if (var < 0) var = 0;                                                                 \
@@ -63,9 +98,7 @@ static void rows_fwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {            
       for (int64_t c = 0; c < a->Cg; c++) {                                               \
         double sc = rs * (w ? (double)w[c0 + c] : 1.0);                                   \
         double sh = (b ? (double)b[c0 + c] : 0.0) - mean * sc;                            \
-        const T *xc = xr + c * a->S;                                                      \
-        T *yc = yr + c * a->S;                                                            \
-        for (int64_t q = 0; q < a->S; q++) yc[q] = (T)((double)xc[q] * sc + sh);          \
+        scale_shift_##SFX(xr + c * a->S, yr + c * a->S, a->S, (T)sc, (T)sh);                \
       }                                                                                   \
     } else {                                                                              \
       for (int64_t d = 0; d < D; d++) {                                                   \
@@ -159,10 +192,7 @@ static void chan_fwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {            
   double M = (double)(N * S);                                                             \
   for (int64_t c = s; c < e; c++) {                                                       \
     double k = (double)x[c * S], s1 = 0, s2 = 0;                                          \
-    for (int64_t n = 0; n < N; n++) {                                                     \
-      const T *xc = x + (n * C + c) * S;                                                  \
-      for (int64_t q = 0; q < S; q++) { double v = (double)xc[q] - k; s1 += v; s2 += v * v; } \
-    }                                                                                     \
+    for (int64_t n = 0; n < N; n++) sum_shifted_##SFX(x + (n * C + c) * S, S, k, &s1, &s2); \
     double m = s1 / M, var = s2 / M - m * m;                                              \
     if (var < 0) var = 0;                                                                 \
     double mean = k + m, rs = 1.0 / sqrt(var + a->eps);                                   \
@@ -170,11 +200,8 @@ static void chan_fwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {            
     if (vo) vo[c] = (T)var;                                                               \
     double sc = rs * (w ? (double)w[c] : 1.0);                                            \
     double sh = (b ? (double)b[c] : 0.0) - mean * sc;                                     \
-    for (int64_t n = 0; n < N; n++) {                                                     \
-      const T *xc = x + (n * C + c) * S;                                                  \
-      T *yc = y + (n * C + c) * S;                                                        \
-      for (int64_t q = 0; q < S; q++) yc[q] = (T)((double)xc[q] * sc + sh);               \
-    }                                                                                     \
+    for (int64_t n = 0; n < N; n++)                                                       \
+      scale_shift_##SFX(x + (n * C + c) * S, y + (n * C + c) * S, S, (T)sc, (T)sh);      \
   }                                                                                       \
 }                                                                                         \
 static void chan_bwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {                      \
@@ -186,12 +213,9 @@ static void chan_bwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {            
   double M = (double)(N * S);                                                             \
   for (int64_t c = s; c < e; c++) {                                                       \
     double mean = (double)mi[c], rs = (double)ri[c], sg = 0, sgx = 0;                     \
-    for (int64_t n = 0; n < N; n++) {                                                     \
-      const T *xc = x + (n * C + c) * S, *gc = g + (n * C + c) * S;                       \
-      for (int64_t q = 0; q < S; q++) {                                                   \
-        sg += (double)gc[q]; sgx += (double)gc[q] * ((double)xc[q] - mean) * rs;          \
-      }                                                                                   \
-    }                                                                                     \
+    for (int64_t n = 0; n < N; n++)                                                       \
+      sum_grad_##SFX(g + (n * C + c) * S, x + (n * C + c) * S, S, mean, &sg, &sgx);        \
+    sgx *= rs;                                                                            \
     if (dw) dw[c] = (T)sgx;                                                               \
     if (db) db[c] = (T)sg;                                                                \
     if (!dx) continue;                                                                    \
@@ -216,11 +240,8 @@ static void chan_eval_##SFX(void *ctx, int64_t s, int64_t e, int t) {           
     double scale = (w ? (double)w[c] : 1.0) / sqrt((double)rv[c] + a->eps);               \
     double shift = (b ? (double)b[c] : 0.0) - (double)rm[c] * scale;                      \
     sc[c] = (T)scale;                                                                     \
-    for (int64_t n = 0; n < N; n++) {                                                     \
-      const T *xc = x + (n * C + c) * S;                                                  \
-      T *yc = y + (n * C + c) * S;                                                        \
-      for (int64_t q = 0; q < S; q++) yc[q] = (T)((double)xc[q] * scale + shift);         \
-    }                                                                                     \
+    for (int64_t n = 0; n < N; n++)                                                       \
+      scale_shift_##SFX(x + (n * C + c) * S, y + (n * C + c) * S, S, (T)scale, (T)shift); \
   }                                                                                       \
 }                                                                                         \
 static void xent_fwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {                      \
