@@ -439,9 +439,23 @@ void lt_copy_into(lt_tensor *dst, const lt_tensor *src) {
     else cast(sbase, (int64_t)lt_itemsize(src->dtype), dbase, (int64_t)lt_itemsize(dst->dtype), n);
     return;
   }
-  /* a fill (one source element) into contiguous memory: one run, stride 0 */
+  /* a fill (one source element) into contiguous memory: the value converted
+     once, then stored by memset (zero_, zero_grad: the cast loop with a
+     stride-0 source ran 1.5% of a resnet18 training step) or in doubling
+     copies */
   if (lt_numel(src) == 1 && lt_is_contiguous(dst)) {
-    cast(sbase, 0, dbase, (int64_t)lt_itemsize(dst->dtype), n);
+    size_t sz = lt_itemsize(dst->dtype), total = (size_t)n * sz;
+    unsigned char v[16] = {0};
+    cast(sbase, 0, (char *)v, 0, 1);
+    int zero = 1;
+    for (size_t i = 0; i < sz; i++) zero &= v[i] == 0;
+    if (zero) { memset(dbase, 0, total); return; }
+    memcpy(dbase, v, sz);
+    for (size_t done = sz; done < total;) {
+      size_t k = done < total - done ? done : total - done;
+      memcpy(dbase + done, dbase, k);
+      done += k;
+    }
     return;
   }
   const lt_tensor *ops[2] = {dst, src};
