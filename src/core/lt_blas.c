@@ -80,27 +80,24 @@ static void gemm(ltensor_dtype dt, int la, int lb, int64_t M, int64_t N, int64_t
    never its threads; products large enough to repay two threads are split
    over the state's pool before they get here (lt_mv_split). */
 #define GEMV_ST_MAX ((int64_t)2304 * 4)
-static int gemv_threads(void) {
-#if defined(OPENBLAS_CONST)
-  return openblas_get_num_threads();
-#else
-  return 2;   /* another CBLAS may thread: assumed to */
-#endif
-}
 static void gemv1(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
                   const void *x, int64_t incx, void *y, int64_t incy, int acc);
+int64_t lt_blas_gemv_band(ltensor_dtype dt, int64_t outs, int64_t other) {
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return 0;
+  if (outs * other < GEMV_ST_MAX || other >= GEMV_ST_MAX) return 0;
+  return (GEMV_ST_MAX - 1) / other;   /* (whatever OpenBLAS's thread count: the same calls) */
+}
 /* y = op(A) x with A stored row-major as rows x cols (leading dim lda). */
 /* y = op(A) x (+ y when acc: the fused linear layer's bias rows) */
 static void gemv(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
                  const void *x, int64_t incx, void *y, int64_t incy, int acc) {
-  int real = dt == LTENSOR_FLOAT32 || dt == LTENSOR_FLOAT64;
   int64_t other = trans ? rows : cols;   /* the length of each output's dot product */
-  if (!real || rows * cols < GEMV_ST_MAX || other >= GEMV_ST_MAX || gemv_threads() <= 1) {
+  int64_t outs = trans ? cols : rows, band = lt_blas_gemv_band(dt, outs, other);
+  if (!band) {
     gemv1(dt, trans, rows, cols, A, lda, x, incx, y, incy, acc);
     return;
   }
   size_t sz = lt_itemsize(dt);
-  int64_t outs = trans ? cols : rows, band = (GEMV_ST_MAX - 1) / other;
   for (int64_t o = 0; o < outs; o += band) {
     int64_t n = outs - o < band ? outs - o : band;
     const char *a = (const char *)A + (size_t)(trans ? o : o * lda) * sz;
@@ -184,6 +181,13 @@ static int tiled_blas(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const c
 
 #endif /* LT_BLAS_NONE */
 
+#ifdef LT_BLAS_NONE
+int64_t lt_blas_gemv_band(ltensor_dtype dt, int64_t outs, int64_t other) {
+  (void)dt; (void)outs; (void)other;
+  return 0;
+}
+#endif
+
 /* ---- the C loop, one instance per dtype ---------------------------------- */
 /* LOAD turns an element into the accumulator type; STORE(ct, dst, acc)
    writes the accumulator back.  Integers accumulate in uint64_t so that
@@ -248,8 +252,14 @@ static inline int mid_size(ltensor_dtype dt, int64_t M, int64_t N, int64_t K) {
    running more than one thread (another CBLAS may thread: assumed to).
    Such products go to the built-in gemm (one thread) instead. */
 #ifndef LT_BLAS_NONE
-static int blas_would_thread(ltensor_dtype dt, int64_t M, int64_t N, int64_t K) {
+static int blas_would_thread(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, int gemv_shape) {
   if (!lt_blas_dtype(dt)) return 0;
+  if (gemv_shape && (dt == LTENSOR_FLOAT32 || dt == LTENSOR_FLOAT64)) {
+    /* a float gemv runs in bands OpenBLAS never threads (gemv above), unless
+       each dot product alone is past its threading size: one call */
+    int64_t outs = M == 1 ? N : M;
+    return (double)outs * (double)K >= (double)GEMV_ST_MAX && lt_blas_gemv_band(dt, outs, K) == 0;
+  }
   if ((double)M * (double)N * (double)K <= (double)LT_BLAS_ST_MAX) return 0;
 #if defined(OPENBLAS_CONST)
   return openblas_get_num_threads() > 1;
@@ -265,7 +275,7 @@ static int mm_acc(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K,
   if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return -1;
   if (M <= 0 || N <= 0 || K <= 0) return 0;
 #ifndef LT_BLAS_NONE
-  if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K)) && M <= BLAS_MAX && N <= BLAS_MAX &&
+  if (!mid_size(dt, M, N, K) && !(serial && blas_would_thread(dt, M, N, K, M == 1)) && M <= BLAS_MAX && N <= BLAS_MAX &&
       K <= BLAS_MAX && ldc <= BLAS_MAX) {
     int64_t lda = 0, ldb = 0, incx;
     int la = layout(M, K, ars, acs, &lda), lb = layout(K, N, brs, bcs, &ldb);
@@ -338,7 +348,7 @@ static void mm(ltensor_dtype dt, int serial, int64_t M, int64_t N, int64_t K, co
 #ifdef LT_BLAS_NONE
   if (lt_blas_dtype(dt) && lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;
 #else
-  if (mid_size(dt, M, N, K) || (serial && blas_would_thread(dt, M, N, K))) {
+  if (mid_size(dt, M, N, K) || (serial && blas_would_thread(dt, M, N, K, M == 1 || N == 1))) {
     int64_t ldc;
     if (layout(M, N, crs, ccs, &ldc) == 1 && tiled_blas(dt, M, N, K, A, ars, acs, B, brs, bcs, C, ldc, 0)) return;
     if (lt_gemm(dt, M, N, K, A, ars, acs, B, brs, bcs, C, crs, ccs) == 0) return;

@@ -52,6 +52,13 @@ int lt_mm_acc_1t(ltensor_dtype dt, int64_t M, int64_t N, int64_t K,
                  const char *B, int64_t brs, int64_t bcs,
                  char *C, int64_t ldc);
 
+/* The outputs each call of a float matrix-vector product covers when it
+   runs on one thread: OpenBLAS's gemv in bands under its threading size
+   (lt_blas.c), outs outputs of other-long dot products; 0 when the product
+   is one call.  lt_mv_split cuts its parts on these bands, so that every
+   output is computed by the same call at any thread count. */
+int64_t lt_blas_gemv_band(ltensor_dtype dt, int64_t outs, int64_t other);
+
 /* lt_mm (serial 0) or lt_mm_1t (serial 1) that can be stopped: *stop is
    read between panels of a large product (a few hundred ms of work each;
    one OpenBLAS call cannot be interrupted).  Returns 1 when *stop was set
