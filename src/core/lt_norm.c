@@ -220,13 +220,13 @@ static void chan_bwd_##SFX(void *ctx, int64_t s, int64_t e, int t) {            
     if (db) db[c] = (T)sg;                                                                \
     if (!dx) continue;                                                                    \
     double sc = rs * (w ? (double)w[c] : 1.0), mg = sg / M, mgx = sgx / M;                \
+    /* dx = sc (g - mg - (x - mean) rs mgx), in the data's type as PyTorch's  \
+       kernel computes it (through double it ran at half the vector width) */ \
+    T tsc = (T)sc, tmg = (T)mg, tmean = (T)mean, tk = (T)(rs * mgx);                      \
     for (int64_t n = 0; n < N; n++) {                                                     \
       const T *xc = x + (n * C + c) * S, *gc = g + (n * C + c) * S;                       \
       T *dc = dx + (n * C + c) * S;                                                       \
-      for (int64_t q = 0; q < S; q++) {                                                   \
-        double xh = ((double)xc[q] - mean) * rs;                                          \
-        dc[q] = (T)(sc * ((double)gc[q] - mg - xh * mgx));                                \
-      }                                                                                   \
+      for (int64_t q = 0; q < S; q++) dc[q] = tsc * (gc[q] - tmg - (xc[q] - tmean) * tk);  \
     }                                                                                     \
   }                                                                                       \
 }                                                                                         \
