@@ -417,4 +417,19 @@ describe("fuzz findings", function()
     assert.equal("ltensor.nn.Linear: unknown option 'bidirectional' (options: dim)",
       select(2, pcall(T._check_opts, "nn.Linear", { bidirectional = 1 }, { "dim" })))
   end)
+  it("an ONNX Range, Clip, TopK, OneHot or Trilu whose number input is complex or bool", function()
+    -- fuzz_loaders seed 7002 (two findings): a Range node fed a complex128
+    -- delta did arithmetic on item()'s {re, im} table ("ops_shape.lua:363:
+    -- attempt to perform arithmetic on a table value")
+    local m = T.onnx.load("spec/fixtures/onnx/bad_range_complex.onnx")
+    local ok, err = pcall(m, T.tensor(0, { dtype = T.int64 }), T.tensor(5, { dtype = T.int64 }),
+      T.ones({}, { dtype = T.complex128 }))
+    assert.is_false(ok)
+    assert.equal("ltensor.onnx.forward: node 'range_int' (op Range, opset 13): delta must be a real number, got a "
+      .. "complex128 tensor", err)
+    local U = require "ltensor.onnx.util"
+    assert.equal(3, U.number(T.tensor({ 3 }), "k"))
+    ok, err = pcall(U.number, T.tensor(true), "depth")
+    assert.equal("ltensor.onnx.forward: depth must be a real number, got a bool tensor", err)
+  end)
 end)

@@ -191,8 +191,8 @@ function O.Clip(node)
   node:allow()
   return function(x)
     local a = x[1]
-    local lo = x[2] and U.scalar(x[2])
-    local hi = x[3] and U.scalar(x[3])
+    local lo = x[2] and U.number(x[2], "min")
+    local hi = x[3] and U.number(x[3], "max")
     if lo == nil and hi == nil then return a end
     return T.clamp(a, lo, hi)
   end
@@ -361,7 +361,7 @@ function O.CumSum(node)
   local excl, rev = node:int("exclusive", 0) ~= 0, node:int("reverse", 0) ~= 0
   return function(x)
     local a = x[1]
-    local d = U.dim(U.scalar(x[2]), a:dim())
+    local d = U.dim(U.number(x[2], "axis"), a:dim())
     if rev then a = T.flip(a, { d }) end
     local y = T.cumsum(a, d)
     if excl then y = y - a end

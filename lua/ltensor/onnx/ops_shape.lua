@@ -358,7 +358,7 @@ function O.Range(node)
   node:min_inputs(3)
   return function(x)
     local dt = x[1].dtype
-    local s, l, d = U.scalar(x[1]), U.scalar(x[2]), U.scalar(x[3])
+    local s, l, d = U.number(x[1], "start"), U.number(x[2], "limit"), U.number(x[3], "delta")
     if d == 0 then rfail("delta cannot be 0") end
     local n = math.max(math.ceil((l - s) / d), 0)
     if dt.is_floating_point then
@@ -417,7 +417,7 @@ function O.Pad(node)
     if old then pads, value = node:ints("pads", {}), node:number("value", 0.0)
     else
       pads = U.ints(x[2], "pads")
-      value = x[3] and U.scalar(x[3]) or 0
+      value = x[3] and U.scalar(x[3]) or 0   -- (the data's type: complex data pads with a complex value)
       if x[4] then rfail("the axes input is not supported") end
     end
     local r = a:dim()
@@ -452,7 +452,7 @@ function O.Trilu(node)
   node:allow("upper")
   local upper = node:int("upper", 1) ~= 0
   return function(x)
-    local k = x[2] and U.scalar(x[2]) or 0
+    local k = x[2] and U.number(x[2], "k") or 0
     if upper then return T.triu(x[1], k) end
     return T.tril(x[1], k)
   end
@@ -463,7 +463,7 @@ function O.OneHot(node)
   local axis = node:int("axis", -1)
   node:min_inputs(3)
   return function(x)
-    local ind, depth, vals = x[1], U.scalar(x[2]), x[3]
+    local ind, depth, vals = x[1], U.number(x[2], "depth"), x[3]
     depth = math.floor(depth)
     local ii = ind:to(T.int64)
     ii = T.where(T.lt(ii, 0), ii + depth, ii)
@@ -487,7 +487,7 @@ function O.TopK(node)
   return function(x)
     local a = x[1]
     local d = U.dim(axis, a:dim())
-    local k = U.scalar(x[2])
+    local k = U.number(x[2], "k")
     local v, i = T.topk(a, k, d, largest, true)
     return v, i - 1
   end

@@ -36,6 +36,16 @@ function U.scalar(t)
   return t:reshape({ -1 })[1]:item()
 end
 
+-- a one-element input that the op computes with: a real number (a complex
+-- or bool tensor there is a malformed model, refused by name)
+function U.number(t, what)
+  local dt = t.dtype
+  if dt.is_complex or dt == T.bool then
+    U.rfail(("%s must be a real number, got a %s tensor"):format(what, tostring(dt):gsub("^ltensor%.", "")))
+  end
+  return U.scalar(t)
+end
+
 function U.shape_tensor(list)
   return T.tensor(list, { dtype = T.int64 }):reshape({ #list })
 end
