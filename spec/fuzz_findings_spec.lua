@@ -432,4 +432,14 @@ describe("fuzz findings", function()
     ok, err = pcall(U.number, T.tensor(true), "depth")
     assert.equal("ltensor.onnx.forward: depth must be a real number, got a bool tensor", err)
   end)
+  it("an ONNX Conv or pool whose strides, dilations or pads do not fit its spatial rank", function()
+    -- fuzz_loaders seed 7003: an empty 'strides' on a 2-D Conv with
+    -- auto_pad SAME_UPPER ("ops_nn.lua:24: attempt to perform arithmetic on
+    -- a nil value")
+    local m = T.onnx.load("spec/fixtures/onnx/bad_conv_strides.onnx")
+    local ok, err = pcall(m, T.randn(1, 2, 6, 7))
+    assert.is_false(ok)
+    assert.equal("ltensor.onnx.forward: node 'conv_same_upper' (op Conv, opset 13): attribute 'strides' has 0 values "
+      .. "for 2 spatial dims", err)
+  end)
 end)

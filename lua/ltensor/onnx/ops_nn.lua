@@ -52,6 +52,22 @@ local function rep(v, n)
   return out
 end
 
+-- the geometry attributes against the op's spatial rank (known once the
+-- weights or the kernel are): one stride and dilation per spatial dim, both
+-- positive, and two pads per spatial dim
+local function check_geometry(nsp, s, d, pads)
+  local function each(list, name, n, min)
+    if not list then return end
+    if #list ~= n then rfail(("attribute '%s' has %d values for %d spatial dims"):format(name, #list, nsp)) end
+    for _, v in ipairs(list) do
+      if v < min then rfail(("attribute '%s' holds %d (at least %d expected)"):format(name, v, min)) end
+    end
+  end
+  each(s, "strides", nsp, 1)
+  each(d, "dilations", nsp, 1)
+  each(pads, "pads", 2 * nsp, 0)
+end
+
 -- geometry attributes shared by Conv and the pools
 local function geometry(node, kernel)
   local auto_pad = node:choice("auto_pad", "NOTSET", "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
@@ -78,6 +94,7 @@ function O.Conv(node)
     if a:dim() ~= nsp + 2 then rfail(("input of rank %d for a %d-D convolution"):format(a:dim(), nsp)) end
     local k = {}
     for i = 1, nsp do k[i] = w:size(2 + i) end
+    check_geometry(nsp, strides, dil, pads)
     local s, d = strides or rep(1, nsp), dil or rep(1, nsp)
     local b, e = pads_for(auto_pad, pads, spatial_sizes(a, nsp), k, s, d)
     local sym = true
@@ -103,6 +120,10 @@ function O.ConvTranspose(node)
     local a, w, bias = x[1], x[2], x[3]
     local nsp = w:dim() - 2
     if nsp ~= 1 and nsp ~= 2 then rfail(("%d-D convolutions are not supported (1-D and 2-D are)"):format(nsp)) end
+    check_geometry(nsp, strides, dil, pads)
+    if outpad and #outpad ~= nsp then
+      rfail(("attribute 'output_padding' has %d values for %d spatial dims"):format(#outpad, nsp))
+    end
     local p = rep(0, nsp)
     if pads and auto_pad == "NOTSET" then
       for i = 1, nsp do
@@ -132,6 +153,8 @@ local function pool(kind)
     if not k then node:fail("attribute 'kernel_shape' is missing") end
     local auto_pad, pads, strides, dil = geometry(node, k)
     local nsp = #k
+    local ok, err = pcall(check_geometry, nsp, strides, dil, pads)
+    if not ok then node:fail((err:gsub("^ltensor%.onnx%.forward: ", ""))) end
     local ceil = node:int("ceil_mode", 0) ~= 0
     local cip = node:int("count_include_pad", 0) ~= 0
     local s, d = strides or rep(1, nsp), dil or rep(1, nsp)
