@@ -163,3 +163,69 @@ describe("nn.functional's argument checks", function()
     assert.is_false(T._is_freed(1))
   end)
 end)
+
+describe("a free() made by a __gc finalizer while an op runs", function()
+  -- the op's allocations run collection steps, and a step runs the
+  -- finalizers of dead objects: x:free() in one ran in the middle of the op
+  -- (a NULL storage read: SIGSEGV; a read of the released block under ASan)
+  local ops = {
+    add = function(x) return x + 1 end,
+    matmul = function(x) return x:matmul(x) end,
+    cat = function(x) return T.cat({ x, x }) end,
+    sum = function(x) return x:sum(1) end,
+    clone = function(x) return x:clone() end,
+    gather = function(x) return T.gather(x, 1, T.ones(300, 300, { dtype = T.int64 })) end,
+    conv2d = function(x) return F.conv2d(x:view(1, 1, 300, 300), T.ones(2, 1, 3, 3)) end,
+  }
+  -- an object with a finalizer, made garbage (a table's __gc from Lua 5.2)
+  local function on_gc(f)
+    if newproxy then getmetatable(newproxy(true)).__gc = f return end
+    setmetatable({}, { __gc = f })
+  end
+  local names = {}
+  for k in pairs(ops) do names[#names + 1] = k end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    it("is carried out after the op returns (" .. name .. ")", function()
+      local op = ops[name]
+      local deferred = 0
+      for i = 1, 5 do
+        T.manual_seed(i)
+        local x = T.randn(300, 300)
+        local want = op(x:clone())
+        local during
+        on_gc(function()
+          x:free()
+          during = not T._is_freed(x)   -- deferred: an op was running
+        end)
+        -- the op's first block goes over the limit: a full collection runs
+        -- (the finalizer above with it) and g's dead block makes room
+        local g = T.empty(1024, 1024)
+        g = nil
+        local prev = T.set_memory_limit(T.memory_stats().live)
+        local ok, got = pcall(op, x)
+        T.set_memory_limit(prev)
+        assert(ok, got)
+        assert.is_true(T.equal(want, got), name)
+        if during ~= nil then
+          deferred = deferred + 1
+          assert.is_true(during)
+          assert.is_false(T._is_freed(x))   -- still usable until then
+          T.ones(1):free()                  -- the next free() outside an op carries it out
+          assert.is_true(T._is_freed(x))
+          assert.equal("ltensor.sum: bad self (tensor was freed)", err_of(function() return x:sum() end))
+        end
+      end
+      assert.equal(5, deferred, "the finalizer did not run during " .. name)
+    end)
+  end
+
+  it("is immediate outside ops, also inside T.with_promotion's function", function()
+    local x = T.ones(100)
+    x:free()
+    assert.is_true(T._is_freed(x))
+    local y = T.ones(100)
+    T.with_promotion("torch", function() y:free() end)
+    assert.is_true(T._is_freed(y))
+  end)
+end)

@@ -52,6 +52,7 @@ typedef struct ltl_settings {
                                     the autograd trampoline skips scanning arguments */
   volatile sig_atomic_t interrupt; /* set by the host (ltensor_interrupt_flag: a Ctrl-C handler)
                                     to stop the running op; long loops read it between chunks */
+  int free_pending;              /* some t:free() waits for the running op to return (l_free.c) */
 } ltl_settings;
 
 ltl_settings *ltl_settings_slow(lua_State *L);
@@ -237,7 +238,7 @@ extern const char ltl_key_settings, ltl_key_dtypes, ltl_key_hook, ltl_key_tensor
 void ltl_open_dtypes(lua_State *L, int module);   /* l_dtype.c: T.float32 ... and aliases */
 int ltl_storage_box_gc(lua_State *L);              /* l_tensor.c: the storage box's __gc */
 void ltl_alloc_open(lua_State *L, ltl_settings *S); /* l_tensor.c: S->alloc set up (luaopen) */
-int ltl_tensor_free(lua_State *L);                 /* l_tensor.c: t:free() / __close */
+int ltl_tensor_free(lua_State *L);                 /* l_free.c: t:free() / __close */
 /* Releases the scratch tensors above stack index keep to the block cache
    now (they must not have escaped) and sets the top to keep. */
 void ltl_drop_scratch(lua_State *L, int keep);
