@@ -229,3 +229,46 @@ describe("a free() made by a __gc finalizer while an op runs", function()
     assert.is_true(T._is_freed(y))
   end)
 end)
+
+describe("a freed tensor passed to a public function written in Lua", function()
+  -- the first C function its body handed the tensor to raised in its own
+  -- name: "ltensor.index: ..." (x.shape), "ltensor.is_floating_point: ..."
+  it("is refused in the name of the function called", function()
+    local cases = {
+      { "ltensor.lgamma: bad argument #1 (tensor was freed)", T.lgamma, freed(3) },
+      { "ltensor.erfinv: bad argument #1 (tensor was freed)", T.erfinv, freed(3) },
+      { "ltensor.linalg.solve: bad argument #2 (tensor was freed)", T.linalg.solve, T.eye(2), freed(2) },
+      { "ltensor.linalg.cross: bad argument #2 (tensor was freed)", T.linalg.cross, T.ones(3), freed(3) },
+      { "ltensor.orgqr: bad argument #1 (tensor was freed)", T.orgqr, freed(2, 2), T.ones(2) },
+      { "ltensor.nn.Parameter: bad argument #1 (tensor was freed)", T.nn.Parameter, freed(2) },
+      { "ltensor.distributions.Normal.log_prob: bad argument #1 (tensor was freed)",
+        function(v) local d = T.distributions.Normal(0, 1) local r = d:log_prob(v) return r end, freed(2) },
+    }
+    for _, c in ipairs(cases) do
+      assert.equal(c[1], err_of(c[2], table.unpack(c, 3)))
+    end
+  end)
+
+  it("as self of a method, and as an nn module's input", function()
+    assert.equal("ltensor.new_zeros: bad self (tensor was freed)",
+      err_of(function() local y = freed(3):new_zeros(2) return y end))
+    assert.equal("ltensor.new_zeros: bad argument #1 (tensor was freed)",
+      err_of(function() local y = T.ones(3):new_zeros(freed(2)) return y end))
+    assert.equal("ltensor.detach: bad self (tensor was freed)",
+      err_of(function() local y = freed(3):detach() return y end))
+    local conv, emb = T.nn.Conv2d(1, 1, 3), T.nn.Embedding(4, 2)
+    assert.equal("ltensor.nn.Conv2d: bad argument #1 (tensor was freed)",
+      err_of(function() local y = conv(freed(1, 1, 4, 4)) return y end))
+    assert.equal("ltensor.nn.Embedding: bad argument #1 (tensor was freed)",
+      err_of(function() local y = emb:forward(freed(2)) return y end))
+  end)
+
+  it("in a list of tensors, by its position", function()
+    assert.equal("ltensor.linalg.multi_dot: bad argument #1 (tensor at position 2 was freed)",
+      err_of(T.linalg.multi_dot, { T.ones(2, 2), freed(2, 2) }))
+    assert.equal("ltensor.nn.utils.rnn.pad_sequence: bad argument #1 (tensor at position 2 was freed)",
+      err_of(T.nn.utils.rnn.pad_sequence, { T.ones(2), freed(2) }))
+    -- a list of numbers is not scanned; live tensors pass
+    assert.same({ 2, 2 }, T.linalg.multi_dot({ T.ones(2, 2), T.ones(2, 2) }).shape)
+  end)
+end)
