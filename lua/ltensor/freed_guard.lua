@@ -118,4 +118,9 @@ return function()
     wrapped[f] = wrapped[f] or guard(names[f], f)
     rawset(s[1], s[2], wrapped[f])
   end
+  -- a module that is a function (ltensor.utils.progress): require gives the
+  -- same value as its field
+  for k, v in pairs(package.loaded) do
+    if type(v) == "function" and wrapped[v] then package.loaded[k] = wrapped[v] end
+  end
 end

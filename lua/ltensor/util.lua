@@ -245,6 +245,21 @@ local function count_str(n)
   if n < 2 ^ 53 then return ("%d"):format(n) end
   return ("%.3g"):format(n)
 end
+-- A module's dtype option, as the factories take it (T.zeros(2, {dtype =
+-- "float64"})): nil, a dtype, or a dtype's name ("float64", "double",
+-- "ltensor.float64") -> nil or the dtype; else "ltensor.<fname>: bad option
+-- 'dtype' (...)".  (A name handed on to t:to(name) read as a device.)
+local DTYPE_MT = getmetatable(T.float32)
+function util.opt_dtype(fname, v)
+  if v == nil or getmetatable(v) == DTYPE_MT then return v end
+  if type(v) == "string" then
+    local d = rawget(T, (v:gsub("^ltensor%.", "")))
+    if getmetatable(d) == DTYPE_MT then return d end
+    util.fail(fname, "bad option 'dtype' (unknown dtype name '%s')", v)
+  end
+  util.fail(fname, "bad option 'dtype' (ltensor dtype expected, got %s)", util.mtname(v))
+end
+
 function util.check_param_budget(fail, cname, dtype, numel, ntensors, args)
   -- (a dtype's name is read as T.<name>; a bad one is the constructor's own error later)
   if type(dtype) == "string" then dtype = T[dtype] end

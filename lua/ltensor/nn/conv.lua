@@ -85,6 +85,7 @@ local function conv_module(cls, nd, transposed)
   ARGS.extra, ARGS.first = { "dtype" }, 4
   function C:init(in_channels, out_channels, kernel_size, ...)
     local a = args_of("nn." .. cls, ARGS, ...)
+    a.dtype = util.opt_dtype("nn." .. cls, a.dtype)
     pos_int(cls, "in_channels", in_channels)
     pos_int(cls, "out_channels", out_channels)
     local groups = a.groups or 1
@@ -430,6 +431,7 @@ nn.EmbeddingBag = EmbeddingBag
 function EmbeddingBag:init(num_embeddings, embedding_dim, ...)
   local a = args_of("nn.EmbeddingBag", { "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
     "padding_idx", "dtype", first = 3 }, ...)
+  a.dtype = util.opt_dtype("nn.EmbeddingBag", a.dtype)
   pos_int("EmbeddingBag", "num_embeddings", num_embeddings)
   pos_int("EmbeddingBag", "embedding_dim", embedding_dim)
   local mode = a.mode or "mean"
