@@ -272,3 +272,39 @@ describe("a freed tensor passed to a public function written in Lua", function()
     assert.same({ 2, 2 }, T.linalg.multi_dot({ T.ones(2, 2), T.ones(2, 2) }).shape)
   end)
 end)
+
+describe("gather and index_select's out=", function()
+  -- the options were not read: a freed out= (or any other) was accepted
+  -- and ignored
+  local x = T.arange(9.0):view(3, 3)
+  local idx = T.tensor({ { 1 }, { 3 }, { 2 } })
+
+  it("refuses a freed tensor by name", function()
+    assert.equal("ltensor.gather: bad argument #4 (option 'out': tensor was freed)",
+      err_of(T.gather, x, 2, idx, { out = freed(3, 1) }))
+    assert.equal("ltensor.index_select: bad argument #4 (option 'out': tensor was freed)",
+      err_of(T.index_select, x, 1, T.tensor({ 1, 2 }), { out = freed(2, 3) }))
+    assert.equal("ltensor.gather: bad argument #3 (option 'out': tensor was freed)",
+      err_of(function() return x:gather(2, idx, { out = freed(3, 1) }) end))
+  end)
+
+  it("writes the result into out and returns it", function()
+    local o = T.zeros(3, 1)
+    assert.is_true(rawequal(o, T.gather(x, 2, idx, { out = o })))
+    assert.same({ { 0 }, { 5 }, { 7 } }, o:totable())
+    local o2 = T.zeros(2, 3)
+    assert.is_true(rawequal(o2, x:index_select(1, T.tensor({ 3, 1 }), { out = o2 })))
+    assert.same({ { 6, 7, 8 }, { 0, 1, 2 } }, o2:totable())
+    assert.same({ { 0 }, { 5 }, { 7 } }, T.gather(x, 2, idx, { sparse_grad = false }):totable())
+  end)
+
+  it("refuses a wrong shape, dtype or key", function()
+    assert.equal("ltensor.gather: output with shape [5] doesn't match the result shape [3, 1]",
+      err_of(T.gather, x, 2, idx, { out = T.zeros(5) }))
+    assert.equal("ltensor.index_select: Expected out tensor to have dtype float32, but got float64 instead",
+      err_of(T.index_select, x, 1, T.tensor({ 1 }), { out = T.zeros(1, 3, { dtype = T.float64 }) }))
+    assert.equal("ltensor.gather: unknown option 'outt' (did you mean 'out'?)", err_of(T.gather, x, 2, idx, { outt = 1 }))
+    assert.equal("ltensor.gather: bad argument #5 (unexpected extra argument (got number))",
+      err_of(T.gather, x, 2, idx, nil, 5))
+  end)
+end)

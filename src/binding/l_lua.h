@@ -238,6 +238,8 @@ extern const char ltl_key_settings, ltl_key_dtypes, ltl_key_hook, ltl_key_tensor
 void ltl_open_dtypes(lua_State *L, int module);   /* l_dtype.c: T.float32 ... and aliases */
 int ltl_storage_box_gc(lua_State *L);              /* l_tensor.c: the storage box's __gc */
 void ltl_alloc_open(lua_State *L, ltl_settings *S); /* l_tensor.c: S->alloc set up (luaopen) */
+int ltl_opt_out(lua_State *L, const char *fname, int opts_idx, const char *const *known);   /* l_out.c */
+void ltl_into_out(lua_State *L, const char *fname, int out_idx, ltensor_dtype dtype);      /* l_out.c */
 int ltl_tensor_free(lua_State *L);                 /* l_free.c: t:free() / __close */
 /* Releases the scratch tensors above stack index keep to the block cache
    now (they must not have escaped) and sets the top to keep. */
