@@ -212,6 +212,7 @@ extern const ltl_reg ltl_reg_autograd[];  /* l_autograd.c: graph nodes, recordin
 extern const ltl_reg ltl_reg_fs[];        /* l_fs.c: path facts and fsync for safe saves */
 extern const ltl_reg ltl_reg_zip[];       /* l_zip.c: crc32, strided storage views (PyTorch checkpoints) */
 extern const ltl_reg ltl_reg_image[];     /* l_image.c: PNG encode/decode (zlib) */
+extern const ltl_reg ltl_reg_combos[];    /* l_combos.c: T.combinations' index walk */
 extern const ltl_reg ltl_reg_struct[];    /* l_struct.c: diagonal/flip/complex views and copies, scan kernels */
 extern const ltl_reg ltl_reg_search[];    /* l_search.c: searchsorted, bincount, histograms, mode kernels */
 extern const ltl_reg ltl_reg_nnfused[];   /* l_nnfused.c: fused norm / cross-entropy kernels, relu backward */
