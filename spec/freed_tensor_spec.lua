@@ -308,3 +308,50 @@ describe("gather and index_select's out=", function()
       err_of(T.gather, x, 2, idx, nil, 5))
   end)
 end)
+
+describe("the other functions with out=", function()
+  -- reductions, T.linalg and nn.functional.normalize took out= among their
+  -- options and ignored it: a freed one passed unseen, a live one stayed
+  -- unwritten
+  it("refuse a freed out by name", function()
+    local x = T.arange(6.0):view(2, 3)
+    for _, f in ipairs({ "sum", "mean", "prod", "amax", "argmax", "all", "std", "var", "norm", "logsumexp", "max" }) do
+      assert.equal("ltensor." .. f .. ": bad argument #2 (option 'out': tensor was freed)",
+        err_of(T[f], x, { out = freed(1) }), f)
+    end
+    local A = T.tensor({ { 2.0, 1.0 }, { 1.0, 3.0 } })
+    assert.equal("ltensor.linalg.solve: bad option 'out' (tensor was freed)",
+      err_of(T.linalg.solve, A, T.ones(2), { out = freed(2) }))
+    assert.equal("ltensor.linalg.vector_norm: bad option 'out' (tensor was freed)",
+      err_of(T.linalg.vector_norm, T.ones(3), { out = freed(1) }))
+    assert.equal("ltensor.linalg.lu_factor: bad option 'out' (element 1: tensor was freed)",
+      err_of(T.linalg.lu_factor, A, { out = { freed(2, 2), T.zeros(2, { dtype = T.int32 }) } }))
+    assert.equal("ltensor.nn.functional.normalize: bad option 'out' (tensor was freed)",
+      err_of(F.normalize, T.ones(2, 2), { out = freed(2, 2) }))
+  end)
+
+  it("write into a live one and return it", function()
+    local x = T.arange(6.0):view(2, 3)
+    local o = T.zeros(2)
+    assert.is_true(rawequal(o, T.sum(x, 2, { out = o })))
+    assert.same({ 3, 12 }, o:totable())
+    local o0 = T.zeros({})
+    assert.is_true(rawequal(o0, x:mean({ out = o0 })))
+    assert.equal(2.5, o0:item())
+    assert.equal("ltensor.sum: output with shape [3] doesn't match the result shape []",
+      err_of(T.sum, x, { out = T.zeros(3) }))
+    assert.equal("ltensor.max: out= with a dim is not supported (the result is a (values, indices) pair)",
+      err_of(T.max, x, 1, { out = T.zeros(3) }))
+    local A = T.tensor({ { 2.0, 1.0 }, { 1.0, 3.0 } })
+    local s = T.zeros(2)
+    assert.is_true(rawequal(s, T.linalg.solve(A, T.tensor({ 3.0, 4.0 }), { out = s })))
+    assert.is_true(T.allclose(s, T.tensor({ 1.0, 1.0 })))
+    local LU, piv = T.zeros(2, 2), T.zeros(2, { dtype = T.int32 })
+    local a, b = T.linalg.lu_factor(A, { out = { LU, piv } })
+    assert.is_true(rawequal(a, LU) and rawequal(b, piv))
+    assert.same({ 1, 2 }, piv:totable())
+    local n = T.zeros(2, 2)
+    assert.is_true(rawequal(n, F.normalize(T.ones(2, 2), { out = n })))
+    assert.is_true(T.allclose(n, T.full({ 2, 2 }, math.sqrt(0.5))))
+  end)
+end)
