@@ -158,6 +158,13 @@ describe("nn.functional's argument checks", function()
       err_of(F.batch_norm, T.zeros(2, 3), freed(3), T.ones(3)))
     assert.equal("ltensor.nn.functional.cross_entropy: bad argument #3 'weight' (tensor was freed)",
       err_of(F.cross_entropy, T.zeros(2, 3), T.tensor({ 1, 2 }), { weight = freed(3) }))
+    -- the target was read through x.shape first: "ltensor.index: ..."
+    local tgt = T.tensor({ 1, 2 })
+    tgt:free()
+    assert.equal("ltensor.nn.functional.cross_entropy: bad argument #2 'target' (tensor was freed)",
+      err_of(F.cross_entropy, T.zeros(2, 3), tgt))
+    assert.equal("ltensor.nn.functional.nll_loss: bad argument #2 'target' (tensor was freed)",
+      err_of(F.nll_loss, T.zeros(2, 3), tgt))
     assert.is_false(T._is_freed(T.ones(1)))
     assert.is_true(T._is_freed(freed(1)))
     assert.is_false(T._is_freed(1))
