@@ -329,10 +329,16 @@ describe("the other functions with out=", function()
         err_of(T[f], x, { out = freed(1) }), f)
     end
     local A = T.tensor({ { 2, 1 }, { 1, 3 } }, { dtype = T.float32 })
-    assert.equal("ltensor.linalg.solve: bad option 'out' (tensor was freed)",
+    assert.equal("ltensor.linalg.solve: bad argument #3 (option 'out': tensor was freed)",
       err_of(T.linalg.solve, A, T.ones(2), { out = freed(2) }))
-    assert.equal("ltensor.linalg.vector_norm: bad option 'out' (tensor was freed)",
+    assert.equal("ltensor.linalg.vector_norm: bad argument #2 (option 'out': tensor was freed)",
       err_of(T.linalg.vector_norm, T.ones(3), { out = freed(1) }))
+    -- a tensor option of a Lua function: formatted into a message (ltensor.__tostring) or read by
+    -- another op (ltensor.to) before
+    assert.equal("ltensor.linalg.vector_norm: bad argument #2 (option 'ord': tensor was freed)",
+      err_of(T.linalg.vector_norm, T.ones(3), { ord = freed({}) }))
+    assert.equal("ltensor.linalg.pinv: bad argument #2 (option 'rtol': tensor was freed)",
+      err_of(T.linalg.pinv, A, { rtol = freed({}) }))
     assert.equal("ltensor.linalg.lu_factor: bad option 'out' (element 1: tensor was freed)",
       err_of(T.linalg.lu_factor, A, { out = { freed(2, 2), T.zeros(2, { dtype = T.int32 }) } }))
     assert.equal("ltensor.nn.functional.normalize: bad option 'out' (tensor was freed)",

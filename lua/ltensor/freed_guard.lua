@@ -22,7 +22,9 @@ local rawlen = require("ltensor.compat").rawlen
 local METHOD = {}   -- name -> true: a module's forward, self always the module
 
 local function refuse(name, i, k, level)
-  local what = k ~= true and ("tensor at position %d was freed"):format(k) or "tensor was freed"
+  local what = k == true and "tensor was freed"
+    or type(k) == "string" and ("option '%s': tensor was freed"):format(k)
+    or ("tensor at position %d was freed"):format(k)
   -- called as x:f(...) (or module(x)): self is not counted, as in Lua's
   -- own messages
   local info = debug.getinfo(level or 2, "n")   -- how the guard was called
@@ -35,11 +37,25 @@ end
 
 -- The freed tensor v is or holds: true for a freed tensor; for a list of
 -- tensors (its first element one: not a list of numbers or nested data),
--- the position of a freed element; else nil.
+-- the position of a freed element; for an options table (no list part; its
+-- first 32 keys), the key of a freed value; else nil.
+local next = next
 local function freed(v)
   local mt = getmetatable(v)
   if mt == TMT then return is_freed(v) or nil end
-  if mt ~= nil or type(v) ~= "table" or getmetatable(rawget(v, 1)) ~= TMT then return nil end
+  if mt ~= nil or type(v) ~= "table" then return nil end
+  local first = rawget(v, 1)
+  if first == nil then
+    local k, e, n = next(v)
+    n = 0
+    while k ~= nil and n < 32 do
+      if getmetatable(e) == TMT and is_freed(e) and type(k) == "string" then return k end
+      k, e = next(v, k)
+      n = n + 1
+    end
+    return nil
+  end
+  if getmetatable(first) ~= TMT then return nil end
   for k = 1, rawlen(v) do
     local e = rawget(v, k)
     if getmetatable(e) == TMT and is_freed(e) then return k end
