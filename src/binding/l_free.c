@@ -9,11 +9,14 @@
    such as `function() x:free() end` can run in the middle of `x + 1`:
    dropping x's storage there left the op reading freed memory (or a NULL
    storage).  So a free() made by a finalizer (or a debug hook) while a
-   function of ltensor is on the stack below it (found by walking the stack:
-   our C functions carry the settings as upvalue 1) is deferred: the tensor goes into a weak set and
-   keeps its storage, valid and usable, until the next free() or __close
-   made outside any ltensor function carries it out (or the collector frees
-   the tensor, unreachable by then, as any other). */
+   function of ltensor is on the stack below it (found by walking the
+   stack: our C functions carry the settings as upvalue 1) is deferred: the
+   tensor goes into a weak set and keeps its storage, valid and usable,
+   until the next free() or __close made outside any ltensor function
+   carries it out (or the collector frees the tensor, unreachable by then,
+   as any other).  Lua 5.1-5.3 and LuaJIT do not name finalizer frames:
+   there any free() under one of our C functions waits, but for the ones
+   that run the caller's code and check their tensors after it. */
 #include <string.h>
 #include "l_lua.h"
 
