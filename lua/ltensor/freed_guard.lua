@@ -163,9 +163,15 @@ return function()
     end
     rawset(s[1], s[2], wrapped[f])
   end
-  -- a module that is a function (ltensor.utils.progress): require gives the
-  -- same value as its field
+  -- the library's modules give the same functions as T's fields: a module
+  -- that is a function (ltensor.utils.progress), and the fields of one that
+  -- is a table (require("ltensor.io").save == T.save)
   for k, v in pairs(package.loaded) do
     if type(v) == "function" and wrapped[v] then package.loaded[k] = wrapped[v] end
+    if type(k) == "string" and k:find("^ltensor%.") and type(v) == "table" and not seen[v] then
+      for name, f in pairs(v) do
+        if type(f) == "function" and wrapped[f] then rawset(v, name, wrapped[f]) end
+      end
+    end
   end
 end
