@@ -86,3 +86,46 @@ describe("nn_conv option tables", function()
       ceil_mode = false })(x4).shape)
   end)
 end)
+
+describe("the geometry arguments of the conv and pool modules", function()
+  -- a module's constructor raised in nn.functional's name with its own
+  -- class name ("ltensor.nn.functional.Conv2d: ..."); the pools did not
+  -- check stride/padding/dilation, and their repr raised on a bad one
+  local function err_of(f, ...)
+    local ok, e = pcall(f, ...)
+    assert.is_false(ok, "expected an error")
+    return e
+  end
+  local nn = T.nn
+
+  it("are refused in the module's name", function()
+    for _, c in ipairs({ "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d" }) do
+      local n = c:find("1d") and 1 or 2
+      local want = ("ltensor.nn.%s: bad argument '%%s' (an integer or a list of %d integers expected, got %%s)"):format(c, n)
+      assert.equal(want:format("kernel_size", "string"), err_of(nn[c], 1, 1, "x"))
+      assert.equal(want:format("kernel_size", "a table of 4"), err_of(nn[c], 1, 1, { 1, 2, 3, 4 }))
+      assert.equal(want:format("stride", "a table of 3"), err_of(nn[c], 1, 1, 3, { stride = { 1, 2, 3 } }))
+      assert.equal(want:format("dilation", "string"), err_of(nn[c], 1, 1, 3, { dilation = "a" }))
+      assert.equal(want:format("padding", "boolean"), err_of(nn[c], 1, 1, 3, { padding = true }))
+    end
+    for _, c in ipairs({ "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d" }) do
+      local n = c:find("1d") and 1 or 2
+      local want = ("ltensor.nn.%s: bad argument '%%s' (an integer or a list of %d integers expected, got %%s)"):format(c, n)
+      assert.equal(want:format("kernel_size", "string"), err_of(nn[c], "x"))
+      assert.equal(want:format("stride", "string"), err_of(nn[c], 2, { stride = "x" }))
+      assert.equal(want:format("padding", "a table of 3"), err_of(nn[c], 2, { padding = { 1, 2, 3 } }))
+    end
+    assert.equal("ltensor.nn.MaxPool2d: bad argument 'dilation' (an integer or a list of 2 integers expected, got string)",
+      err_of(nn.MaxPool2d, 2, { dilation = "x" }))
+    -- nn.functional keeps its own names
+    assert.equal("ltensor.nn.functional.conv2d: bad argument 'stride' (an integer or a list of 2 integers expected, got string)",
+      err_of(F.conv2d, T.ones(1, 1, 3, 3), T.ones(1, 1, 2, 2), nil, { stride = "x" }))
+  end)
+
+  it("good ones still build, print and run (an empty stride: the kernel's)", function()
+    assert.equal("AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))", tostring(nn.AvgPool1d(2, { stride = {} })))
+    assert.equal("MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)", tostring(nn.MaxPool2d(2, { stride = {} })))
+    assert.same({ 1, 1, 2, 2 }, nn.MaxPool2d({ 2, 2 }, { stride = { 2, 2 }, padding = { 0, 0 } })(T.ones(1, 1, 4, 4)).shape)
+    assert.same({ 1, 1, 2 }, nn.AvgPool1d(2, { stride = 2, padding = 1 })(T.ones(1, 1, 3)).shape)
+  end)
+end)

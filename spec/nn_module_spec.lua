@@ -404,3 +404,60 @@ describe("nn.Embedding", function()
     assert.is_true(T.equal(e(T.tensor({ 2 })), w[{ { 2, 2 } }]))
   end)
 end)
+
+describe("the dtype option of nn's constructors", function()
+  -- as the factories take it (T.zeros(2, {dtype = "float64"})); a name was
+  -- handed on to t:to(name), which read it as a device
+  local nn = T.nn
+  local ctors = {
+    Linear = function(o) return nn.Linear(4, 4, o) end,
+    Conv1d = function(o) return nn.Conv1d(2, 2, 3, o) end,
+    Conv2d = function(o) return nn.Conv2d(2, 2, 3, o) end,
+    ConvTranspose2d = function(o) return nn.ConvTranspose2d(2, 2, 3, o) end,
+    Embedding = function(o) return nn.Embedding(4, 2, o) end,
+    EmbeddingBag = function(o) return nn.EmbeddingBag(4, 2, o) end,
+    LayerNorm = function(o) return nn.LayerNorm(4, o) end,
+    BatchNorm1d = function(o) return nn.BatchNorm1d(4, o) end,
+    GroupNorm = function(o) return nn.GroupNorm(2, 4, o) end,
+    RMSNorm = function(o) return nn.RMSNorm(4, o) end,
+    PReLU = function(o) return nn.PReLU(o) end,
+    LSTM = function(o) return nn.LSTM(4, 4, o) end,
+    GRU = function(o) return nn.GRU(4, 4, o) end,
+    RNNCell = function(o) return nn.RNNCell(4, 4, o) end,
+    MultiheadAttention = function(o) return nn.MultiheadAttention(4, 2, o) end,
+    TransformerEncoderLayer = function(o) return nn.TransformerEncoderLayer(4, 2, o) end,
+  }
+  local names = {}
+  for k in pairs(ctors) do names[#names + 1] = k end
+  table.sort(names)
+  local function err_of(f, ...)
+    local ok, e = pcall(f, ...)
+    assert.is_false(ok, "expected an error")
+    return e
+  end
+
+  it("takes a dtype or its name, as T.zeros does", function()
+    assert.equal(T.float64, T.zeros(2, { dtype = "float64" }).dtype)
+    for _, name in ipairs(names) do
+      for _, d in ipairs({ T.float64, "float64", "double", "ltensor.float64" }) do
+        local opts = { dtype = d }
+        local m = ctors[name](opts)
+        local params = m:parameters()
+        assert.is_true(#params > 0, name)
+        for _, p in ipairs(params) do assert.equal(T.float64, p.dtype, name .. " " .. tostring(d)) end
+        assert.equal(d, opts.dtype)   -- the caller's table is left as it was
+      end
+    end
+    local m = nn.Linear(4, 4, { dtype = "float64" })
+    assert.equal(T.float64, m(T.ones(2, 4, { dtype = T.float64 })).dtype)
+  end)
+
+  it("refuses anything else in the module's name", function()
+    for _, name in ipairs(names) do
+      assert.equal("ltensor.nn." .. name .. ": bad option 'dtype' (unknown dtype name 'flot64')",
+        err_of(ctors[name], { dtype = "flot64" }))
+      assert.equal("ltensor.nn." .. name .. ": bad option 'dtype' (ltensor dtype expected, got number)",
+        err_of(ctors[name], { dtype = 5 }))
+    end
+  end)
+end)

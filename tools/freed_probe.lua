@@ -8,8 +8,9 @@
 -- tools/freed_probe.lua) to see the ones that read freed memory.
 --
 --   build/bin/ltensor tools/freed_probe.lua [filter]
--- prints "accepted" (the call returned) and "other" (another error) lines,
--- then a summary; PROBE_LOG=file writes each call before it runs;
+-- prints "accepted" (the call returned), "other" (another error) and
+-- "misnamed" (a freed-tensor error in another function's name) lines, then
+-- a summary; PROBE_LOG=file writes each call before it runs;
 -- PROBE_GRAD=1 makes the float tensor arguments require grad first (the
 -- calls then go through the autograd hook and its rules).
 local T = require "ltensor"
@@ -68,7 +69,7 @@ end
 local names = {}
 for name in pairs(C.records) do names[#names + 1] = name end
 table.sort(names)
-local counts = { freed = 0, accepted = 0, other = 0 }
+local counts = { freed = 0, accepted = 0, other = 0, misnamed = 0 }
 for _, name in ipairs(names) do
   local tgt = C.by_name[name]
   if tgt and (tgt.kind == "fn" or tgt.kind == "method") and (not filter or name:find(filter, 1, true)) then
@@ -100,6 +101,14 @@ for _, name in ipairs(names) do
               else ok, err = pcall(tgt.fn, table.unpack(a, 1, n)) end
               if not ok and tostring(err):find("freed", 1, true) then
                 counts.freed = counts.freed + 1
+                -- named after another function than the one called (an
+                -- alias, or a tensor inside an options table, shows too)
+                local said = tostring(err):match("^ltensor%.([%w_%.]+):")
+                local last = said and said:match("([%w_]+)$")
+                if not last or not name:find(last, 1, true) then
+                  counts.misnamed = counts.misnamed + 1
+                  print("misnamed", desc, tostring(err):sub(1, 200))
+                end
               elseif ok then
                 counts.accepted = counts.accepted + 1
                 print("accepted", desc)
@@ -115,4 +124,5 @@ for _, name in ipairs(names) do
     end
   end
 end
-print(("freed-errors %d, accepted %d, other errors %d"):format(counts.freed, counts.accepted, counts.other))
+print(("freed-errors %d (misnamed %d), accepted %d, other errors %d"):format(counts.freed, counts.misnamed,
+  counts.accepted, counts.other))

@@ -11,6 +11,7 @@ local T = require "ltensor.core"
 
 local compat = require "ltensor.compat"
 local rawlen, compat_math = compat.rawlen, compat.math
+local unpack = compat.table.unpack
 
 local util = {}
 local TMT = T._metatable
@@ -245,6 +246,63 @@ local function count_str(n)
   if n < 2 ^ 53 then return ("%d"):format(n) end
   return ("%.3g"):format(n)
 end
+-- out= of a function written in Lua: util.check_out(fname, out) before the
+-- work (nil passes; a freed tensor, or not a tensor, is refused by name),
+-- util.into_out(fname, out, ...) after: the result (or each of a tuple's,
+-- out then a list of as many tensors) is copied into out, which is
+-- returned; the shapes must match and the dtypes too (PyTorch's out=).
+function util.check_out(fname, out, n)
+  if out == nil then return end
+  local list = n and n > 1
+  local items = list and out or { out }
+  if list and (type(out) ~= "table" or getmetatable(out) ~= nil or rawlen(out) ~= n) then
+    util.fail(fname, "bad option 'out' (a list of %d tensors expected, got %s)", n, util.mtname(out))
+  end
+  for i = 1, #items do
+    local o = items[i]
+    local what = list and ("bad option 'out' (element %d: "):format(i) or "bad option 'out' ("
+    if getmetatable(o) ~= TMT then util.fail(fname, "%sTensor expected, got %s)", what, util.mtname(o)) end
+    if T._is_freed(o) then util.fail(fname, "%stensor was freed)", what) end
+  end
+end
+function util.into_out(fname, out, ...)
+  if out == nil then return ... end
+  local n = select("#", ...)
+  util.check_out(fname, out, n)   -- again: freed since?
+  local items, results = n > 1 and out or { out }, { ... }
+  for i = 1, n do
+    local o, r = items[i], results[i]
+    if o.dtype ~= r.dtype then
+      util.fail(fname, "Expected out tensor to have dtype %s, but got %s instead", r.dtype.name, o.dtype.name)
+    end
+    local os_, rs = o.shape, r.shape
+    local same = #os_ == #rs
+    for d = 1, #rs do same = same and os_[d] == rs[d] end
+    if not same then
+      util.fail(fname, "output with shape [%s] doesn't match the result shape [%s]", table.concat(os_, ", "),
+        table.concat(rs, ", "))
+    end
+    o:copy_(r)
+  end
+  if n > 1 then return unpack(out, 1, n) end
+  return out
+end
+
+-- A module's dtype option, as the factories take it (T.zeros(2, {dtype =
+-- "float64"})): nil, a dtype, or a dtype's name ("float64", "double",
+-- "ltensor.float64") -> nil or the dtype; else "ltensor.<fname>: bad option
+-- 'dtype' (...)".  (A name handed on to t:to(name) read as a device.)
+local DTYPE_MT = getmetatable(T.float32)
+function util.opt_dtype(fname, v)
+  if v == nil or getmetatable(v) == DTYPE_MT then return v end
+  if type(v) == "string" then
+    local d = rawget(T, (v:gsub("^ltensor%.", "")))
+    if getmetatable(d) == DTYPE_MT then return d end
+    util.fail(fname, "bad option 'dtype' (unknown dtype name '%s')", v)
+  end
+  util.fail(fname, "bad option 'dtype' (ltensor dtype expected, got %s)", util.mtname(v))
+end
+
 function util.check_param_budget(fail, cname, dtype, numel, ntensors, args)
   -- (a dtype's name is read as T.<name>; a bad one is the constructor's own error later)
   if type(dtype) == "string" then dtype = T[dtype] end

@@ -24,7 +24,7 @@ static const char *const internal_names[][2] = {
   {"_avg_pool2d", "avg_pool2d"}, {"_adaptive_avg_pool2d", "adaptive_avg_pool2d"},
   {"_interp", "interpolate"}, {"_rnn_mm", "lstm"}, {"_rnn_forward", "lstm"},
   {"_norm_rows", "layer_norm"}, {"_norm_chan", "batch_norm"}, {"_norm_chan_eval", "batch_norm"},
-  {"_xent", "cross_entropy"}, {"_linear", "linear"},
+  {"_xent", "cross_entropy"}, {"_linear", "linear"}, {"_max", "max"}, {"_min", "min"},
   {NULL, NULL}};
 static int is_internal(const char *name) { return name[0] == '_' && name[1] != '_'; }
 /* A metamethod reports the op's name: a + b fails in "add", not "__add". */

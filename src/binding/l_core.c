@@ -160,6 +160,7 @@ int luaopen_ltensor_core(lua_State *L) {
   register_area(L, ltl_reg_image, module, methods, mt, settings);
   register_area(L, ltl_reg_zip, module, methods, mt, settings);
   register_area(L, ltl_reg_struct, module, methods, mt, settings);
+  register_area(L, ltl_reg_combos, module, methods, mt, settings);
   register_area(L, ltl_reg_search, module, methods, mt, settings);
   register_area(L, ltl_reg_nnfused, module, methods, mt, settings);
   register_area(L, ltl_reg_attention, module, methods, mt, settings);

@@ -401,10 +401,13 @@ int ltl_newindex(lua_State *L) { return l_setindex(L); }
 /* ====================================================================== */
 /* index_select / masked_select / masked_fill / nonzero                   */
 /* ====================================================================== */
+static const char *const INDEX_SELECT_OPTS[] = {"out", NULL};
 static int l_index_select(lua_State *L) {
+  ltl_check_nargs(L, 4);
   lt_tensor *t = ltl_check(L, 1);
   int d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, "index_select");
   lt_tensor *idx = ltl_check(L, 3);
+  int out_idx = ltl_opt_out(L, "index_select", 4, INDEX_SELECT_OPTS);
   if (idx->ndim > 1) return ltl_error(L, "index_select", "index_select(): Index is supposed to be a vector");
   if (idx->dtype != LTENSOR_INT64 && idx->dtype != LTENSOR_INT32)
     return ltl_error(L, "index_select", "index_select(): Expected dtype int32 or int64 for index (got %s)",
@@ -423,6 +426,7 @@ static int l_index_select(lua_State *L) {
     lt_tensor *r = ltl_check(L, -1);
     if (lt_numel(r) == 1) r->ndim = 0;
   }
+  ltl_into_out(L, "index_select", out_idx, t->dtype);
   return 1;
 }
 

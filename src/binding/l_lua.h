@@ -52,6 +52,7 @@ typedef struct ltl_settings {
                                     the autograd trampoline skips scanning arguments */
   volatile sig_atomic_t interrupt; /* set by the host (ltensor_interrupt_flag: a Ctrl-C handler)
                                     to stop the running op; long loops read it between chunks */
+  int free_pending;              /* some t:free() waits for the running op to return (l_free.c) */
 } ltl_settings;
 
 ltl_settings *ltl_settings_slow(lua_State *L);
@@ -211,6 +212,7 @@ extern const ltl_reg ltl_reg_autograd[];  /* l_autograd.c: graph nodes, recordin
 extern const ltl_reg ltl_reg_fs[];        /* l_fs.c: path facts and fsync for safe saves */
 extern const ltl_reg ltl_reg_zip[];       /* l_zip.c: crc32, strided storage views (PyTorch checkpoints) */
 extern const ltl_reg ltl_reg_image[];     /* l_image.c: PNG encode/decode (zlib) */
+extern const ltl_reg ltl_reg_combos[];    /* l_combos.c: T.combinations' index walk */
 extern const ltl_reg ltl_reg_struct[];    /* l_struct.c: diagonal/flip/complex views and copies, scan kernels */
 extern const ltl_reg ltl_reg_search[];    /* l_search.c: searchsorted, bincount, histograms, mode kernels */
 extern const ltl_reg ltl_reg_nnfused[];   /* l_nnfused.c: fused norm / cross-entropy kernels, relu backward */
@@ -237,7 +239,9 @@ extern const char ltl_key_settings, ltl_key_dtypes, ltl_key_hook, ltl_key_tensor
 void ltl_open_dtypes(lua_State *L, int module);   /* l_dtype.c: T.float32 ... and aliases */
 int ltl_storage_box_gc(lua_State *L);              /* l_tensor.c: the storage box's __gc */
 void ltl_alloc_open(lua_State *L, ltl_settings *S); /* l_tensor.c: S->alloc set up (luaopen) */
-int ltl_tensor_free(lua_State *L);                 /* l_tensor.c: t:free() / __close */
+int ltl_opt_out(lua_State *L, const char *fname, int opts_idx, const char *const *known);   /* l_out.c */
+void ltl_into_out(lua_State *L, const char *fname, int out_idx, ltensor_dtype dtype);      /* l_out.c */
+int ltl_tensor_free(lua_State *L);                 /* l_free.c: t:free() / __close */
 /* Releases the scratch tensors above stack index keep to the block cache
    now (they must not have escaped) and sets the top to keep. */
 void ltl_drop_scratch(lua_State *L, int keep);

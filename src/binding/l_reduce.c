@@ -16,6 +16,7 @@
 #include "lt_scan.h"
 #include "lt_sort.h"
 #include "l_oplist.h"
+#include "l_ew.h"
 
 /* PyTorch's ScalarType names, used in error messages it words that way */
 static const char *torch_name(ltensor_dtype d) {
@@ -33,6 +34,7 @@ typedef struct rargs {
   int dim;           /* the first named dim, 0-based */
   int keepdim;
   int opts;          /* stack index of the options table, 0 if none */
+  int out;           /* stack index of the out= tensor, 0 if none */
 } rargs;
 
 /* An options table has string keys; a dim list is a sequence ({} is an
@@ -99,6 +101,7 @@ static void parse_rargs(lua_State *L, const char *fname, const lt_tensor *t, int
       lua_pop(L, 1);
     }
     ra->keepdim = ltl_opt_bool(L, ra->opts, "keepdim", ra->keepdim);
+    ra->out = ew_opt_out(L, ra->opts);   /* pushed; a freed one is refused here, by name */
   }
   ra->have_dim = ra->ndims > 0;
   if (!ra->have_dim) ra->mask = t->ndim ? (uint32_t)((1ull << t->ndim) - 1) : 0;
@@ -154,6 +157,12 @@ static ltensor_dtype opt_dtype(lua_State *L, const rargs *ra, ltensor_dtype def)
   return ra->opts ? ltl_opt_dtype(L, ra->opts, def) : def;
 }
 
+/* The result on top of the stack, or written into out= (returned then). */
+static int finish(lua_State *L, const char *fname, const rargs *ra, const lt_tensor *out) {
+  ltl_into_out(L, fname, ra->out, out->dtype);
+  return 1;
+}
+
 /* ---- sum / mean / prod ---------------------------------------------------- */
 /* sum (a list of dims allowed) and prod (one dim): bool and integers give
    int64 unless opts.dtype says otherwise */
@@ -164,7 +173,7 @@ static int sumprod(lua_State *L, const char *fname, int is_prod) {
   lt_tensor *out = push_reduced(L, t, &ra, opt_dtype(L, &ra, integral_to_long(t->dtype)));
   if (is_prod) lt_reduce_prod(out, t, ra.mask, ltl_settings_of(L)->pool);
   else lt_reduce_sum(out, t, ra.mask, 0, ltl_settings_of(L)->pool);
-  return 1;
+  return finish(L, fname, &ra, out);
 }
 static int l_sum(lua_State *L) { return sumprod(L, "sum", 0); }
 static int l_prod(lua_State *L) { return sumprod(L, "prod", 1); }
@@ -179,7 +188,7 @@ static int l_mean(lua_State *L) {
              dt == t->dtype ? "Input" : "Optional", torch_name(dt));
   lt_tensor *out = push_reduced(L, t, &ra, dt);
   lt_reduce_sum(out, t, ra.mask, 1, ltl_settings_of(L)->pool);
-  return 1;
+  return finish(L, "mean", &ra, out);
 }
 
 /* ---- max / min ----------------------------------------------------------- */
@@ -190,10 +199,12 @@ static int minmax(lua_State *L, const char *fname, int is_max) {
   parse_rargs(L, fname, t, 2, &ra, 0);
   check_real(L, fname, t);
   check_nonempty(L, fname, t, &ra);
+  if (ra.out && ra.have_dim)   /* PyTorch's out=(values, indices) */
+    ltl_error(L, fname, "out= with a dim is not supported (the result is a (values, indices) pair)");
   lt_tensor *vals = push_reduced(L, t, &ra, t->dtype);
   if (!ra.have_dim) {
     lt_reduce_minmax(vals, NULL, t, ra.mask, is_max, ltl_settings_of(L)->pool);
-    return 1;
+    return finish(L, fname, &ra, vals);
   }
   lt_tensor *idx = push_reduced(L, t, &ra, LTENSOR_INT64);
   lt_reduce_minmax(vals, idx, t, ra.mask, is_max, ltl_settings_of(L)->pool);
@@ -230,7 +241,7 @@ static int extreme(lua_State *L, const char *fname, int is_max, int want_idx) {
   if (want_idx && !ra.have_dim) ra.keepdim = 0;   /* over the flattened tensor: a 0-dim result (1.13) */
   lt_tensor *out = push_reduced(L, t, &ra, want_idx ? LTENSOR_INT64 : t->dtype);
   lt_reduce_minmax(want_idx ? NULL : out, want_idx ? out : NULL, t, ra.mask, is_max, ltl_settings_of(L)->pool);
-  return 1;
+  return finish(L, fname, &ra, out);
 }
 static int l_amax(lua_State *L) { return extreme(L, "amax", 1, 0); }
 static int l_amin(lua_State *L) { return extreme(L, "amin", 0, 0); }
@@ -245,7 +256,7 @@ static int allany(lua_State *L, const char *fname, int is_all) {
   /* PyTorch 1.13 keeps uint8 for uint8 input (legacy mask type) */
   lt_tensor *out = push_reduced(L, t, &ra, t->dtype == LTENSOR_UINT8 ? LTENSOR_UINT8 : LTENSOR_BOOL);
   lt_reduce_allany(out, t, ra.mask, is_all, ltl_settings_of(L)->pool);
-  return 1;
+  return finish(L, fname, &ra, out);
 }
 static int l_all(lua_State *L) { return allany(L, "all", 1); }
 static int l_any(lua_State *L) { return allany(L, "any", 0); }
@@ -276,7 +287,7 @@ static int stdvar(lua_State *L, const char *fname, int take_sqrt) {
     ltl_error(L, fname, "std and var only support floating point and complex dtypes");
   lt_tensor *out = push_reduced(L, t, &ra, lt_to_real(t->dtype));
   lt_reduce_var(out, t, ra.mask, correction, take_sqrt, ltl_settings_of(L)->pool);
-  return 1;
+  return finish(L, fname, &ra, out);
 }
 static int l_std(lua_State *L) { return stdvar(L, "std", 1); }
 static int l_var(lua_State *L) { return stdvar(L, "var", 0); }
@@ -313,7 +324,7 @@ static int l_norm(lua_State *L) {
     ltl_error(L, "norm", "input dtype should be either floating point or complex. Got %s instead", torch_name(dt));
   lt_tensor *out = push_reduced(L, t, &ra, lt_to_real(dt));
   lt_reduce_norm(out, t, ra.mask, p, ltl_settings_of(L)->pool);
-  return 1;
+  return finish(L, "norm", &ra, out);
 }
 
 /* ---- logsumexp ------------------------------------------------------------- */
@@ -326,7 +337,7 @@ static int l_logsumexp(lua_State *L) {
   ltensor_dtype dt = lt_is_integral(t->dtype) ? ltl_settings_of(L)->default_dtype : t->dtype;
   lt_tensor *out = push_reduced(L, t, &ra, dt);
   lt_reduce_logsumexp(out, t, ra.mask, ltl_settings_of(L)->pool);
-  return 1;
+  return finish(L, "logsumexp", &ra, out);
 }
 
 /* ---- scans and softmax: one required dim --------------------------------- */

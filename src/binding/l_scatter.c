@@ -36,14 +36,23 @@ static void check_gs_index(lua_State *L, const char *fname, const lt_tensor *t, 
   }
 }
 
+/* gather(t, dim, index [, {sparse_grad, out}]) */
+static const char *const GATHER_OPTS[] = {"sparse_grad", "out", NULL};
+static void gather_into(lua_State *L, lt_tensor *t, int d, lt_tensor *idx, lt_tensor *out);
 static int l_gather(lua_State *L) {
+  ltl_check_nargs(L, 4);
   lt_tensor *t = ltl_check(L, 1);
   int d = ltl_checkdim(L, ltl_checkinteger(L, 2), t->ndim, "gather");
   lt_tensor *idx = ltl_check(L, 3);
+  int out_idx = ltl_opt_out(L, "gather", 4, GATHER_OPTS);
   check_gs_index(L, "gather", t, d, idx, NULL);
-  lt_tensor *out = ltl_push_new(L, t->dtype, idx->ndim, idx->shape);
+  gather_into(L, t, d, idx, ltl_push_new(L, t->dtype, idx->ndim, idx->shape));
+  ltl_into_out(L, "gather", out_idx, t->dtype);
+  return 1;
+}
+static void gather_into(lua_State *L, lt_tensor *t, int d, lt_tensor *idx, lt_tensor *out) {
   int64_t n = lt_numel(out);
-  if (n == 0) return 1;
+  if (n == 0) return;
   size_t isz = lt_itemsize(t->dtype), xsz = lt_itemsize(idx->dtype);
   int64_t size_d = t->ndim ? t->shape[d] : 1, stride_d = t->ndim ? t->stride[d] : 0;
   odo o;
@@ -59,7 +68,6 @@ static int l_gather(lua_State *L) {
     int64_t w = wrap_index(L, "gather", v, size_d, d);
     memcpy(ob + (k++) * (int64_t)isz, tb + (t->offset + o.off[1] + w * stride_d) * (int64_t)isz, isz);
   } while (odo_next(&o));
-  return 1;
 }
 
 /* *dp += alpha * *sp for one element of dtype dt (scatter_add's alpha is 1;

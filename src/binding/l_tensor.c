@@ -385,24 +385,9 @@ lt_tensor *ltl_push_scalar(lua_State *L, ltensor_dtype dt, int value_idx) {
   return t;
 }
 
-/* t:free() and __close: drop this tensor's hold on its storage now.  The
-   heap block is released at once when no view of it was ever made;
-   otherwise it goes when the last view is collected.  Idempotent. */
 void ltl_set_requires_grad(lua_State *L, lt_tensor *t, bool b) {
   t->requires_grad = b;
   if (b) ltl_settings_of(L)->any_requires_grad = 1;
-}
-
-int ltl_tensor_free(lua_State *L) {
-  lt_tensor *t = ltl_test(L, 1);
-  if (!t || !t->storage) return 0;
-  lt_storage *s = t->storage;
-  t->storage = NULL;
-  /* an explicit release returns the memory to the system, not to the cache */
-  if (atomic_load(&s->refcount) == 1 && (s->block || s->release)) lt_storage_free(s);
-  lua_pushnil(L);
-  lua_setiuservalue(L, 1, 2);
-  return 0;
 }
 
 /* The scratch tensors a C function pushed above stack index `keep` (never

@@ -10,6 +10,7 @@ local L = require "ltensor.linalg.common"
 local math, table, linalg = L.math, L.table, L.linalg
 local type, select, math_type, huge = L.type, L.select, L.math_type, L.huge
 local is_t, fail, tname = L.is_t, L.fail, L.tname
+local util = require "ltensor.util"
 local ck, check_tensor = L.ck, L.check_tensor
 local check_la, check_la_square = L.check_la, L.check_la_square
 local check_matrix, check_square, same_dtype, shape_str = L.check_matrix, L.check_square, L.same_dtype, L.shape_str
@@ -266,12 +267,26 @@ local function checked(name, f, qualified)
     return f(...)
   end
 end
+-- out= (a trailing options table's): checked before the work (a freed
+-- tensor refused by name) and written after (util.into_out); it was
+-- accepted by the option checks and ignored
+local function with_out(name, f)
+  local fname = "linalg." .. name
+  return function(...)
+    local n = select("#", ...)
+    local last = n > 0 and select(n, ...) or nil
+    local out = type(last) == "table" and getmetatable(last) == nil and rawget(last, "out") or nil
+    if out == nil then return f(...) end
+    util.check_out(fname, out, (is_t(out) or type(out) ~= "table") and 1 or #out)
+    return util.into_out(fname, out, f(...))
+  end
+end
 do
   local names = {}
   for name, f in pairs(linalg) do
     if type(f) == "function" and type(name) == "string" and not name:match("^_") then names[#names + 1] = name end
   end
-  for _, name in ipairs(names) do linalg[name] = checked(name, linalg[name]) end
+  for _, name in ipairs(names) do linalg[name] = with_out(name, checked(name, linalg[name])) end
 end
 
 -- PyTorch's older torch.* names and tensor methods for the same operations

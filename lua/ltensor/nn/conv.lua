@@ -85,13 +85,14 @@ local function conv_module(cls, nd, transposed)
   ARGS.extra, ARGS.first = { "dtype" }, 4
   function C:init(in_channels, out_channels, kernel_size, ...)
     local a = args_of("nn." .. cls, ARGS, ...)
+    a.dtype = util.opt_dtype("nn." .. cls, a.dtype)
     pos_int(cls, "in_channels", in_channels)
     pos_int(cls, "out_channels", out_channels)
     local groups = a.groups or 1
     pos_int(cls, "groups", groups)
     if in_channels % groups ~= 0 then mfail(cls, "in_channels must be divisible by groups") end
     if out_channels % groups ~= 0 then mfail(cls, "out_channels must be divisible by groups") end
-    local k = ntuple(cls, "kernel_size", kernel_size, nd)
+    local k = ntuple("nn." .. cls, "kernel_size", kernel_size, nd)
     local padding = a.padding or 0
     local padding_mode = a.padding_mode or "zeros"
     local valid = { zeros = true, reflect = true, replicate = true, circular = true }
@@ -99,8 +100,8 @@ local function conv_module(cls, nd, transposed)
       mfail(cls, "padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got padding_mode='" ..
         tostring(padding_mode) .. "'")
     end
-    self.stride = ntuple(cls, "stride", a.stride or 1, nd)
-    self.dilation = ntuple(cls, "dilation", a.dilation or 1, nd)
+    self.stride = ntuple("nn." .. cls, "stride", a.stride or 1, nd)
+    self.dilation = ntuple("nn." .. cls, "dilation", a.dilation or 1, nd)
     if type(padding) == "string" then
       if transposed then mfail(cls, "padding='" .. padding .. "' is not supported for transposed convolutions") end
       if padding ~= "same" and padding ~= "valid" then
@@ -111,10 +112,10 @@ local function conv_module(cls, nd, transposed)
       end
       self.padding = padding
     else
-      self.padding = ntuple(cls, "padding", padding, nd)
+      self.padding = ntuple("nn." .. cls, "padding", padding, nd)
     end
     if transposed then
-      self.output_padding = ntuple(cls, "output_padding", a.output_padding or 0, nd)
+      self.output_padding = ntuple("nn." .. cls, "output_padding", a.output_padding or 0, nd)
       if padding_mode ~= "zeros" then mfail(cls, 'Only "zeros" padding mode is supported for ' .. cls) end
     end
     self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
@@ -265,7 +266,12 @@ local function pool_module(cls, nd, kind)
   ARGS.first = 2
   function C:init(kernel_size, ...)
     local a = args_of("nn." .. cls, ARGS, ...)
-    ntuple(cls, "kernel_size", kernel_size, nd)
+    ntuple("nn." .. cls, "kernel_size", kernel_size, nd)
+    -- the geometry is checked here, in the module's name (the repr reads it)
+    if type(a.stride) == "table" and #a.stride == 0 and next(a.stride) == nil then a.stride = nil end
+    if a.stride ~= nil then ntuple("nn." .. cls, "stride", a.stride, nd) end
+    if a.padding ~= nil then ntuple("nn." .. cls, "padding", a.padding, nd) end
+    if kind == "max" and a.dilation ~= nil then ntuple("nn." .. cls, "dilation", a.dilation, nd) end
     self.kernel_size = kernel_size
     self.stride = a.stride or kernel_size
     self.padding = a.padding or 0
@@ -299,10 +305,10 @@ local function pool_module(cls, nd, kind)
       local out, idx = fn(x, self.kernel_size, { stride = self.stride, padding = self.padding, dilation = self.dilation,
         ceil_mode = self.ceil_mode, return_indices = self.return_indices })
       if nd == 2 and f == nil then
-        local k = ntuple(cls, "kernel_size", self.kernel_size, 2)
-        local st = ntuple(cls, "stride", self.stride, 2)
-        local p = ntuple(cls, "padding", self.padding, 2)
-        local d = ntuple(cls, "dilation", self.dilation, 2)
+        local k = ntuple("nn." .. cls, "kernel_size", self.kernel_size, 2)
+        local st = ntuple("nn." .. cls, "stride", self.stride, 2)
+        local p = ntuple("nn." .. cls, "padding", self.padding, 2)
+        local d = ntuple("nn." .. cls, "dilation", self.dilation, 2)
         rawset(self, "_geom", { k[1], k[2], st[1], st[2], p[1], p[2], d[1], d[2] })
       end
       return out, idx
@@ -318,8 +324,8 @@ local function pool_module(cls, nd, kind)
     end
     function C:extra_repr()
       local s = ("kernel_size=%s, stride=%s, padding=%s"):format(pyval(self.kernel_size), pyval(self.stride), pyval(self.padding))
-      if nd == 1 then s = ("kernel_size=%s, stride=%s, padding=%s"):format(tuple_str(ntuple(cls, "k", self.kernel_size, 1)),
-        tuple_str(ntuple(cls, "s", self.stride, 1)), tuple_str(ntuple(cls, "p", self.padding, 1))) end
+      if nd == 1 then s = ("kernel_size=%s, stride=%s, padding=%s"):format(tuple_str(ntuple("nn." .. cls, "k", self.kernel_size, 1)),
+        tuple_str(ntuple("nn." .. cls, "s", self.stride, 1)), tuple_str(ntuple("nn." .. cls, "p", self.padding, 1))) end
       return s
     end
   end
@@ -430,6 +436,7 @@ nn.EmbeddingBag = EmbeddingBag
 function EmbeddingBag:init(num_embeddings, embedding_dim, ...)
   local a = args_of("nn.EmbeddingBag", { "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset",
     "padding_idx", "dtype", first = 3 }, ...)
+  a.dtype = util.opt_dtype("nn.EmbeddingBag", a.dtype)
   pos_int("EmbeddingBag", "num_embeddings", num_embeddings)
   pos_int("EmbeddingBag", "embedding_dim", embedding_dim)
   local mode = a.mode or "mean"

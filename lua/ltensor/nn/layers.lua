@@ -47,6 +47,7 @@ local function class(name, params, setup, forward, repr)
   function C:init(...)
     local ok, o = pcall(parse, name, 1, params, ...)
     if not ok then error((o:gsub("^ltensor%.nn%.functional%.", "ltensor.nn.")), 0) end
+    if o.dtype ~= nil then o.dtype = util.opt_dtype("nn." .. name, o.dtype) end
     if setup then setup(self, o) end
   end
   C.forward = forward

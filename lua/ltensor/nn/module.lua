@@ -743,6 +743,15 @@ local function check_opts(fname, opts, allowed, argn)
   end
   T._check_opts("nn." .. fname, opts, allowed)
   util.check_flags(fail, fname, opts, MODULE_FLAGS)
+  local dt = opts.dtype
+  if dt ~= nil and util.opt_dtype("nn." .. fname, dt) ~= dt then
+    -- a dtype's name: the modules read opts.dtype as a dtype (a copy: the
+    -- caller's table is left as it was)
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    o.dtype = util.opt_dtype("nn." .. fname, dt)
+    return o
+  end
   return opts
 end
 nn._check_opts = check_opts

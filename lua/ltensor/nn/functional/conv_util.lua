@@ -64,6 +64,12 @@ local function args_of(fname, names, ...)
   return a
 end
 
+-- a module's constructor passes its own name ("nn.Conv2d"): the error is
+-- "ltensor.nn.Conv2d: ...", not nn.functional's
+local function tfail(fname, msg)
+  if fname:find("^nn%.") then util.fail(fname, msg) end
+  fail(fname, msg)
+end
 -- n integers from a number or a list of 1 or n numbers
 local function ntuple(fname, name, v, n, msg_kind)
   local out = {}
@@ -83,11 +89,11 @@ local function ntuple(fname, name, v, n, msg_kind)
     if msg_kind == "conv" then
       local shown = {}
       for i = 1, #v do shown[i] = tostring(v[i]) end
-      fail(fname, ("expected %s to be a single integer value or a list of %d values to match the convolution " ..
+      tfail(fname, ("expected %s to be a single integer value or a list of %d values to match the convolution " ..
         "dimensions, but got %s=[%s]"):format(name, n, name, concat(shown, ", ")))
     end
   end
-  fail(fname, ("bad argument '%s' (an integer or a list of %d integers expected, got %s)"):format(name, n,
+  tfail(fname, ("bad argument '%s' (an integer or a list of %d integers expected, got %s)"):format(name, n,
     type(v) == "table" and "a table of " .. #v or typename(v)))
 end
 

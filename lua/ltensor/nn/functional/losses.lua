@@ -171,8 +171,14 @@ local function nll_composite(input, target, weight, ignore, r, class_dim, C, nd)
 end
 F._nll_composite = nll_composite
 
+-- a freed target, in the loss's name (its checks read it through x.shape)
+local function live_target(fname, target)
+  if is_t(target) and T._is_freed(target) then check_t(fname, 2, "target", target) end
+end
+
 function F.nll_loss(input, target, ...)
   check_t("nll_loss", 1, "input", input)
+  live_target("nll_loss", target)
   local o = parse("nll_loss", 3, NLL, loss_opts(...))
   local r = reduction_of("nll_loss", o.reduction)
   check_int("nll_loss", 3, "ignore_index", o.ignore_index, true)
@@ -189,6 +195,7 @@ end
 -- probabilities.  opts: reduction, weight, ignore_index, label_smoothing.
 function F.cross_entropy(input, target, ...)
   check_t("cross_entropy", 1, "input", input)
+  live_target("cross_entropy", target)
   local o = parse("cross_entropy", 3, { "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing" },
     loss_opts(...))
   local r = reduction_of("cross_entropy", o.reduction)

@@ -4,6 +4,7 @@ local T = require "ltensor.core"
 local H = require "ltensor.nn.functional.common"
 local math, table, F, is_t = H.math, H.table, H.F, H.is_t
 local fail, typename, arg_fail, check_t, check_num = H.fail, H.typename, H.arg_fail, H.check_t, H.check_num
+local util = require "ltensor.util"
 local check_int = H.check_int
 local check_bool, check_float, EPS = H.check_bool, H.check_float, H.EPS
 local parse = H.parse
@@ -317,8 +318,9 @@ function F.normalize(x, ...)
   local p, dim, eps = o.p or 2.0, o.dim or 2, o.eps or 1e-12
   check_num(fname, 2, "p", p)
   check_int(fname, 3, "dim", dim)
+  util.check_out("nn.functional.normalize", o.out)
   if x:dim() == 0 then dim = 1 x = x:reshape({ 1 }) end
   local n = T.norm(x, p, dim, true)
-  return x / T.clamp_min(n, eps):expand_as(x)
+  return util.into_out("nn.functional.normalize", o.out, x / T.clamp_min(n, eps):expand_as(x))
 end
 return true
