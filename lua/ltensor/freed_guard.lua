@@ -6,7 +6,9 @@
 -- T.linalg.det(x), names the user never called.  (Naming the caller from
 -- the C side cannot work: the library's tail calls drop its frame.)
 --
--- Installed once by ltensor/init.lua, when every module is loaded: each
+-- Loaded by ltensor/init.lua and installed by the state's first free()
+-- (src/binding/l_free.c: before it no argument can be freed, and a program
+-- that never frees pays nothing per call), when every module is loaded: each
 -- public Lua function reachable from T (the modules, T.nn's classes, the
 -- Tensor methods) is replaced, wherever it is stored, by one wrapper that
 -- checks its arguments and the elements of a list of tensors (a tensor in an
@@ -122,7 +124,10 @@ local SKIP = { ["nn.functional."] = true }
 local OWN = { backward = true, ["autograd.backward"] = true, ["autograd.grad"] = true, grad = true,
   index_put = true, index_put_ = true }
 
+local installed = false
 return function()
+  if installed then return end
+  installed = true
   local names, seen, slots = {}, {}, {}
   local function walk(tab, prefix, depth)
     if seen[tab] or depth > 4 or SKIP[prefix] then return end

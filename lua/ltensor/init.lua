@@ -44,5 +44,5 @@ require "ltensor.image"      -- T.save_image / T.load_image (PNG, PPM/PGM)
 require "ltensor.distributions"   -- T.distributions, T.Generator helpers, T.lgamma/T.digamma
 require "ltensor.nn.fusion"  -- T.nn.utils.fuse_conv_bn_eval, fuse_modules, Module:fuse (BatchNorm folding)
 T.onnx = require "ltensor.onnx"    -- T.onnx.load: ONNX models as nn.Modules
-require "ltensor.freed_guard" ()   -- a freed tensor argument: refused in the public function's name
+require "ltensor.freed_guard"   -- a freed tensor argument named by the public function (installed at the first free)
 return T

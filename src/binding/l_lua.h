@@ -53,6 +53,7 @@ typedef struct ltl_settings {
   volatile sig_atomic_t interrupt; /* set by the host (ltensor_interrupt_flag: a Ctrl-C handler)
                                     to stop the running op; long loops read it between chunks */
   int free_pending;              /* some t:free() waits for the running op to return (l_free.c) */
+  int freed_guard_on;            /* the first free() installed ltensor.freed_guard (l_free.c) */
 } ltl_settings;
 
 ltl_settings *ltl_settings_slow(lua_State *L);
