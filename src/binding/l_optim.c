@@ -26,6 +26,7 @@
  */
 #include "l_lua.h"
 #include "lt_optim.h"
+#include "lt_parallel.h"
 
 static const char *const kind_fnames[LT_OPTIM_LAST + 1] = {
   "optim", "optim.SGD", "optim.Adam", "optim.RMSprop", "optim.Adagrad", "optim.Adadelta", "optim.Adamax",
@@ -50,6 +51,27 @@ static int same_shape(const lt_tensor *a, const lt_tensor *b) {
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return 0;
   return 1;
+}
+
+/* One update over a range of elements (the kernels are elementwise, so the
+   ranges give the bits of one call): the optimizer step of a large
+   parameter is split over the state's pool.  The SGD step of resnet18
+   (11.7M parameters) ran on the calling thread alone, 2.2% of a training
+   step's samples while the pool's worker waited. */
+typedef struct {
+  int kind;
+  ltensor_dtype dt;
+  char *p;
+  const char *g;
+  char *b[3];
+  const double *h;
+} optim_job;
+static void optim_range(void *ctx, int64_t lo, int64_t hi, int part) {
+  (void)part;
+  const optim_job *j = (const optim_job *)ctx;
+  size_t es = lt_itemsize(j->dt), off = (size_t)lo * es;
+  void *bp[3] = { j->b[0] ? j->b[0] + off : NULL, j->b[1] ? j->b[1] + off : NULL, j->b[2] ? j->b[2] + off : NULL };
+  lt_optim_update(j->kind, j->dt, hi - lo, j->p + off, j->g + off, bp, j->h);
 }
 
 static int l_optim_update(lua_State *L) {
@@ -87,8 +109,11 @@ static int l_optim_update(lua_State *L) {
   lt_tensor *gc = g, *pc = p;
   if (!lt_is_contiguous(g)) gc = ltl_push_clone(L, g);
   if (!lt_is_contiguous(p)) pc = ltl_push_clone(L, p);
-  void *bp[3] = { b[0] ? lt_data(b[0]) : NULL, b[1] ? lt_data(b[1]) : NULL, b[2] ? lt_data(b[2]) : NULL };
-  lt_optim_update((int)kind, p->dtype, n, lt_data(pc), lt_data(gc), bp, h);
+  optim_job j = { (int)kind, p->dtype, lt_data(pc), lt_data(gc),
+                  { b[0] ? lt_data(b[0]) : NULL, b[1] ? lt_data(b[1]) : NULL, b[2] ? lt_data(b[2]) : NULL }, h };
+  /* (each element's update reads and writes a few arrays: a memory-bound
+     loop, LT_GRAIN's policy) */
+  lt_parallel_for(ltl_settings_of(L)->pool, n, LT_GRAIN, optim_range, &j);
   if (pc != p) lt_copy_into(p, pc);
   lt_bump_version(p);
   for (int i = 0; i < 3; i++)
