@@ -93,3 +93,24 @@ describe("optim.Adam / AdamW", function()
     assert.is_true(p.requires_grad)
   end)
 end)
+
+describe("an optimizer step of a large parameter", function()
+  it("is split over the threads and gives the same bits as one thread", function()
+    local function run(nt)
+      local before = T.get_num_threads()
+      T.set_num_threads(nt)
+      T.manual_seed(1)
+      local p = T.randn(1000003, { requires_grad = true })   -- odd: ranges end mid-vector
+      local adam = T.optim.Adam({ p }, { lr = 0.01 })
+      local sgd = T.optim.SGD({ p }, { lr = 0.01, momentum = 0.9, nesterov = true })
+      for _ = 1, 3 do
+        p.grad = T.randn(1000003)
+        adam:step()
+        sgd:step()
+      end
+      T.set_num_threads(before)
+      return p:detach()
+    end
+    assert.is_true(T.equal(run(1), run(2)))
+  end)
+end)
