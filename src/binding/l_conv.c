@@ -40,14 +40,9 @@
 typedef lt_range_fn range_fn;
 #define PAR_MIN_WORK 2000000.0  /* flops per extra part: ~20 us of gemm (below, the hand-off ate the gain) */
 /* The weight gradient sums per-part partial results, so its part count
-   sets the rounding: it depends on the work alone (at most WGRAD_PARTS, one
-   per WGRAD_MIN_WORK flops), never on the thread count, so every thread
-   count gives the same bits; and with more parts than threads a worker that
-   wakes late still finds parts left (with one part per thread the caller
-   took both: 4.6% of a resnet18 step's samples on the main thread against
-   1.0% on the worker). */
+   changes the rounding: it keeps the threshold it always had, and a given
+   thread count gives the same bits as before. */
 #define WGRAD_MIN_WORK 4000000.0
-#define WGRAD_PARTS 4
 
 static int par_threads_min(lua_State *L, int64_t n, double work, double min_work) {
   int nt = lt_pool_threads(ltl_settings_of(L)->pool);
@@ -444,7 +439,7 @@ typedef struct {
   int nt;
   char *gw0;
 } wgrad_job;
-/* part t of nt: samples [t*N/nt, (t+1)*N/nt) into gw (t = 0) or partial t */
+/* item t of nt: samples [t*N/nt, (t+1)*N/nt) into gw (t = 0) or partial t */
 static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   wgrad_job *j = (wgrad_job *)ctx;
   (void)tid;
@@ -452,21 +447,6 @@ static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
     int64_t a = t * j->N / j->nt, b = (t + 1) * j->N / j->nt;
     char *dst = t == 0 ? j->gw0 : j->partial + (size_t)(t - 1) * (size_t)j->gw_numel * lt_itemsize(j->g->dt);
     lt_conv_wgrad(j->g, j->big, j->small, dst, j->scratch + (size_t)t * j->scratch_bytes, a, b);
-  }
-}
-/* gw[i] += partial 1 [i] + ... in part order (the same bits on any threads) */
-static void wgrad_sum_range(void *ctx, int64_t lo, int64_t hi, int part) {
-  (void)part;
-  const wgrad_job *j = (const wgrad_job *)ctx;
-  for (int t = 1; t < j->nt; t++) {
-    size_t off = (size_t)(t - 1) * (size_t)j->gw_numel;
-    if (j->g->dt == LTENSOR_FLOAT32) {
-      float *d = (float *)(void *)j->gw0; const float *p = (const float *)(const void *)j->partial + off;
-      for (int64_t i = lo; i < hi; i++) d[i] += p[i];
-    } else {
-      double *d = (double *)(void *)j->gw0; const double *p = (const double *)(const void *)j->partial + off;
-      for (int64_t i = lo; i < hi; i++) d[i] += p[i];
-    }
   }
 }
 
@@ -510,19 +490,25 @@ static int l_conv_wgrad(lua_State *L) {
     ltl_drop_scratch(L, 12);
     return 1;
   }
-  /* samples cut into parts (WGRAD_PARTS: by the work, not the threads);
-     each sums into its own gw, added up after */
+  /* samples split over threads; each sums into its own gw, added up after */
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
-  double most = work / WGRAD_MIN_WORK;
-  int parts = most < 1 ? 1 : most < WGRAD_PARTS ? (int)most : WGRAD_PARTS;
-  if (parts > g.N) parts = (int)g.N;
-  wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, parts, NULL };
-  j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g), parts, &j.scratch_bytes);
-  int64_t pshape[1] = { (parts - 1) * lt_numel(gw) };
-  j.partial = parts > 1 ? lt_data(ltl_push_new(L, g.dt, 1, pshape)) : NULL;
+  int nt = par_threads_min(L, g.N, work, WGRAD_MIN_WORK);
+  wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL };
+  j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g), nt, &j.scratch_bytes);
+  int64_t pshape[1] = { (nt - 1) * lt_numel(gw) };
+  j.partial = nt > 1 ? lt_data(ltl_push_new(L, g.dt, 1, pshape)) : NULL;
   j.gw0 = lt_data(gw);
-  par_run(L, parts, parts, wgrad_range, &j);
-  if (parts > 1) lt_parallel_for(ltl_settings_of(L)->pool, j.gw_numel, LT_GRAIN, wgrad_sum_range, &j);
+  par_run(L, nt, nt, wgrad_range, &j);
+  for (int t = 1; t < nt; t++) {
+    size_t off = (size_t)(t - 1) * (size_t)j.gw_numel;
+    if (g.dt == LTENSOR_FLOAT32) {
+      float *d = (float *)(void *)j.gw0; const float *p = (const float *)(const void *)j.partial + off;
+      for (int64_t i = 0; i < j.gw_numel; i++) d[i] += p[i];
+    } else {
+      double *d = (double *)(void *)j.gw0; const double *p = (const double *)(const void *)j.partial + off;
+      for (int64_t i = 0; i < j.gw_numel; i++) d[i] += p[i];
+    }
+  }
   ltl_drop_scratch(L, 12);
   return 1;
 }
