@@ -442,4 +442,18 @@ describe("fuzz findings", function()
     assert.equal("ltensor.onnx.forward: node 'conv_same_upper' (op Conv, opset 13): attribute 'strides' has 0 values "
       .. "for 2 spatial dims", err)
   end)
+  it("an empty tensor with a huge other dim through an elementwise walk and backward", function()
+    -- "#1623068 T.vander arg:#2 num=9223372036854775807; arg:#1 dtype=complex32;
+    -- arg:#1 zero-size; grad-inputs -> backward" (seed 8002, UBSan): a {0, 2^63-1}
+    -- result's element stride times the item size overflowed int64 in the
+    -- iterator; an empty walk now steps nowhere
+    dofile("spec/host.lua").needs_integers("INT64_MAX as a Lua integer")
+    local x = T.zeros(0, { dtype = T.complex32, requires_grad = true })
+    local y = T.vander(x, math.maxinteger)
+    assert.same({ 0, math.maxinteger }, y.shape)
+    y:backward(T.zeros(y.shape, { dtype = y.dtype }))
+    assert.same({ 0 }, x.grad.shape)
+    assert.same({ 0, math.maxinteger }, (y + 1).shape)
+    assert.same({ math.maxinteger, 0 }, y:t():contiguous().shape)
+  end)
 end)

@@ -86,10 +86,15 @@ void lt_iter_init(lt_iter *it, const lt_tensor *const *ops, int nout, int nin,
      are compared with each other); a size-1 dim's stride is never used to
      step, and may be anything (even beyond int64 in bytes): 0 */
   compute_perm(nops, st, ndim, shape, perm);
+  /* an empty walk steps nowhere: its strides are 0 (an empty tensor's other
+     dims may be huge, {0, 2^63-1} from vander, and their element strides
+     times the item size overflowed) */
+  int empty = 0;
+  for (int i = 0; i < ndim; i++) empty |= shape[i] == 0;
   int64_t sh[LT_MAX_DIMS];
   for (int i = 0; i < ndim; i++) {
     sh[i] = shape[perm[i]];
-    for (int k = 0; k < nops; k++) it->strides[k][i] = sh[i] == 1 ? 0 : st[k][perm[i]] * sz[k];
+    for (int k = 0; k < nops; k++) it->strides[k][i] = sh[i] == 1 || empty ? 0 : st[k][perm[i]] * sz[k];
   }
   /* coalesce adjacent dims that step through memory as one */
   int prev = 0;
