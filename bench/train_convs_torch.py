@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """bench/train_convs_torch.py: PyTorch's side of bench/train_convs.lua (the
 same shapes, forward and forward+backward, CPU time, best of 15).
-    /usr/bin/python3 bench/train_convs_torch.py [threads]"""
+    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=4294967296 \
+        /usr/bin/python3 bench/train_convs_torch.py [threads]
+(the tunables keep freed memory, as a caching allocator would: PyTorch at
+its best; compare 1 and 2 threads)"""
 import sys, time
 import torch
 import torch.nn.functional as F

@@ -82,11 +82,6 @@ static void gemm(ltensor_dtype dt, int la, int lb, int64_t M, int64_t N, int64_t
 #define GEMV_ST_MAX ((int64_t)2304 * 4)
 static void gemv1(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
                   const void *x, int64_t incx, void *y, int64_t incy, int acc);
-int64_t lt_blas_gemv_band(ltensor_dtype dt, int64_t outs, int64_t other) {
-  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return 0;
-  if (outs * other < GEMV_ST_MAX || other >= GEMV_ST_MAX) return 0;
-  return (GEMV_ST_MAX - 1) / other;   /* (whatever OpenBLAS's thread count: the same calls) */
-}
 /* y = op(A) x with A stored row-major as rows x cols (leading dim lda). */
 /* y = op(A) x (+ y when acc: the fused linear layer's bias rows) */
 static void gemv(ltensor_dtype dt, int trans, int64_t rows, int64_t cols, const void *A, int64_t lda,
@@ -181,12 +176,16 @@ static int tiled_blas(ltensor_dtype dt, int64_t M, int64_t N, int64_t K, const c
 
 #endif /* LT_BLAS_NONE */
 
-#ifdef LT_BLAS_NONE
 int64_t lt_blas_gemv_band(ltensor_dtype dt, int64_t outs, int64_t other) {
+#ifdef LT_BLAS_NONE
   (void)dt; (void)outs; (void)other;
-  return 0;
-}
+  return 0;   /* (the built-in gemv: one call) */
+#else
+  if (dt != LTENSOR_FLOAT32 && dt != LTENSOR_FLOAT64) return 0;
+  if (outs * other < GEMV_ST_MAX || other >= GEMV_ST_MAX) return 0;
+  return (GEMV_ST_MAX - 1) / other;   /* (whatever OpenBLAS's thread count: the same calls) */
 #endif
+}
 
 /* ---- the C loop, one instance per dtype ---------------------------------- */
 /* LOAD turns an element into the accumulator type; STORE(ct, dst, acc)

@@ -32,20 +32,18 @@ static void mv_band(void *ctx, int64_t lo, int64_t hi, int part) {
     C += (size_t)(lo * j->ccs) * es;
     N = hi - lo;
   }
-#ifndef LT_BLAS_NONE
   /* OpenBLAS's one-thread gemv kernel on whole bands of lt_blas_gemv_band,
      the calls the product makes at one thread: the built-in gemv took
      333-347 us a token of the LSTM language model where OpenBLAS's took
-     265-288, so the default two threads ran slower than one */
-  if (j->band > 1 && !j->accumulate) {
-    lt_mm_1t(j->dt, M, N, j->K, A, j->ars, j->acs, B, j->brs, j->bcs, C, j->crs, j->ccs);
-    return;
-  }
+     265-288, so the default two threads ran slower than one (BLAS=none:
+     no bands, band 1) */
   if (j->band > 1) {
-    lt_mm_acc_1t(j->dt, M, N, j->K, A, j->ars, j->acs, B, j->brs, j->bcs, C, j->by_rows ? j->crs : N);
+    if (j->accumulate)   /* (one row, contiguous: see lt_mv_split) */
+      lt_mm_acc_1t(j->dt, M, N, j->K, A, j->ars, j->acs, B, j->brs, j->bcs, C, N);
+    else
+      lt_mm_1t(j->dt, M, N, j->K, A, j->ars, j->acs, B, j->brs, j->bcs, C, j->crs, j->ccs);
     return;
   }
-#endif
   /* one row or column: lt_gemm's gemv, which allocates nothing (cannot fail) */
   if (j->dt == LTENSOR_FLOAT32)
     lt_gemm_f32(M, N, j->K, 1.0f, (const float *)(const void *)A, j->ars, j->acs, (const float *)(const void *)B,
