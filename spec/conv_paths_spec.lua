@@ -82,6 +82,31 @@ describe("convolution paths against PyTorch", function()
     assert.is_true(T.equal(one, two))
   end)
 
+  it("gives the same weight gradient bits at 1 and 2 threads when the parts split the input channels", function()
+    -- at two threads the weight gradient is cut by big (input) channels,
+    -- each part over all samples; every value is summed as by one call
+    for _, c in ipairs({
+      { N = 3, ci = 64, co = 64, H = 12, k = 3, s = 1, p = 1, dt = T.float32 },   -- one image per product
+      { N = 5, ci = 128, co = 64, H = 7, k = 3, s = 1, p = 1, dt = T.float32 },   -- images share products
+      { N = 4, ci = 96, co = 48, H = 10, k = 3, s = 2, p = 1, dt = T.float64 },
+      { N = 2, ci = 256, co = 64, H = 9, k = 1, s = 1, p = 0, dt = T.float32 },   -- 1x1: the input is the matrix
+    }) do
+      local x = val(c.N * c.ci * c.H * c.H, 1, c.dt):reshape({ c.N, c.ci, c.H, c.H })
+      local w0 = val(c.co * c.ci * c.k * c.k, 2, c.dt, 0.1):reshape({ c.co, c.ci, c.k, c.k })
+      local before = T.get_num_threads()
+      local gw = {}
+      for _, n in ipairs({ 1, 2 }) do
+        T.set_num_threads(n)
+        local w = w0:clone():requires_grad_(true)
+        local y = F.conv2d(x, w, nil, { stride = c.s, padding = c.p })
+        y:backward(val(y:numel(), 4, c.dt):reshape(y.shape))
+        gw[n] = w.grad
+      end
+      T.set_num_threads(before)
+      assert.is_true(T.equal(gw[1], gw[2]), ("%d->%d %dx%d"):format(c.ci, c.co, c.H, c.H))
+    end
+  end)
+
   it("gives the same values at 1 and 2 threads when one image's im2col is shared by the parts", function()
     -- batch 1, one group, not 1x1: at two threads the im2col is built once
     -- (split by rows) and the product split by output channels

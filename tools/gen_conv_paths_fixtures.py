@@ -33,6 +33,9 @@ CASES = [
     ("3x3 64->32 on 3x3 grids, batch 20 (images share products)", 20, 64, 32, 3, 3, 3, 1, 1, 1, True),
     ("3x3 stride 2 32->64 5x5, batch 5 (images share products)", 5, 32, 64, 5, 5, 3, 2, 1, 1, False),
     ("grouped 3x3 groups 2 on 4x4 grids, batch 3", 3, 16, 16, 4, 4, 3, 1, 1, 2, True),
+    ("3x3 64->64 12x12, batch 3 (weight gradient split by input channels at 2 threads)", 3, 64, 64, 12, 12, 3, 1, 1, 1, False),
+    ("3x3 128->64 7x7, batch 5 (transposed weight gradient of images sharing products, split by input channels)", 5, 128, 64, 7, 7, 3, 1, 1, 1, True),
+    ("3x3 64->64 7x7, batch 4 (transposed weight gradient of images sharing products, split by samples)", 4, 64, 64, 7, 7, 3, 1, 1, 1, False),
 ]
 
 

@@ -446,8 +446,39 @@ static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   for (int64_t t = lo; t < hi; t++) {
     int64_t a = t * j->N / j->nt, b = (t + 1) * j->N / j->nt;
     char *dst = t == 0 ? j->gw0 : j->partial + (size_t)(t - 1) * (size_t)j->gw_numel * lt_itemsize(j->g->dt);
-    lt_conv_wgrad(j->g, j->big, j->small, dst, j->scratch + (size_t)t * j->scratch_bytes, a, b);
+    lt_conv_wgrad(j->g, j->big, j->small, dst, j->scratch + (size_t)t * j->scratch_bytes, a, b, 0, j->g->Cb);
   }
+}
+/* part p of j->nt: the big channels [Cb*p/nt, Cb*(p+1)/nt) over all samples, straight into gw */
+static void wgrad_ch_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  wgrad_job *j = (wgrad_job *)ctx;
+  int64_t cb = j->g->Cb;
+  for (int64_t p = lo; p < hi; p++)
+    lt_conv_wgrad(j->g, j->big, j->small, j->gw0, j->scratch + (size_t)tid * j->scratch_bytes, 0, j->N,
+                  cb * p / j->nt, cb * (p + 1) / j->nt);
+}
+/* Parts by big channels for nt threads, 0 when the weight gradient should
+   split its samples instead.  Each part is a slice of gw's columns over all
+   samples: no partial sums to add up after (the serial sum of a 512 -> 512
+   layer's 2.4M-value partials ran on the caller alone), and the parts can
+   outnumber the threads without changing a bit (a worker that wakes late
+   finds parts left), because every column is summed as by one whole call
+   (lt_conv_wgrad) while a part's product stays over 4 x LT_GEMM_SERIAL_MNK.
+   Each part repeats the transposition of the output gradient (Cs x L per
+   sample, one copy per >= 64 x 9 multiply-adds at the sizes this takes). */
+#define WGRAD_CH_MIN 16   /* big channels per part */
+static int wgrad_ch_parts(const lt_conv_geom *g, int nt) {
+  if (nt <= 1) return 0;
+  /* the narrowest product a part runs: the last row block, the last group of images */
+  int64_t rows = lt_conv_rows(g), ni = lt_conv_nimg(g);
+  int64_t last_rows = g->Hs % rows ? g->Hs % rows : rows, last_imgs = g->N % ni ? g->N % ni : ni;
+  double cols = (double)((last_rows < rows ? last_rows : rows) * g->Ws * (last_imgs < ni ? last_imgs : ni));
+  int64_t parts = 4 * (int64_t)nt, most = g->Cb / WGRAD_CH_MIN;
+  if (parts > most) parts = most;
+  /* the smallest part has Cb / parts channels (rounded down) */
+  while (parts > 1 && (double)(g->Cb / parts) * (double)(g->kh * g->kw) * (double)g->Cs * cols <= 4.0 * LT_GEMM_SERIAL_MNK)
+    parts--;
+  return parts >= nt ? (int)parts : 0;
 }
 
 static void dw_wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
@@ -490,11 +521,19 @@ static int l_conv_wgrad(lua_State *L) {
     ltl_drop_scratch(L, 12);
     return 1;
   }
-  /* samples split over threads; each sums into its own gw, added up after */
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
-  int nt = par_threads_min(L, g.N, work, WGRAD_MIN_WORK);
+  int nt = par_threads_min(L, INT64_MAX, work, WGRAD_MIN_WORK), parts = wgrad_ch_parts(&g, nt);
+  if (parts) {   /* big channels split over threads */
+    wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, parts, lt_data(gw) };
+    j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g, (g.Cb + parts - 1) / parts), parts, &j.scratch_bytes);
+    par_run(L, parts, parts, wgrad_ch_range, &j);
+    ltl_drop_scratch(L, 12);
+    return 1;
+  }
+  /* samples split over threads; each sums into its own gw, added up after */
+  if (nt > g.N) nt = (int)g.N;
   wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL };
-  j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g), nt, &j.scratch_bytes);
+  j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g, g.Cb), nt, &j.scratch_bytes);
   int64_t pshape[1] = { (nt - 1) * lt_numel(gw) };
   j.partial = nt > 1 ? lt_data(ltl_push_new(L, g.dt, 1, pshape)) : NULL;
   j.gw0 = lt_data(gw);

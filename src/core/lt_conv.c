@@ -76,13 +76,23 @@ int64_t lt_conv_scratch(const lt_conv_geom *g) {
    enough to repay the transpositions (a 1 -> 16 channel first layer took
    4x longer that way) */
 #define WGRAD_TR_MIN 64
+/* Several images per product (grids under 64 pixels) take it too while gw^T
+   stays within WGRAD_TR_MAX_BYTES (one thread, batch 8: 256 -> 256 at 7x7
+   6.1 -> 4.0 ms, 128 -> 256 stride 2 at 14x14 3.1 -> 2.0 ms; 512 -> 512 at
+   4x4, 9.4 MB of gw^T, 6.1 -> 8.8 ms, so it stays NT). */
+#define WGRAD_TR_MAX_BYTES ((int64_t)4 << 20)
 static int wgrad_tr(const lt_conv_geom *g) {
-  return lt_conv_rows(g) * g->Ws >= WGRAD_TR_MIN && lt_conv_nimg(g) == 1 && g->Cs >= 32 &&
-         g->Cb * g->kh * g->kw >= 64;
+  int64_t K = g->Cb * g->kh * g->kw, ni = lt_conv_nimg(g);
+  if (ni > 1 && K * g->Cs * (int64_t)lt_itemsize(g->dt) > WGRAD_TR_MAX_BYTES) return 0;
+  return lt_conv_rows(g) * g->Ws * ni >= WGRAD_TR_MIN && g->Cs >= 32 && K >= 64;
 }
-int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g) {
+/* the im2col block of nch big channels (the weight gradient's part), before its transposed buffers */
+static int64_t wgrad_col(const lt_conv_geom *g, int64_t nch) {
+  return is_direct(g) ? 0 : nch * g->kh * g->kw * lt_conv_rows(g) * g->Ws * lt_conv_nimg(g);
+}
+int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g, int64_t nch) {
   int64_t ld = g->Cs + WGRAD_PAD, tr = wgrad_tr(g);
-  return lt_conv_scratch(g) + lt_conv_rows(g) * g->Ws * lt_conv_nimg(g) * ld + (tr ? g->G * ld * g->Cb * g->kh * g->kw : 0);
+  return wgrad_col(g, nch) + lt_conv_rows(g) * g->Ws * lt_conv_nimg(g) * ld + (tr ? g->G * ld * nch * g->kh * g->kw : 0);
 }
 
 #define FLOAT_TYPES(X) X(float) X(double)
@@ -336,43 +346,52 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  /* gw (written) = sum over samples [lo, hi).  Computed transposed, gw^T (K x Cs) += im2col (K x Lc) @       \
-     gout^T (Lc x Cs), with gout's block transposed first (Cs x Lc values: a copy per K multiply-adds):   \
-     a plain NN product, where gout @ im2col^T is an NT one that OpenBLAS ran at two thirds of the speed   \
-     (its small-matrix NT kernel on 64^3 tiles).  Scratch: im2col, then the transposed block, then gw^T.  \
-     Blocks narrower than WGRAD_TR_MIN (512 channels at 3x3) keep the NT product straight into gw: the    \
-     transposed one would read and write all of gw^T per few columns. */                                  \
+  /* gw (written) = sum over samples [lo, hi), for the big channels [ch0, ch1) of every group (gw's   \
+     columns k0 = ch0*kh*kw .. k1 = ch1*kh*kw: a part of the binding's split, which needs only those      \
+     rows of im2col).  Computed transposed, gw^T (K x Cs) += im2col (K x Lc) @ gout^T (Lc x Cs), with     \
+     gout's block transposed first (Cs x Lc values: a copy per K multiply-adds): a plain NN product,      \
+     where gout @ im2col^T is an NT one that OpenBLAS ran at two thirds of the speed (its small-matrix NT  \
+     kernel on 64^3 tiles).  Scratch: im2col, then the transposed block, then gw^T.  Blocks narrower than \
+     WGRAD_TR_MIN (512 channels at 3x3) keep the NT product straight into gw: the transposed one would   \
+     read and write all of gw^T per few columns. */                                                       \
   static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
-                             int64_t lo, int64_t hi) {                                                     \
+                             int64_t lo, int64_t hi, int64_t ch0, int64_t ch1) {                           \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb, Cs = g->Cs;         \
+    int64_t k0 = ch0 * g->kh * g->kw, Kp = (ch1 - ch0) * g->kh * g->kw, P = g->Hb * g->Wb;                 \
     int64_t cb = lt_conv_rows(g), ni = lt_conv_nimg(g);                                                    \
     int direct = is_direct(g);                                                                             \
+    lt_conv_geom gc = *g;   /* im2col of the part's channels alone (row blocks stay g's) */               \
+    gc.Cb = ch1 - ch0;                                                                                     \
     /* gt and gw^T rows padded by 8 values: a row stride of 512 floats (2 KB) put a tile's rows in the same  \
        few L1 sets (the 512-channel products ran at 10 GFLOP/s) */                                         \
     int64_t ld = Cs + WGRAD_PAD;                                                                           \
-    T *gt = col + lt_conv_scratch(g), *acc = gt + cb * g->Ws * ni * ld;                                    \
+    T *gt = col + wgrad_col(g, ch1 - ch0), *acc = gt + cb * g->Ws * ni * ld;                               \
     int tr = wgrad_tr(g);                                                                                  \
-    if (hi <= lo) { memset(gw, 0, sizeof(T) * (size_t)(g->G * Cs * K)); return; }                          \
+    if (Kp <= 0) return;                                                                                   \
+    if (hi <= lo) {                                                                                        \
+      for (int64_t r = 0; r < g->G * Cs; r++) memset(gw + r * K + k0, 0, sizeof(T) * (size_t)Kp);         \
+      return;                                                                                              \
+    }                                                                                                      \
     for (int64_t n0 = lo; n0 < hi; n0 += ni) {                                                             \
       int64_t n1 = n0 + ni < hi ? n0 + ni : hi;                                                            \
       for (int64_t gi = 0; gi < g->G; gi++)                                                                \
         for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                       \
           int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws, W = (n1 - n0) * Lc;      \
-          const T *b = big + (n0 * g->G + gi) * Bsz, *s = small + (n0 * g->G + gi) * Cs * L;               \
-          T beta = (n0 == lo && c0 == 0) ? 0 : 1;                                                          \
+          const T *b = big + (n0 * g->G + gi) * Bsz + ch0 * P, *s = small + (n0 * g->G + gi) * Cs * L;     \
+          T beta = (n0 == lo && c0 == 0) ? 0 : 1, *gwp = gw + gi * Cs * K + k0;                            \
           if (!direct)                                                                                     \
             for (int64_t n = n0; n < n1; n++)                                                              \
-              im2col_##T(g, big + (n * g->G + gi) * Bsz, col + (n - n0) * Lc, c0, c1, W);                  \
+              im2col_##T(&gc, big + (n * g->G + gi) * Bsz + ch0 * P, col + (n - n0) * Lc, c0, c1, W);       \
           if (!tr && ni > 1) {   /* small grids: the images' output gradients side by side, one NT product */ \
             for (int64_t n = n0; n < n1; n++)                                                              \
               for (int64_t o = 0; o < Cs; o++)                                                             \
                 memcpy(gt + o * W + (n - n0) * L, small + ((n * g->G + gi) * Cs + o) * L, sizeof(T) * (size_t)L); \
-            gemm_tiles_##T(0, 1, Cs, K, W, gt, W, col, W, beta, gw + gi * Cs * K, K);                       \
+            gemm_tiles_##T(0, 1, Cs, Kp, W, gt, W, col, W, beta, gwp, K);                                  \
             continue;                                                                                      \
           }                                                                                                \
           if (!tr) {                                                                                       \
-            gemm_tiles_##T(0, 1, Cs, K, Lc, s + c0 * g->Ws, L, direct ? b + c0 * g->Ws : col,              \
-                           direct ? L : Lc, beta, gw + gi * Cs * K, K);                                    \
+            gemm_tiles_##T(0, 1, Cs, Kp, Lc, s + c0 * g->Ws, L, direct ? b + c0 * g->Ws : col,             \
+                           direct ? L : Lc, beta, gwp, K);                                                 \
             continue;                                                                                      \
           }                                                                                                \
           for (int64_t n = n0; n < n1; n++) {                                                              \
@@ -382,15 +401,16 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
               for (int64_t o = 0; o < Cs; o++)                                                             \
                 for (int64_t l = l0; l < l0 + 16 && l < Lc; l++) gn[l * ld + o] = sn[o * L + l];           \
           }                                                                                                \
-          gemm_tiles_##T(0, 0, K, Cs, W, direct ? b + c0 * g->Ws : col, direct ? L : W, gt, ld, beta,      \
-                         acc + gi * K * ld, ld);                                                           \
+          gemm_tiles_##T(0, 0, Kp, Cs, W, direct ? b + c0 * g->Ws : col, direct ? L : W, gt, ld, beta,     \
+                         acc + gi * Kp * ld, ld);                                                          \
         }                                                                                                  \
     }                                                                                                      \
     if (tr)   /* gw = (gw^T)^T by 16 rows of gw^T: both sides read and written in runs */                \
       for (int64_t gi = 0; gi < g->G; gi++)                                                                \
-        for (int64_t k0 = 0; k0 < K; k0 += 16)                                                             \
+        for (int64_t q0 = 0; q0 < Kp; q0 += 16)                                                            \
           for (int64_t o = 0; o < Cs; o++)                                                                 \
-            for (int64_t k = k0; k < k0 + 16 && k < K; k++) gw[(gi * Cs + o) * K + k] = acc[(gi * K + k) * ld + o]; \
+            for (int64_t q = q0; q < q0 + 16 && q < Kp; q++)                                               \
+              gw[(gi * Cs + o) * K + k0 + q] = acc[(gi * Kp + q) * ld + o];                                \
   }
 FLOAT_TYPES(DEFINE_CONV)
 #undef DEFINE_CONV
@@ -440,9 +460,9 @@ void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const 
   else conv_big_double(g, small, w, bias, big, scratch, lo, hi);
 }
 void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
-                   int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) conv_wgrad_float(g, big, small, gw, scratch, lo, hi);
-  else conv_wgrad_double(g, big, small, gw, scratch, lo, hi);
+                   int64_t hi, int64_t ch0, int64_t ch1) {
+  if (g->dt == LTENSOR_FLOAT32) conv_wgrad_float(g, big, small, gw, scratch, lo, hi, ch0, ch1);
+  else conv_wgrad_double(g, big, small, gw, scratch, lo, hi, ch0, ch1);
 }
 
 /* ---- pooling --------------------------------------------------------------- */

@@ -92,12 +92,17 @@ void lt_conv_dw_wgrad(const lt_conv_geom *g, const void *big, const void *small,
    the items [lo, hi) of lt_conv_big_items (item = (image group, group)). */
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
                  void *scratch, int64_t lo, int64_t hi);
-/* gw = sum over n in [lo, hi) of small[n] @ im2col(big[n])^T, per group
-   (gw written; zeros when the range is empty); scratch of
-   lt_conv_wgrad_scratch elements. */
-int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g);
+/* gw = sum over n in [lo, hi) of small[n] @ im2col(big[n])^T, per group,
+   for the big channels [ch0, ch1) of each group (gw's columns
+   [ch0*kh*kw, ch1*kh*kw) written; zeros when the sample range is empty);
+   scratch of lt_conv_wgrad_scratch(g, ch1 - ch0) elements.  Every column
+   sums its terms in the same order whatever the channel range (the K tiles
+   of lt_gemm_tiles depend on K alone), so parts split by channels give
+   the bits of one whole call when each part's product is over
+   4 x LT_GEMM_SERIAL_MNK multiply-adds. */
+int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g, int64_t nch);
 void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
-                   int64_t hi);
+                   int64_t hi, int64_t ch0, int64_t ch1);
 
 /* ---- Winograd F(4x4, 3x3) (lt_conv_wino.c) ---------------------------------
    float32 3x3 convolutions of stride 1, dilation 1, one group, any padding
