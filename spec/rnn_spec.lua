@@ -169,12 +169,35 @@ describe("nn.RNN / LSTM / GRU", function()
         local a, ha = m(x)
         local b, hb = T.no_grad(function() return m(x) end)
         assert.is_true(T.equal(a, b))
+        assert.is_true(a.requires_grad)
+        assert.is_false(b.requires_grad)
+        assert.is_nil(b.grad_fn)
         if cls == "LSTM" then
           assert.is_true(T.equal(ha[1], hb[1]) and T.equal(ha[2], hb[2]))
         else
           assert.is_true(T.equal(ha, hb))
         end
       end
+    end
+  end)
+
+  it("generates a token at a time without a graph: the states carry over as in one sequence", function()
+    -- batch 1, one step per call, float32 (a language model's generation loop)
+    for _, cls in ipairs({ "LSTM", "GRU" }) do
+      T.manual_seed(2)
+      local m = nn[cls](6, 5, { num_layers = 2 })
+      local x = T.randn({ 4, 1, 6 })
+      local whole, hw = m(x)
+      local h
+      T.no_grad(function()
+        for t = 1, 4 do
+          local y
+          y, h = m(x:narrow(1, t, 1), h)
+          assert.is_true(T.allclose(y[1], whole[t], 1e-6, 1e-6))
+        end
+      end)
+      local last = cls == "LSTM" and h[1] or h
+      assert.is_true(T.allclose(last, cls == "LSTM" and hw[1] or hw, 1e-6, 1e-6))
     end
   end)
 

@@ -183,10 +183,10 @@ static void alloc_block(lua_State *L, ltl_settings *S, lt_storage *s, size_t nby
   int rc = lt_storage_alloc(s, A, nbytes, 1);
   size_t bsize = lt_alloc_block_size(A, nbytes);
   if (rc == LT_ALLOC_NOMEM) {   /* a miss */
-    /* (a block under LT_ALLOC_MIN_CACHED is never cached: its "miss" says
-       nothing about garbage; a due collection run for it came once per
-       batch-1 resnet18 pass, for a 512-byte tensor) */
-    if (bsize >= LT_ALLOC_MIN_CACHED && (lt_alloc_should_step(A, bsize) || lt_alloc_should_collect(A))) {
+    /* (a block under LT_ALLOC_COUNTED is not counted by the pacing, and its
+       miss says little about garbage: a due collection run for it came once
+       per batch-1 resnet18 pass, for a 512-byte tensor) */
+    if (bsize >= LT_ALLOC_COUNTED && (lt_alloc_should_step(A, bsize) || lt_alloc_should_collect(A))) {
 #ifdef LUA_GCISRUNNING
       int running = lua_gc(L, LUA_GCISRUNNING);   /* collectgarbage("stop") is respected */
 #else

@@ -103,7 +103,7 @@ size_t lt_alloc_trim(lt_alloc *A, size_t keep) {
 static void handed_out(lt_alloc *A, size_t size) {
   A->live += size;
   if (A->live > A->peak) A->peak = A->live;
-  if (size >= LT_ALLOC_MIN_CACHED) {   /* smaller ones: see lt_alloc_should_collect */
+  if (size >= LT_ALLOC_COUNTED) {   /* smaller ones: see lt_alloc_should_collect */
     A->since += size;
     A->since_step += size;
   }

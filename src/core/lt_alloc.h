@@ -53,7 +53,8 @@ typedef void *(*lt_allocf)(void *ud, void *ptr, size_t osize, size_t nsize); /* 
 
 #define LT_ALIGN 64                              /* data alignment of every heap block */
 #define LT_ALLOC_SLOTS 512                       /* cached blocks at most */
-#define LT_ALLOC_MIN_CACHED ((size_t)8 << 10)    /* smaller blocks go straight back */
+#define LT_ALLOC_MIN_CACHED ((size_t)1 << 10)    /* smaller blocks go straight back */
+#define LT_ALLOC_COUNTED ((size_t)8 << 10)       /* smaller blocks do not pace full collections */
 #define LT_ALLOC_RETAIN ((size_t)256 << 20)      /* cache bound when less is live */
 #define LT_ALLOC_HUGE ((size_t)2 << 20)          /* mmap'd, 2 MB-aligned from this size */
 #define LT_ALLOC_COLLECT_MIN ((size_t)64 << 20)  /* see lt_alloc_should_collect */
@@ -121,9 +122,9 @@ void lt_alloc_age(lt_alloc *A);
    last collection -- so at most that much garbage piles up between
    collections, and a collection's cost (proportional to the Lua heap) is
    spread over at least as many bytes (Lua's own 200% pause, for blocks).
-   Only blocks of cacheable sizes count: smaller ones are many and cheap,
-   and the binding tells Lua's own collector about them (a GC step per
-   256 KB), whose pacing frees them sooner. */
+   Only blocks of LT_ALLOC_COUNTED or more count: smaller ones are many and
+   cheap, and the binding tells Lua's own collector about them (a GC step
+   per 256 KB), whose pacing frees them sooner. */
 static inline int lt_alloc_should_collect(const lt_alloc *A) { return A->since >= A->collect_at; }
 /* Before a miss of a block of LT_ALLOC_PACED or more costs fresh memory
    (one page fault per 4 KB, ~10 us each on a VM, and pages cold in the CPU

@@ -177,13 +177,19 @@ function nn._embedding(idx, weight, padding_idx, max_norm, norm_type)
   if weight:dim() ~= 2 then fail("functional.embedding", "'weight' must be 2-D") end
   local n = weight.shape[1]
   if idx:numel() > 0 then
-    local lo, hi = T.no_grad(function() return T.amin(idx):item(), T.amax(idx):item() end)
+    local lo, hi = T.amin(idx):item(), T.amax(idx):item()   -- (integers: nothing to record)
     if lo < 1 or hi > n then
       fail("functional.embedding", "index out of range in self (index " .. (lo < 1 and lo or hi) ..
         " for " .. n .. " embeddings; indices are 1-based)")
     end
   end
   if max_norm then embedding_renorm(weight, idx, max_norm, norm_type or 2) end
+  if not (weight.requires_grad and T.is_grad_enabled()) then
+    -- nothing to record (inference; a token at a time): EmbeddingFn's forward without its node
+    local shape = idx.shape
+    shape[#shape + 1] = weight.shape[2]
+    return weight:index_select(1, idx:to(T.int64):reshape({ idx:numel() })):reshape(shape)
+  end
   return EmbeddingFn(weight, idx:to(T.int64), padding_idx)
 end
 
