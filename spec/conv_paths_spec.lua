@@ -107,6 +107,31 @@ describe("convolution paths against PyTorch", function()
     end
   end)
 
+  it("gives the same input gradient bits at 1 and 2 threads when few image groups are cut by big channels", function()
+    -- small grids at batch 8 share products (one or a few image groups):
+    -- at two threads each group's input gradient is cut by big channels
+    for _, c in ipairs({
+      { N = 8, ci = 128, co = 128, H = 4, k = 3, s = 1, p = 1, dt = T.float32 },   -- one image group
+      { N = 5, ci = 96, co = 64, H = 7, k = 3, s = 2, p = 1, dt = T.float64 },
+      { N = 1, ci = 256, co = 64, H = 6, k = 3, s = 1, p = 0, dt = T.float32 },   -- one image, row blocks
+      { N = 8, ci = 128, co = 256, H = 7, k = 1, s = 2, p = 0, dt = T.float32 },  -- 1x1 stride 2
+    }) do
+      local x0 = val(c.N * c.ci * c.H * c.H, 1, c.dt):reshape({ c.N, c.ci, c.H, c.H })
+      local w = val(c.co * c.ci * c.k * c.k, 2, c.dt, 0.1):reshape({ c.co, c.ci, c.k, c.k })
+      local before = T.get_num_threads()
+      local gx = {}
+      for _, n in ipairs({ 1, 2 }) do
+        T.set_num_threads(n)
+        local x = x0:clone():requires_grad_(true)
+        local y = F.conv2d(x, w, nil, { stride = c.s, padding = c.p })
+        y:backward(val(y:numel(), 4, c.dt):reshape(y.shape))
+        gx[n] = x.grad
+      end
+      T.set_num_threads(before)
+      assert.is_true(T.equal(gx[1], gx[2]), ("%d->%d %dx%d"):format(c.ci, c.co, c.H, c.H))
+    end
+  end)
+
   it("gives the same values at 1 and 2 threads when one image's im2col is shared by the parts", function()
     -- batch 1, one group, not 1x1: at two threads the im2col is built once
     -- (split by rows) and the product split by output channels

@@ -36,6 +36,8 @@ CASES = [
     ("3x3 64->64 12x12, batch 3 (weight gradient split by input channels at 2 threads)", 3, 64, 64, 12, 12, 3, 1, 1, 1, False),
     ("3x3 128->64 7x7, batch 5 (transposed weight gradient of images sharing products, split by input channels)", 5, 128, 64, 7, 7, 3, 1, 1, 1, True),
     ("3x3 64->64 7x7, batch 4 (transposed weight gradient of images sharing products, split by samples)", 4, 64, 64, 7, 7, 3, 1, 1, 1, False),
+    ("3x3 128->128 4x4, batch 8 (one image group: input gradient split by big channels at 2 threads)", 8, 128, 128, 4, 4, 3, 1, 1, 1, True),
+    ("1x1 stride 2 128->256 7x7, batch 8 (input gradient split by big channels)", 8, 128, 256, 7, 7, 1, 2, 0, 1, False),
 ]
 
 

@@ -408,6 +408,31 @@ static int wino_big(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor
   return 1;
 }
 
+/* The narrowest product a part of g runs (its column count): the last
+   row block of lt_conv_rows, the last group of lt_conv_nimg images. */
+static double narrowest_cols(const lt_conv_geom *g) {
+  int64_t rows = lt_conv_rows(g), ni = lt_conv_nimg(g);
+  int64_t last_rows = g->Hs % rows ? g->Hs % rows : rows, last_imgs = g->N % ni ? g->N % ni : ni;
+  return (double)(last_rows * g->Ws * last_imgs);
+}
+
+/* Fewer items (image groups) than a few per thread -- resnet18's 7x7 and
+   4x4 layers at batch 8 have 3 and 1, which left the input gradient to one
+   thread -- : slices of the big channels, at least SPLIT_MIN_CB each, each
+   slice's product over 4 x LT_GEMM_SERIAL_MNK multiply-adds so that it
+   sums as the whole call (the same bits at any thread count). */
+#define SPLIT_MIN_CB 16
+static void split_big(lt_conv_geom *g, int nt) {
+  int64_t items = lt_conv_big_items(g), want = 4 * (int64_t)nt;
+  if (items >= want || items <= 0) return;
+  int64_t parts = (want + items - 1) / items, most = g->Cb / SPLIT_MIN_CB;
+  if (parts > most) parts = most;
+  double cols = narrowest_cols(g);
+  while (parts > 1 && (double)(g->Cb / parts) * (double)(g->kh * g->kw) * (double)g->Cs * cols <= 4.0 * LT_GEMM_SERIAL_MNK)
+    parts--;
+  g->cb_parts = parts > 1 ? parts : 1;
+}
+
 static int l_conv_big(lua_State *L) {
   lt_conv_geom g = {0};
   lt_tensor *x, *w, *b;
@@ -419,10 +444,13 @@ static int l_conv_big(lua_State *L) {
   if (dw_big(L, &g, x, w, b, out)) return 1;
   if (wino_big(L, &g, x, w, b, out, force)) return 1;
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
+  int nt = par_threads(L, INT64_MAX, work);
+  if (nt > 1) split_big(&g, nt);
   int64_t items = lt_conv_big_items(&g);
-  int nt = parts_of(par_threads(L, items, work), items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));
+  int64_t per = lt_conv_big_scratch(&g);
+  nt = parts_of(par_threads(L, items, work), items, per * (int64_t)lt_itemsize(g.dt));
   conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
-  j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
+  j.scratch = push_scratch_n(L, &g, per, nt, &j.scratch_bytes);
   /* (as _conv_small: an empty kernel has no rows to gemm) */
   if (g.Cs > 0 && g.Hs * g.Ws > 0 && g.kh * g.kw > 0) par_run(L, nt, items, big_range, &j);
   else fill_bias(out, b);   /* nothing from the input reaches the output */
@@ -469,10 +497,7 @@ static void wgrad_ch_range(void *ctx, int64_t lo, int64_t hi, int tid) {
 #define WGRAD_CH_MIN 16   /* big channels per part */
 static int wgrad_ch_parts(const lt_conv_geom *g, int nt) {
   if (nt <= 1) return 0;
-  /* the narrowest product a part runs: the last row block, the last group of images */
-  int64_t rows = lt_conv_rows(g), ni = lt_conv_nimg(g);
-  int64_t last_rows = g->Hs % rows ? g->Hs % rows : rows, last_imgs = g->N % ni ? g->N % ni : ni;
-  double cols = (double)((last_rows < rows ? last_rows : rows) * g->Ws * (last_imgs < ni ? last_imgs : ni));
+  double cols = narrowest_cols(g);
   int64_t parts = 4 * (int64_t)nt, most = g->Cb / WGRAD_CH_MIN;
   if (parts > most) parts = most;
   /* the smallest part has Cb / parts channels (rounded down) */

@@ -71,6 +71,16 @@ int64_t lt_conv_scratch(const lt_conv_geom *g) {
   int64_t ni = lt_conv_nimg(g), cols = lt_conv_rows(g) * g->Ws * ni;
   return (is_direct(g) ? 0 : g->Cb * g->kh * g->kw * cols) + (ni > 1 ? g->Cs * cols : 0);
 }
+/* the input gradient's part (g->cb_parts slices of the big channels): col
+   of its channels' K rows, then the gathered small grids (several images) */
+static int64_t big_kp(const lt_conv_geom *g) {
+  int64_t parts = g->cb_parts > 1 ? g->cb_parts : 1;
+  return (g->Cb + parts - 1) / parts * g->kh * g->kw;
+}
+int64_t lt_conv_big_scratch(const lt_conv_geom *g) {
+  int64_t ni = lt_conv_nimg(g), cols = lt_conv_rows(g) * g->Ws * ni;
+  return (is_direct(g) ? 0 : big_kp(g) * cols) + (ni > 1 ? g->Cs * cols : 0);
+}
 /* the weight gradient as gw^T += im2col @ gout^T (see conv_wgrad): one
    image per product, blocks of >= WGRAD_TR_MIN columns, and products large
    enough to repay the transpositions (a 1 -> 16 channel first layer took
@@ -264,26 +274,31 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
         }                                                                                                  \
     }                                                                                                      \
   }                                                                                                        \
-  /* the same for big = col2im(W^T @ small): items (image group, group); the images' small grids gathered  \
-     side by side first */                                                                                 \
+  /* the same for big = col2im(W^T @ small): items (image group, group, slice of the big channels); the    \
+     images' small grids gathered side by side first (by every slice's part) */                           \
   static void conv_big_multi_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,  \
                                  T *col, int64_t lo, int64_t hi) {                                         \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
-    int64_t ni = lt_conv_nimg(g);                                                                          \
-    T *in = col + K * ni * L;                                                                              \
+    int64_t ni = lt_conv_nimg(g), parts = g->cb_parts > 1 ? g->cb_parts : 1, taps = g->kh * g->kw;        \
+    T *in = col + big_kp(g) * ni * L;                                                                      \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
-      int64_t gi = it % g->G, n0 = it / g->G * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L; \
+      int64_t part = it % parts, rest = it / parts;                                                        \
+      int64_t gi = rest % g->G, n0 = rest / g->G * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L; \
+      int64_t c0 = g->Cb * part / parts, c1 = g->Cb * (part + 1) / parts;                                  \
+      if (c1 <= c0) continue;                                                                              \
+      lt_conv_geom gc = *g;   /* col2im of the slice's channels */                                         \
+      gc.Cb = c1 - c0;                                                                                     \
       for (int64_t n = n0; n < n1; n++)                                                                    \
         for (int64_t o = 0; o < g->Cs; o++)                                                                \
           memcpy(in + o * W + (n - n0) * L, small + ((n * g->G + gi) * g->Cs + o) * L, sizeof(T) * (size_t)L); \
-      gemm_tiles_##T(1, 0, K, W, g->Cs, w + gi * g->Cs * K, K, in, W, 0, col, W);                          \
+      gemm_tiles_##T(1, 0, (c1 - c0) * taps, W, g->Cs, w + gi * g->Cs * K + c0 * taps, K, in, W, 0, col, W); \
       for (int64_t n = n0; n < n1; n++) {                                                                  \
-        T *b = big + (n * g->G + gi) * Bsz;                                                                \
-        memset(b, 0, sizeof(T) * (size_t)Bsz);                                                             \
-        col2im_##T(g, col + (n - n0) * L, W, b, 0, g->Hs);                                                 \
+        T *b = big + (n * g->G + gi) * Bsz + c0 * P;                                                       \
+        memset(b, 0, sizeof(T) * (size_t)((c1 - c0) * P));                                                 \
+        col2im_##T(&gc, col + (n - n0) * L, W, b, 0, g->Hs);                                               \
         if (bias)                                                                                          \
-          for (int64_t c = 0; c < g->Cb; c++)                                                              \
-            for (int64_t p = 0; p < P; p++) b[c * P + p] += bias[gi * g->Cb + c];                          \
+          for (int64_t c = c0; c < c1; c++)                                                                \
+            for (int64_t p = 0; p < P; p++) b[(c - c0) * P + p] += bias[gi * g->Cb + c];                   \
       }                                                                                                    \
     }                                                                                                      \
   }                                                                                                        \
@@ -318,30 +333,34 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
                      direct ? L : Lc, bias ? (T)1 : (T)0, s, L);                                           \
     }                                                                                                      \
   }                                                                                                        \
-  /* items: (sample, group): blocks of one image overlap in big */                                         \
+  /* items: (sample, group, slice of the big channels): blocks of one image overlap in big */              \
   static void conv_big_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,      \
                            T *col, int64_t lo, int64_t hi) {                                               \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
-    int64_t cb = lt_conv_rows(g);                                                                          \
+    int64_t cb = lt_conv_rows(g), parts = g->cb_parts > 1 ? g->cb_parts : 1, taps = g->kh * g->kw;        \
     int direct = is_direct(g);                                                                             \
     if (lt_conv_nimg(g) > 1) { conv_big_multi_##T(g, small, w, bias, big, col, lo, hi); return; }          \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
-      int64_t gi = it % g->G, n = it / g->G;                                                               \
-      T *b = big + (n * g->G + gi) * Bsz;                                                                  \
-      const T *s = small + (n * g->G + gi) * g->Cs * L;                                                    \
-      if (!direct) memset(b, 0, sizeof(T) * (size_t)Bsz);                                                  \
-      for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                         \
-        int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws;                            \
+      int64_t part = it % parts, rest = it / parts, gi = rest % g->G, n = rest / g->G;                     \
+      int64_t c0 = g->Cb * part / parts, c1 = g->Cb * (part + 1) / parts, Kp = (c1 - c0) * taps;           \
+      if (c1 <= c0) continue;                                                                              \
+      lt_conv_geom gc = *g;   /* col2im of the slice's channels */                                         \
+      gc.Cb = c1 - c0;                                                                                     \
+      T *b = big + (n * g->G + gi) * Bsz + c0 * P;                                                         \
+      const T *s = small + (n * g->G + gi) * g->Cs * L, *wp = w + gi * g->Cs * K + c0 * taps;             \
+      if (!direct) memset(b, 0, sizeof(T) * (size_t)((c1 - c0) * P));                                     \
+      for (int64_t r0 = 0; r0 < g->Hs; r0 += cb) {                                                         \
+        int64_t r1 = r0 + cb < g->Hs ? r0 + cb : g->Hs, Lc = (r1 - r0) * g->Ws;                            \
         if (direct)                                                                                        \
-          gemm_tiles_##T(1, 0, K, Lc, g->Cs, w + gi * g->Cs * K, K, s + c0 * g->Ws, L, 0, b + c0 * g->Ws, L); \
+          gemm_tiles_##T(1, 0, Kp, Lc, g->Cs, wp, K, s + r0 * g->Ws, L, 0, b + r0 * g->Ws, L);             \
         else {                                                                                             \
-          gemm_tiles_##T(1, 0, K, Lc, g->Cs, w + gi * g->Cs * K, K, s + c0 * g->Ws, L, 0, col, Lc);        \
-          col2im_##T(g, col, Lc, b, c0, c1);                                                               \
+          gemm_tiles_##T(1, 0, Kp, Lc, g->Cs, wp, K, s + r0 * g->Ws, L, 0, col, Lc);                       \
+          col2im_##T(&gc, col, Lc, b, r0, r1);                                                             \
         }                                                                                                  \
       }                                                                                                    \
       if (bias)                                                                                            \
-        for (int64_t c = 0; c < g->Cb; c++) {                                                              \
-          T bv = bias[gi * g->Cb + c], *r = b + c * P;                                                     \
+        for (int64_t c = c0; c < c1; c++) {                                                                \
+          T bv = bias[gi * g->Cb + c], *r = b + (c - c0) * P;                                              \
           for (int64_t p = 0; p < P; p++) r[p] += bv;                                                      \
         }                                                                                                  \
     }                                                                                                      \

@@ -33,6 +33,7 @@ typedef struct lt_conv_geom {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
   int64_t col_rows;              /* rows per im2col block; 0: lt_conv_rows' choice */
   int64_t cs_parts;              /* lt_conv_small: slices of the small channels per block (0 or 1: none) */
+  int64_t cb_parts;              /* lt_conv_big: slices of the big channels per item (0 or 1: none) */
 } lt_conv_geom;
 
 /* Small-grid rows per im2col block: a whole image while its columns fit in
@@ -47,14 +48,14 @@ int64_t lt_conv_scratch(const lt_conv_geom *g);
    images for ~128 columns, which then share one im2col and one gemm. */
 int64_t lt_conv_nimg(const lt_conv_geom *g);
 /* Work items of lt_conv_small: image groups * G * blocks of lt_conv_rows
-   rows * cs_parts; of lt_conv_big: image groups * G. */
+   rows * cs_parts; of lt_conv_big: image groups * G * cb_parts. */
 static inline int64_t lt_conv_small_items(const lt_conv_geom *g) {
   int64_t rb = lt_conv_rows(g), hs = g->Hs > 0 ? g->Hs : 1, ni = lt_conv_nimg(g);
   return (g->N + ni - 1) / ni * g->G * ((hs + rb - 1) / rb) * (g->cs_parts > 1 ? g->cs_parts : 1);
 }
 static inline int64_t lt_conv_big_items(const lt_conv_geom *g) {
   int64_t ni = lt_conv_nimg(g);
-  return (g->N + ni - 1) / ni * g->G;
+  return (g->N + ni - 1) / ni * g->G * (g->cb_parts > 1 ? g->cb_parts : 1);
 }
 
 /* small = W @ im2col(big) (+ bias per small channel) for the items
@@ -89,7 +90,12 @@ int64_t lt_conv_dw_wgrad_scratch(const lt_conv_geom *g);
 void lt_conv_dw_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
                       int64_t hi);
 /* big[n, g] = col2im(W_g^T @ small[n, g]) (+ bias per big channel) for
-   the items [lo, hi) of lt_conv_big_items (item = (image group, group)). */
+   the items [lo, hi) of lt_conv_big_items (item = (image group, group,
+   slice of the big channels)); lt_conv_big_scratch elements per part.  A
+   slice computes its channels as the whole call would (the K tiles of
+   lt_gemm_tiles depend on K alone) while its product stays over
+   4 x LT_GEMM_SERIAL_MNK multiply-adds. */
+int64_t lt_conv_big_scratch(const lt_conv_geom *g);
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
                  void *scratch, int64_t lo, int64_t hi);
 /* gw = sum over n in [lo, hi) of small[n] @ im2col(big[n])^T, per group,
