@@ -94,7 +94,10 @@ static void free_now(lua_State *L, int idx) {
   lt_storage *s = t->storage;
   t->storage = NULL;
   /* an explicit release returns the memory to the system, not to the cache */
-  if (atomic_load(&s->refcount) == 1 && (s->block || s->release)) lt_storage_free(s);
+  if (atomic_load(&s->refcount) == 1 && (s->block || s->release)) {
+    if (s->block) lt_alloc_returned(s->pool, s->block_size);
+    lt_storage_free(s);
+  }
   lua_pushnil(L);
   lua_setiuservalue(L, idx, 2);
 }

@@ -402,6 +402,7 @@ void ltl_drop_scratch(lua_State *L, int keep) {
     if (!t || !t->storage || !t->storage->block || atomic_load(&t->storage->refcount) != 1) continue;
     lt_storage *s = t->storage;
     t->storage = NULL;
+    lt_alloc_returned(s->pool, s->block_size);
     lt_storage_release(s);
     lua_pushnil(L);
     lua_setiuservalue(L, i, 2);

@@ -174,6 +174,12 @@ void lt_alloc_release(lt_alloc *A, void *block, size_t size) {
   A->cached += size;
 }
 
+void lt_alloc_returned(lt_alloc *A, size_t size) {
+  if (size < LT_ALLOC_COUNTED) return;
+  A->since = A->since > size ? A->since - size : 0;
+  A->since_step = A->since_step > size ? A->since_step - size : 0;
+}
+
 void lt_alloc_age(lt_alloc *A) {
   int k = 0;   /* stamps grow along slot[]: the stale ones are a prefix */
   while (k < A->n && A->slot[k].stamp < A->epoch) k++;

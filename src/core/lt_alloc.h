@@ -108,6 +108,13 @@ static inline char *lt_alloc_data(void *block) {
 }
 /* A storage is done with a block: keep it in the cache, or free it. */
 void lt_alloc_release(lt_alloc *A, void *block, size_t size);
+/* The program is giving back a block it was handed without the collector
+   (an op's scratch dropped at its end, t:free()): those bytes never waited
+   as garbage, so they leave the distance to the next paced collection and
+   step (lt_alloc_should_collect).  Call before releasing or freeing it.
+   Scratch is most of what a batch-1 CNN pass is handed (im2col and
+   Winograd buffers): counted, it ran a full collection every other pass. */
+void lt_alloc_returned(lt_alloc *A, size_t size);
 /* Free a block at once (t:free(), <close>): not cached. */
 void lt_alloc_free(lt_alloc *A, void *block, size_t size);
 /* Free cached blocks, oldest first, until at most keep bytes stay cached.
