@@ -82,6 +82,22 @@ describe("conv Winograd F(4,3)", function()
     assert.tensor_equal(fwd(x2, w2, nil, 1, true), fwd(x2, w2, nil, 1, false))
   end)
 
+  it("finds a non-finite value anywhere in a large input or weight at 2 threads (the scan is split)", function()
+    local before = T.get_num_threads()
+    T.set_num_threads(2)
+    local ok, err = pcall(function()
+      for _, where in ipairs({ "x last", "x middle", "w last" }) do
+        local x, w = T.randn(1, 64, 40, 40), T.randn(64, 64, 3, 3)
+        if where == "x last" then x[{ 1, 64, 40, 40 }] = math.huge
+        elseif where == "x middle" then x[{ 1, 40, 20, 20 }] = 0 / 0
+        else w[{ 64, 64, 3, 3 }] = -math.huge end
+        assert.tensor_equal(fwd(x, w, nil, 1, true), fwd(x, w, nil, 1, false))
+      end
+    end)
+    T.set_num_threads(before)
+    assert(ok, err)
+  end)
+
   it("leaves float64, strides, dilation and groups to the other paths", function()
     local x, w = T.randn(1, 4, 9, 9, { dtype = T.float64 }), T.randn(4, 4, 3, 3, { dtype = T.float64 })
     assert.is_true(T.equal(fwd(x, w, nil, 1, true), fwd(x, w, nil, 1, false)))
