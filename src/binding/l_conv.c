@@ -491,6 +491,7 @@ typedef struct {
   int64_t gw_numel, N;
   int nt;
   char *gw0;
+  void *prep;   /* lt_conv_wgrad_prep's blocks, or NULL */
 } wgrad_job;
 /* item t of nt: samples [t*N/nt, (t+1)*N/nt) into gw (t = 0) or partial t */
 static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
@@ -499,7 +500,7 @@ static void wgrad_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   for (int64_t t = lo; t < hi; t++) {
     int64_t a = t * j->N / j->nt, b = (t + 1) * j->N / j->nt;
     char *dst = t == 0 ? j->gw0 : j->partial + (size_t)(t - 1) * (size_t)j->gw_numel * lt_itemsize(j->g->dt);
-    lt_conv_wgrad(j->g, j->big, j->small, dst, j->scratch + (size_t)t * j->scratch_bytes, a, b, 0, j->g->Cb);
+    lt_conv_wgrad(j->g, j->big, j->small, NULL, dst, j->scratch + (size_t)t * j->scratch_bytes, a, b, 0, j->g->Cb);
   }
 }
 /* part p of j->nt: the big channels [Cb*p/nt, Cb*(p+1)/nt) over all samples, straight into gw */
@@ -507,8 +508,13 @@ static void wgrad_ch_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   wgrad_job *j = (wgrad_job *)ctx;
   int64_t cb = j->g->Cb;
   for (int64_t p = lo; p < hi; p++)
-    lt_conv_wgrad(j->g, j->big, j->small, j->gw0, j->scratch + (size_t)tid * j->scratch_bytes, 0, j->N,
+    lt_conv_wgrad(j->g, j->big, j->small, j->prep, j->gw0, j->scratch + (size_t)tid * j->scratch_bytes, 0, j->N,
                   cb * p / j->nt, cb * (p + 1) / j->nt);
+}
+static void wgrad_prep_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  wgrad_job *j = (wgrad_job *)ctx;
+  (void)tid;
+  lt_conv_wgrad_prep(j->g, j->small, j->prep, lo, hi);
 }
 /* Parts by big channels for nt threads, 0 when the weight gradient should
    split its samples instead.  Each part is a slice of gw's columns over all
@@ -564,7 +570,7 @@ static int l_conv_wgrad(lua_State *L) {
     int nt = par_threads_mem(L, g.G, (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.kh * g.kw) / 4);
     nt = parts_of(nt, g.G, per * (int64_t)lt_itemsize(g.dt));
     wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, (size_t)per * lt_itemsize(g.dt), lt_numel(gw), g.N, nt,
-                    lt_data(gw) };
+                    lt_data(gw), NULL };
     int64_t sshape[1] = { per * nt };
     j.scratch = lt_data(ltl_push_new(L, g.dt, 1, sshape));
     par_run(L, nt, g.G, dw_wgrad_range, &j);
@@ -573,16 +579,22 @@ static int l_conv_wgrad(lua_State *L) {
   }
   double work = 2.0 * (double)(g.N * g.G * g.Cs * g.Hs * g.Ws) * (double)(g.Cb * g.kh * g.kw);
   int nt = par_threads_min(L, INT64_MAX, work, WGRAD_MIN_WORK), parts = wgrad_ch_parts(&g, nt);
-  if (parts) {   /* big channels split over threads */
-    wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, parts, lt_data(gw) };
+  if (parts) {   /* big channels split over threads; the output gradient's blocks made once, shared */
+    wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, parts, lt_data(gw), NULL };
     j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g, (g.Cb + parts - 1) / parts), parts, &j.scratch_bytes);
+    int64_t psize = lt_conv_wgrad_prep_size(&g), pitems = lt_conv_wgrad_prep_items(&g);
+    if (psize > 0) {
+      size_t pbytes;
+      j.prep = push_scratch_n(L, &g, psize, 1, &pbytes);
+      par_run(L, par_threads_mem(L, pitems, (double)psize), pitems, wgrad_prep_range, &j);
+    }
     par_run(L, parts, parts, wgrad_ch_range, &j);
     ltl_drop_scratch(L, 12);
     return 1;
   }
   /* samples split over threads; each sums into its own gw, added up after */
   if (nt > g.N) nt = (int)g.N;
-  wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL };
+  wgrad_job j = { &g, lt_data(big), lt_data(small), NULL, NULL, 0, lt_numel(gw), g.N, nt, NULL, NULL };
   j.scratch = push_scratch_n(L, &g, lt_conv_wgrad_scratch(&g, g.Cb), nt, &j.scratch_bytes);
   int64_t pshape[1] = { (nt - 1) * lt_numel(gw) };
   j.partial = nt > 1 ? lt_data(ltl_push_new(L, g.dt, 1, pshape)) : NULL;

@@ -373,8 +373,40 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
      kernel on 64^3 tiles).  Scratch: im2col, then the transposed block, then gw^T.  Blocks narrower than \
      WGRAD_TR_MIN (512 channels at 3x3) keep the NT product straight into gw: the transposed one would   \
      read and write all of gw^T per few columns. */                                                       \
-  static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, T *gw, T *col,          \
-                             int64_t lo, int64_t hi, int64_t ch0, int64_t ch1) {                           \
+  /* the output gradient's block of images [n0, n1), small rows [c0, c1) as the weight gradient's product \
+     reads it: transposed (W x ld, tr) or, several images side by side, gathered (Cs x W) */              \
+  static void wgrad_block_##T(const lt_conv_geom *g, const T *small, int64_t gi, int64_t n0, int64_t n1,   \
+                              int64_t c0, int64_t c1, int tr, T *dst) {                                   \
+    int64_t L = g->Hs * g->Ws, Cs = g->Cs, Lc = (c1 - c0) * g->Ws, W = (n1 - n0) * Lc, ld = Cs + WGRAD_PAD; \
+    for (int64_t n = n0; n < n1; n++) {                                                                    \
+      const T *sn = small + (n * g->G + gi) * Cs * L + c0 * g->Ws;                                         \
+      if (!tr) {                                                                                           \
+        for (int64_t o = 0; o < Cs; o++) memcpy(dst + o * W + (n - n0) * L, sn + o * L, sizeof(T) * (size_t)L); \
+        continue;                                                                                          \
+      }                                                                                                    \
+      T *gn = dst + (n - n0) * Lc * ld;                                                                    \
+      for (int64_t l0 = 0; l0 < Lc; l0 += 16)   /* by 16 columns: rows of gn stay in cache */             \
+        for (int64_t o = 0; o < Cs; o++)                                                                   \
+          for (int64_t l = l0; l < l0 + 16 && l < Lc; l++) gn[l * ld + o] = sn[o * L + l];                 \
+    }                                                                                                      \
+  }                                                                                                        \
+  /* prep (lt_conv_wgrad_prep): every such block of group gi, images from n0 (in groups of lt_conv_nimg),   \
+     rows from c0 starts at column gi*N*L + n0*L + c0*Ws*(images in the group) */                         \
+  static void wgrad_prep_##T(const lt_conv_geom *g, const T *small, T *prep, int64_t lo, int64_t hi) {    \
+    int64_t L = g->Hs * g->Ws, ni = lt_conv_nimg(g), cb = lt_conv_rows(g), ngroups = (g->N + ni - 1) / ni; \
+    int tr = wgrad_tr(g);                                                                                  \
+    int64_t width = tr ? g->Cs + WGRAD_PAD : g->Cs;                                                        \
+    for (int64_t it = lo; it < hi; it++) {                                                                 \
+      int64_t gi = it / ngroups, n0 = it % ngroups * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N;             \
+      for (int64_t c0 = 0; c0 < g->Hs; c0 += cb) {                                                         \
+        int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs;                                                    \
+        wgrad_block_##T(g, small, gi, n0, n1, c0, c1, tr,                                                  \
+                        prep + (gi * g->N * L + n0 * L + c0 * g->Ws * (n1 - n0)) * width);                 \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
+  static void conv_wgrad_##T(const lt_conv_geom *g, const T *big, const T *small, const T *prep, T *gw,   \
+                             T *col, int64_t lo, int64_t hi, int64_t ch0, int64_t ch1) {                   \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb, Cs = g->Cs;         \
     int64_t k0 = ch0 * g->kh * g->kw, Kp = (ch1 - ch0) * g->kh * g->kw, P = g->Hb * g->Wb;                 \
     int64_t cb = lt_conv_rows(g), ni = lt_conv_nimg(g);                                                    \
@@ -398,14 +430,17 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
           int64_t c1 = c0 + cb < g->Hs ? c0 + cb : g->Hs, Lc = (c1 - c0) * g->Ws, W = (n1 - n0) * Lc;      \
           const T *b = big + (n0 * g->G + gi) * Bsz + ch0 * P, *s = small + (n0 * g->G + gi) * Cs * L;     \
           T beta = (n0 == lo && c0 == 0) ? 0 : 1, *gwp = gw + gi * Cs * K + k0;                            \
+          /* the output gradient's block: prepared once for all parts, or here */                          \
+          const T *gb = gt;                                                                                \
+          if (prep && (tr || ni > 1))                                                                      \
+            gb = prep + (gi * g->N * L + n0 * L + c0 * g->Ws * (n1 - n0)) * (tr ? ld : Cs);                 \
+          else if (tr || ni > 1)                                                                           \
+            wgrad_block_##T(g, small, gi, n0, n1, c0, c1, tr, gt);                                         \
           if (!direct)                                                                                     \
             for (int64_t n = n0; n < n1; n++)                                                              \
               im2col_##T(&gc, big + (n * g->G + gi) * Bsz + ch0 * P, col + (n - n0) * Lc, c0, c1, W);       \
           if (!tr && ni > 1) {   /* small grids: the images' output gradients side by side, one NT product */ \
-            for (int64_t n = n0; n < n1; n++)                                                              \
-              for (int64_t o = 0; o < Cs; o++)                                                             \
-                memcpy(gt + o * W + (n - n0) * L, small + ((n * g->G + gi) * Cs + o) * L, sizeof(T) * (size_t)L); \
-            gemm_tiles_##T(0, 1, Cs, Kp, W, gt, W, col, W, beta, gwp, K);                                  \
+            gemm_tiles_##T(0, 1, Cs, Kp, W, gb, W, col, W, beta, gwp, K);                                  \
             continue;                                                                                      \
           }                                                                                                \
           if (!tr) {                                                                                       \
@@ -413,14 +448,7 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
                            direct ? L : Lc, beta, gwp, K);                                                 \
             continue;                                                                                      \
           }                                                                                                \
-          for (int64_t n = n0; n < n1; n++) {                                                              \
-            const T *sn = small + (n * g->G + gi) * Cs * L + c0 * g->Ws;                                   \
-            T *gn = gt + (n - n0) * Lc * ld;                                                               \
-            for (int64_t l0 = 0; l0 < Lc; l0 += 16)   /* by 16 columns: rows of gt stay in cache */       \
-              for (int64_t o = 0; o < Cs; o++)                                                             \
-                for (int64_t l = l0; l < l0 + 16 && l < Lc; l++) gn[l * ld + o] = sn[o * L + l];           \
-          }                                                                                                \
-          gemm_tiles_##T(0, 0, Kp, Cs, W, direct ? b + c0 * g->Ws : col, direct ? L : W, gt, ld, beta,     \
+          gemm_tiles_##T(0, 0, Kp, Cs, W, direct ? b + c0 * g->Ws : col, direct ? L : W, gb, ld, beta,     \
                          acc + gi * Kp * ld, ld);                                                          \
         }                                                                                                  \
     }                                                                                                      \
@@ -478,10 +506,23 @@ void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const 
   if (g->dt == LTENSOR_FLOAT32) conv_big_float(g, small, w, bias, big, scratch, lo, hi);
   else conv_big_double(g, small, w, bias, big, scratch, lo, hi);
 }
-void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
-                   int64_t hi, int64_t ch0, int64_t ch1) {
-  if (g->dt == LTENSOR_FLOAT32) conv_wgrad_float(g, big, small, gw, scratch, lo, hi, ch0, ch1);
-  else conv_wgrad_double(g, big, small, gw, scratch, lo, hi, ch0, ch1);
+int64_t lt_conv_wgrad_prep_size(const lt_conv_geom *g) {
+  int tr = wgrad_tr(g);
+  if (!tr && lt_conv_nimg(g) == 1) return 0;
+  return g->G * g->N * g->Hs * g->Ws * (tr ? g->Cs + WGRAD_PAD : g->Cs);
+}
+int64_t lt_conv_wgrad_prep_items(const lt_conv_geom *g) {
+  int64_t ni = lt_conv_nimg(g);
+  return g->G * ((g->N + ni - 1) / ni);
+}
+void lt_conv_wgrad_prep(const lt_conv_geom *g, const void *small, void *prep, int64_t lo, int64_t hi) {
+  if (g->dt == LTENSOR_FLOAT32) wgrad_prep_float(g, small, prep, lo, hi);
+  else wgrad_prep_double(g, small, prep, lo, hi);
+}
+void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, const void *prep, void *gw,
+                   void *scratch, int64_t lo, int64_t hi, int64_t ch0, int64_t ch1) {
+  if (g->dt == LTENSOR_FLOAT32) conv_wgrad_float(g, big, small, prep, gw, scratch, lo, hi, ch0, ch1);
+  else conv_wgrad_double(g, big, small, prep, gw, scratch, lo, hi, ch0, ch1);
 }
 
 /* ---- pooling --------------------------------------------------------------- */

@@ -107,8 +107,18 @@ void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const 
    the bits of one whole call when each part's product is over
    4 x LT_GEMM_SERIAL_MNK multiply-adds. */
 int64_t lt_conv_wgrad_scratch(const lt_conv_geom *g, int64_t nch);
-void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, void *gw, void *scratch, int64_t lo,
-                   int64_t hi, int64_t ch0, int64_t ch1);
+void lt_conv_wgrad(const lt_conv_geom *g, const void *big, const void *small, const void *prep, void *gw,
+                   void *scratch, int64_t lo, int64_t hi, int64_t ch0, int64_t ch1);
+/* The output gradient as the weight gradient's products read it
+   (transposed, or several images' grids side by side), made once for the
+   parts that split the big channels instead of once per part: prep (NULL:
+   each call makes its blocks itself) holds lt_conv_wgrad_prep_size
+   elements (0: the products read small in place), written by
+   lt_conv_wgrad_prep over its items [lo, hi) of lt_conv_wgrad_prep_items
+   ((group, image group) pairs). */
+int64_t lt_conv_wgrad_prep_size(const lt_conv_geom *g);
+int64_t lt_conv_wgrad_prep_items(const lt_conv_geom *g);
+void lt_conv_wgrad_prep(const lt_conv_geom *g, const void *small, void *prep, int64_t lo, int64_t hi);
 
 /* ---- Winograd F(4x4, 3x3) (lt_conv_wino.c) ---------------------------------
    float32 3x3 convolutions of stride 1, dilation 1, one group, any padding
