@@ -115,18 +115,21 @@ typedef struct {
   void *out;
   char *scratch;
   size_t scratch_bytes;
+  void *prep;   /* lt_conv_multi_prep's blocks, or NULL */
+  int to_small;
 } conv_job;
 static void small_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   conv_job *j = (conv_job *)ctx;
-  lt_conv_small(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+  lt_conv_small(j->g, j->a, j->w, j->bias, j->out, j->prep, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
 }
-static void dw_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+static void multi_prep_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   conv_job *j = (conv_job *)ctx;
-  lt_conv_dw(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+  (void)tid;
+  lt_conv_multi_prep(j->g, j->to_small, j->a, j->prep, lo, hi);
 }
 static void big_range(void *ctx, int64_t lo, int64_t hi, int tid) {
   conv_job *j = (conv_job *)ctx;
-  lt_conv_big(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+  lt_conv_big(j->g, j->a, j->w, j->bias, j->out, j->prep, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
 }
 
 /* Reads (x, w, bias, sh, sw, ph, pw, dh, dw, groups, H, W) and fills the
@@ -195,6 +198,22 @@ static char *push_scratch(lua_State *L, const lt_conv_geom *g, int nt, size_t *p
   return push_scratch_n(L, g, lt_conv_scratch(g), nt, per);
 }
 
+/* channel slices of several image groups (lt_conv_multi_prep): the im2col
+   or gathered grids made once, split over the pool, before the parts */
+static void multi_prep(lua_State *L, conv_job *j, int to_small, int slices) {
+  int64_t items = lt_conv_multi_prep_items(j->g);
+  if (slices <= 1 || items == 0) return;
+  int64_t n = lt_conv_multi_prep_size(j->g, to_small);
+  size_t bytes;
+  j->prep = push_scratch_n(L, j->g, n, 1, &bytes);
+  j->to_small = to_small;
+  par_run(L, par_threads_mem(L, items, (double)n), items, multi_prep_range, j);
+}
+static void dw_range(void *ctx, int64_t lo, int64_t hi, int tid) {
+  conv_job *j = (conv_job *)ctx;
+  lt_conv_dw(j->g, j->a, j->w, j->bias, j->out, j->scratch + (size_t)tid * j->scratch_bytes, lo, hi);
+}
+
 /* Fewer blocks than a few per thread (a batch of 1, or 2 on 2 threads):
    cut each image into row blocks of at least SPLIT_MIN_COLS columns (no
    extra work), then, for layers of few rows and many channels (512 x 7x7),
@@ -221,7 +240,8 @@ static void conv_dw(lua_State *L, const lt_conv_geom *g, lt_tensor *x, lt_tensor
   int64_t items = g->N * g->G, per = lt_conv_dw_scratch(g);
   int nt = par_threads_mem(L, items, (double)lt_numel(out) * (double)(g->kh * g->kw) / 4 + (double)lt_numel(x));
   nt = parts_of(nt, items, per * (int64_t)lt_itemsize(g->dt));
-  conv_job j = { g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, (size_t)per * lt_itemsize(g->dt) };
+  conv_job j = { g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, (size_t)per * lt_itemsize(g->dt),
+                 NULL, 1 };
   int64_t shape[1] = { per * nt };
   j.scratch = lt_data(ltl_push_new(L, g->dt, 1, shape));
   par_run(L, nt, items, dw_range, &j);
@@ -390,8 +410,9 @@ static int l_conv_small(lua_State *L) {
   int64_t items = lt_conv_small_items(&g);
   nt = par_threads(L, items, work);
   nt = parts_of(nt, items, lt_conv_scratch(&g) * (int64_t)lt_itemsize(g.dt));   /* (each part its own scratch) */
-  conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
+  conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0, NULL, 1 };
   j.scratch = push_scratch(L, &g, nt, &j.scratch_bytes);
+  if (nt > 1) multi_prep(L, &j, 1, (int)g.cs_parts);
   par_run(L, nt, items, small_range, &j);
   ltl_drop_scratch(L, 13);
   return 1;
@@ -474,8 +495,9 @@ static int l_conv_big(lua_State *L) {
   int64_t items = lt_conv_big_items(&g);
   int64_t per = lt_conv_big_scratch(&g);
   nt = parts_of(par_threads(L, items, work), items, per * (int64_t)lt_itemsize(g.dt));
-  conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0 };
+  conv_job j = { &g, lt_data(x), lt_data(w), b ? lt_data(b) : NULL, lt_data(out), NULL, 0, NULL, 0 };
   j.scratch = push_scratch_n(L, &g, per, nt, &j.scratch_bytes);
+  if (nt > 1) multi_prep(L, &j, 0, (int)g.cb_parts);
   /* (as _conv_small: an empty kernel has no rows to gemm) */
   if (g.Cs > 0 && g.Hs * g.Ws > 0 && g.kh * g.kw > 0) par_run(L, nt, items, big_range, &j);
   else fill_bias(out, b);   /* nothing from the input reaches the output */

@@ -252,9 +252,32 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
   }                                                                                                        \
   /* several images per product (lt_conv_nimg > 1: whole-image blocks): items (image group, group, channel \
      slice); the images' im2cols side by side in col (row stride W), the product in out, scattered back */ \
+  /* the im2col of image group ng (= image group * G + group), images side by side (row stride W) */      \
+  static void multi_col_##T(const lt_conv_geom *g, const T *big, int64_t ng, T *col) {                     \
+    int64_t L = g->Hs * g->Ws, Bsz = g->Cb * g->Hb * g->Wb, ni = lt_conv_nimg(g);                          \
+    int64_t gi = ng % g->G, n0 = ng / g->G * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L;  \
+    for (int64_t n = n0; n < n1; n++) im2col_##T(g, big + (n * g->G + gi) * Bsz, col + (n - n0) * L, 0, g->Hs, W); \
+  }                                                                                                        \
+  /* the small grids of image group ng side by side (Cs x W) */                                           \
+  static void multi_gather_##T(const lt_conv_geom *g, const T *small, int64_t ng, T *in) {                 \
+    int64_t L = g->Hs * g->Ws, ni = lt_conv_nimg(g);                                                       \
+    int64_t gi = ng % g->G, n0 = ng / g->G * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L;  \
+    for (int64_t n = n0; n < n1; n++)                                                                      \
+      for (int64_t o = 0; o < g->Cs; o++)                                                                  \
+        memcpy(in + o * W + (n - n0) * L, small + ((n * g->G + gi) * g->Cs + o) * L, sizeof(T) * (size_t)L); \
+  }                                                                                                        \
+  /* lt_conv_multi_prep: image group ng's block of every image group's im2col (small) or gathered grids   \
+     (big) */                                                                                              \
+  static void multi_prep_##T(const lt_conv_geom *g, int to_small, const T *src, T *prep, int64_t lo, int64_t hi) { \
+    int64_t per = (to_small ? g->Cb * g->kh * g->kw : g->Cs) * lt_conv_nimg(g) * g->Hs * g->Ws;            \
+    for (int64_t ng = lo; ng < hi; ng++) {                                                                 \
+      if (to_small) multi_col_##T(g, src, ng, prep + ng * per);                                            \
+      else multi_gather_##T(g, src, ng, prep + ng * per);                                                  \
+    }                                                                                                      \
+  }                                                                                                        \
   static void conv_small_multi_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small, \
-                                   T *col, int64_t lo, int64_t hi) {                                       \
-    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb, ni = lt_conv_nimg(g); \
+                                   const T *prep, T *col, int64_t lo, int64_t hi) {                        \
+    int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, ni = lt_conv_nimg(g);                            \
     int64_t parts = g->cs_parts > 0 ? g->cs_parts : 1, built = -1;                                         \
     T *out = col + K * ni * L;                                                                             \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
@@ -262,10 +285,10 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
       int64_t n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L;                                     \
       int64_t m0 = g->Cs * part / parts, m1 = g->Cs * (part + 1) / parts;                                  \
       if (m1 <= m0) continue;                                                                              \
-      if (built != ng)                                                                                     \
-        for (int64_t n = n0; n < n1; n++) im2col_##T(g, big + (n * g->G + gi) * Bsz, col + (n - n0) * L, 0, g->Hs, W); \
+      const T *c = prep ? prep + ng * K * ni * L : col;   /* made once for all slices, or here */          \
+      if (!prep && built != ng) multi_col_##T(g, big, ng, col);                                            \
       built = ng;                                                                                          \
-      gemm_tiles_##T(0, 0, m1 - m0, W, K, w + (gi * g->Cs + m0) * K, K, col, W, 0, out, W);                \
+      gemm_tiles_##T(0, 0, m1 - m0, W, K, w + (gi * g->Cs + m0) * K, K, c, W, 0, out, W);                  \
       for (int64_t n = n0; n < n1; n++)                                                                    \
         for (int64_t o = m0; o < m1; o++) {                                                                \
           T bv = bias ? bias[gi * g->Cs + o] : (T)0, *dst = small + ((n * g->G + gi) * g->Cs + o) * L;     \
@@ -277,10 +300,11 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
   /* the same for big = col2im(W^T @ small): items (image group, group, slice of the big channels); the    \
      images' small grids gathered side by side first (by every slice's part) */                           \
   static void conv_big_multi_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,  \
-                                 T *col, int64_t lo, int64_t hi) {                                         \
+                                 const T *prep, T *col, int64_t lo, int64_t hi) {                          \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
     int64_t ni = lt_conv_nimg(g), parts = g->cb_parts > 1 ? g->cb_parts : 1, taps = g->kh * g->kw;        \
     T *in = col + big_kp(g) * ni * L;                                                                      \
+    int64_t gathered = -1;                                                                                 \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t part = it % parts, rest = it / parts;                                                        \
       int64_t gi = rest % g->G, n0 = rest / g->G * ni, n1 = n0 + ni < g->N ? n0 + ni : g->N, W = (n1 - n0) * L; \
@@ -288,10 +312,10 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
       if (c1 <= c0) continue;                                                                              \
       lt_conv_geom gc = *g;   /* col2im of the slice's channels */                                         \
       gc.Cb = c1 - c0;                                                                                     \
-      for (int64_t n = n0; n < n1; n++)                                                                    \
-        for (int64_t o = 0; o < g->Cs; o++)                                                                \
-          memcpy(in + o * W + (n - n0) * L, small + ((n * g->G + gi) * g->Cs + o) * L, sizeof(T) * (size_t)L); \
-      gemm_tiles_##T(1, 0, (c1 - c0) * taps, W, g->Cs, w + gi * g->Cs * K + c0 * taps, K, in, W, 0, col, W); \
+      const T *src = prep ? prep + rest * g->Cs * ni * L : in;   /* gathered once for all slices, or here */ \
+      if (!prep && gathered != rest) multi_gather_##T(g, small, rest, in);                                 \
+      gathered = rest;                                                                                     \
+      gemm_tiles_##T(1, 0, (c1 - c0) * taps, W, g->Cs, w + gi * g->Cs * K + c0 * taps, K, src, W, 0, col, W); \
       for (int64_t n = n0; n < n1; n++) {                                                                  \
         T *b = big + (n * g->G + gi) * Bsz + c0 * P;                                                       \
         memset(b, 0, sizeof(T) * (size_t)((c1 - c0) * P));                                                 \
@@ -306,12 +330,12 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
      each part builds the im2col of the blocks it meets (a block split over two parts is built twice:     \
      cheap next to the gemms, K x Lc copies against Cs/parts multiply-adds per copied value) */            \
   static void conv_small_##T(const lt_conv_geom *g, const T *big, const T *w, const T *bias, T *small,    \
-                             T *col, int64_t lo, int64_t hi) {                                             \
+                             const T *prep, T *col, int64_t lo, int64_t hi) {                              \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, Bsz = g->Cb * g->Hb * g->Wb;                     \
     int64_t cb = lt_conv_rows(g), nb = (g->Hs + cb - 1) / cb, parts = g->cs_parts > 0 ? g->cs_parts : 1;   \
     int direct = is_direct(g);                                                                             \
     int64_t built = -1;   /* the block whose im2col is in col: a part's slices of one block share it */   \
-    if (lt_conv_nimg(g) > 1) { conv_small_multi_##T(g, big, w, bias, small, col, lo, hi); return; }        \
+    if (lt_conv_nimg(g) > 1) { conv_small_multi_##T(g, big, w, bias, small, prep, col, lo, hi); return; }  \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t part = it % parts, blk = (it / parts) % nb, ng = it / parts / nb;                            \
       int64_t gi = ng % g->G, n = ng / g->G;                                                               \
@@ -335,11 +359,11 @@ static inline void gemm_tiles_double(int ta, int tb, int64_t M, int64_t N, int64
   }                                                                                                        \
   /* items: (sample, group, slice of the big channels): blocks of one image overlap in big */              \
   static void conv_big_##T(const lt_conv_geom *g, const T *small, const T *w, const T *bias, T *big,      \
-                           T *col, int64_t lo, int64_t hi) {                                               \
+                           const T *prep, T *col, int64_t lo, int64_t hi) {                                \
     int64_t L = g->Hs * g->Ws, K = g->Cb * g->kh * g->kw, P = g->Hb * g->Wb, Bsz = g->Cb * P;              \
     int64_t cb = lt_conv_rows(g), parts = g->cb_parts > 1 ? g->cb_parts : 1, taps = g->kh * g->kw;        \
     int direct = is_direct(g);                                                                             \
-    if (lt_conv_nimg(g) > 1) { conv_big_multi_##T(g, small, w, bias, big, col, lo, hi); return; }          \
+    if (lt_conv_nimg(g) > 1) { conv_big_multi_##T(g, small, w, bias, big, prep, col, lo, hi); return; }    \
     for (int64_t it = lo; it < hi; it++) {                                                                 \
       int64_t part = it % parts, rest = it / parts, gi = rest % g->G, n = rest / g->G;                     \
       int64_t c0 = g->Cb * part / parts, c1 = g->Cb * (part + 1) / parts, Kp = (c1 - c0) * taps;           \
@@ -496,15 +520,26 @@ void lt_conv_shared_gemm(const lt_conv_geom *g, const void *w, const void *col, 
   else shared_gemm_double(g, (const double *)w, (const double *)col, (const double *)bias, (double *)small, m0, m1);
 }
 
+int64_t lt_conv_multi_prep_items(const lt_conv_geom *g) {
+  int64_t ni = lt_conv_nimg(g);
+  return ni > 1 ? (g->N + ni - 1) / ni * g->G : 0;
+}
+int64_t lt_conv_multi_prep_size(const lt_conv_geom *g, int to_small) {
+  return lt_conv_multi_prep_items(g) * (to_small ? g->Cb * g->kh * g->kw : g->Cs) * lt_conv_nimg(g) * g->Hs * g->Ws;
+}
+void lt_conv_multi_prep(const lt_conv_geom *g, int to_small, const void *src, void *prep, int64_t lo, int64_t hi) {
+  if (g->dt == LTENSOR_FLOAT32) multi_prep_float(g, to_small, src, prep, lo, hi);
+  else multi_prep_double(g, to_small, src, prep, lo, hi);
+}
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
-                   void *scratch, int64_t lo, int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) conv_small_float(g, big, w, bias, small, scratch, lo, hi);
-  else conv_small_double(g, big, w, bias, small, scratch, lo, hi);
+                   const void *prep, void *scratch, int64_t lo, int64_t hi) {
+  if (g->dt == LTENSOR_FLOAT32) conv_small_float(g, big, w, bias, small, prep, scratch, lo, hi);
+  else conv_small_double(g, big, w, bias, small, prep, scratch, lo, hi);
 }
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
-                 void *scratch, int64_t lo, int64_t hi) {
-  if (g->dt == LTENSOR_FLOAT32) conv_big_float(g, small, w, bias, big, scratch, lo, hi);
-  else conv_big_double(g, small, w, bias, big, scratch, lo, hi);
+                 const void *prep, void *scratch, int64_t lo, int64_t hi) {
+  if (g->dt == LTENSOR_FLOAT32) conv_big_float(g, small, w, bias, big, prep, scratch, lo, hi);
+  else conv_big_double(g, small, w, bias, big, prep, scratch, lo, hi);
 }
 int64_t lt_conv_wgrad_prep_size(const lt_conv_geom *g) {
   int tr = wgrad_tr(g);

@@ -61,7 +61,17 @@ static inline int64_t lt_conv_big_items(const lt_conv_geom *g) {
 /* small = W @ im2col(big) (+ bias per small channel) for the items
    [lo, hi) of lt_conv_small_items (item = (n, group, row block, channel slice)). */
 void lt_conv_small(const lt_conv_geom *g, const void *big, const void *w, const void *bias, void *small,
-                   void *scratch, int64_t lo, int64_t hi);
+                   const void *prep, void *scratch, int64_t lo, int64_t hi);
+/* Several images per product (lt_conv_nimg > 1) cut into channel slices:
+   each image group's im2col (to_small, lt_conv_small) or gathered small
+   grids (lt_conv_big) made once for every slice instead of once per slice's
+   part.  prep holds lt_conv_multi_prep_size elements, written by
+   lt_conv_multi_prep over its items [lo, hi) of lt_conv_multi_prep_items
+   ((image group, group) pairs; 0: one image per product, nothing to
+   share); NULL prep: each part makes its own. */
+int64_t lt_conv_multi_prep_items(const lt_conv_geom *g);
+int64_t lt_conv_multi_prep_size(const lt_conv_geom *g, int to_small);
+void lt_conv_multi_prep(const lt_conv_geom *g, int to_small, const void *src, void *prep, int64_t lo, int64_t hi);
 /* One image and one group (batch-1 inference) split over threads by
    phases: lt_conv_shared_col builds the small rows [r0, r1) of the whole
    im2col (K = Cb*kh*kw rows, Hs*Ws columns) into col, then
@@ -97,7 +107,7 @@ void lt_conv_dw_wgrad(const lt_conv_geom *g, const void *big, const void *small,
    4 x LT_GEMM_SERIAL_MNK multiply-adds. */
 int64_t lt_conv_big_scratch(const lt_conv_geom *g);
 void lt_conv_big(const lt_conv_geom *g, const void *small, const void *w, const void *bias, void *big,
-                 void *scratch, int64_t lo, int64_t hi);
+                 const void *prep, void *scratch, int64_t lo, int64_t hi);
 /* gw = sum over n in [lo, hi) of small[n] @ im2col(big[n])^T, per group,
    for the big channels [ch0, ch1) of each group (gw's columns
    [ch0*kh*kw, ch1*kh*kw) written; zeros when the sample range is empty);
