@@ -457,3 +457,43 @@ describe("cross_entropy's fused reduction", function()
     assert.same({ 1, 0, 0, 0, 1, 0, 0 }, xg.grad:tolist())
   end)
 end)
+
+describe("normalisation kernels over threads", function()
+  -- each range of the split writes its own channels or rows, every sum over
+  -- one group in one order: the number of ranges (a few per thread) changes
+  -- no value
+  it("give the same bits at 1 and 2 threads, forward and backward", function()
+    local function run()
+      T.manual_seed(5)
+      local x = T.randn(4, 64, 24, 24, { requires_grad = true })
+      local w, b = T.randn(64, { requires_grad = true }), T.randn(64, { requires_grad = true })
+      local rm, rv = T.zeros(64), T.ones(64)
+      local outs = {}
+      local y = F.batch_norm(x, rm, rv, w, b, true)
+      outs[#outs + 1] = y
+      outs[#outs + 1] = F.batch_norm(x, rm, rv, w, b, false)
+      outs[#outs + 1] = F.layer_norm(x, { 24, 24 })
+      outs[#outs + 1] = F.group_norm(x, 8, w, b)
+      local loss = y:sum() + (outs[3] * outs[3]):sum() + (outs[4] * x):sum()
+      loss:backward()
+      outs[#outs + 1] = x.grad
+      outs[#outs + 1] = w.grad
+      outs[#outs + 1] = b.grad
+      outs[#outs + 1] = rm
+      local logits = T.randn(3000, 50, { requires_grad = true })
+      local target = T.randint(1, 51, { 3000 })
+      F.cross_entropy(logits, target):backward()
+      outs[#outs + 1] = logits.grad
+      return outs
+    end
+    local before = T.get_num_threads()
+    T.set_num_threads(1)
+    local ok1, one = pcall(run)
+    T.set_num_threads(2)
+    local ok2, two = pcall(run)
+    T.set_num_threads(before)
+    assert(ok1, one)
+    assert(ok2, two)
+    for i = 1, #one do assert.is_true(T.equal(one[i], two[i]), "output " .. i) end
+  end)
+end)
