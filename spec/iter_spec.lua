@@ -226,3 +226,42 @@ describe("the elementwise build (lt_iter_ew)", function()
       "ltensor.floor_divide: integer division by zero")
   end)
 end)
+
+describe("large copies and fills over threads", function()
+  -- contiguous copies, casts and fills of more than a part's 256 KB are
+  -- split over the pool: the same values as one thread, every dtype
+  it("give one thread's values for fills, clones, casts and contiguous copies", function()
+    local function run()
+      T.manual_seed(3)
+      local out = {}
+      local x = T.randn(300, 1000)
+      for _, dt in ipairs({ T.float32, T.float64, T.int8, T.int64, T.bool, T.complex64, T.float16 }) do
+        local z = T.empty({ 200003 }, { dtype = dt })
+        out[#out + 1] = z:fill_(dt == T.bool and true or 3):clone()
+        out[#out + 1] = z:zero_():clone()
+        out[#out + 1] = x:to(dt)
+      end
+      out[#out + 1] = x:clone()
+      out[#out + 1] = x:t():contiguous()
+      local y = T.zeros(300, 1000)
+      y:copy_(x)
+      out[#out + 1] = y
+      local w = T.arange(1, 400001, { dtype = T.float64 })
+      w:narrow(1, 2, 300000):copy_(w:narrow(1, 1, 300000))   -- overlapping: through a temporary
+      out[#out + 1] = w
+      return out
+    end
+    local before = T.get_num_threads()
+    T.set_num_threads(1)
+    local ok1, one = pcall(run)
+    T.set_num_threads(2)
+    local ok2, two = pcall(run)
+    T.set_num_threads(before)
+    assert(ok1, one)
+    assert(ok2, two)
+    for i = 1, #one do assert.is_true(T.equal(one[i], two[i]), "result " .. i) end
+    assert.equal(3, one[1][200003]:item())
+    assert.equal(1, two[#two][2]:item())
+    assert.equal(300000, two[#two][300001]:item())
+  end)
+end)

@@ -7,7 +7,7 @@ static int l_clone(lua_State *L) {
   lt_tensor *t = ltl_check(L, 1);
   ltl_check_nargs(L, 1);   /* extra arguments are slips, never dropped (issue 11) */
   lt_tensor *out = ltl_push_new_preserve(L, t, t->dtype);
-  lt_copy_into(out, t);
+  lt_copy_into_pool(out, t, ltl_settings_of(L)->pool);
   return 1;
 }
 static int l_contiguous(lua_State *L) {
@@ -55,7 +55,7 @@ static int convert_to(lua_State *L, ltensor_dtype dt, int copy) {
   lt_tensor *t = ltl_check(L, 1);
   if (t->dtype == dt && !copy) { lua_settop(L, 1); return 1; }
   lt_tensor *out = ltl_push_new_like(L, t, dt);
-  lt_copy_into(out, t);
+  lt_copy_into_pool(out, t, ltl_settings_of(L)->pool);
   return 1;
 }
 /* A device argument: ltensor runs on the CPU, so "cpu" (PyTorch code is

@@ -310,7 +310,7 @@ lt_tensor *ltl_push_new_like(lua_State *L, const lt_tensor *t, ltensor_dtype dt)
 
 lt_tensor *ltl_push_clone(lua_State *L, const lt_tensor *t) {
   lt_tensor *c = ltl_push_new_like(L, t, t->dtype);
-  lt_copy_into(c, t);
+  lt_copy_into_pool(c, t, ltl_settings_of(L)->pool);
   return c;
 }
 
@@ -484,10 +484,10 @@ void ltl_copy(lua_State *L, const char *fname, lt_tensor *dst, const lt_tensor *
   ltl_check_overlap(L, fname, dst, lt_numel(dst));
   if (lt_iter_input_aliases(src, dst)) {   /* read through a temporary */
     lt_tensor *tmp = ltl_push_clone(L, src);
-    lt_copy_into(dst, tmp);
+    lt_copy_into_pool(dst, tmp, ltl_settings_of(L)->pool);
     lua_pop(L, 1);
   } else {
-    lt_copy_into(dst, src);
+    lt_copy_into_pool(dst, src, ltl_settings_of(L)->pool);
   }
   lt_bump_version(dst);
 }

@@ -429,7 +429,46 @@ static void cast_loop(char **data, const int64_t *strides, int64_t n, void *ctx)
   (*(lt_cast_fn *)ctx)(data[1], strides[1], data[0], strides[0], n);
 }
 
-void lt_copy_into(lt_tensor *dst, const lt_tensor *src) {
+/* The contiguous copies and fills below, split over the pool: memory-bound
+   runs, so a part is at least COPY_GRAIN bytes (a zero_grad of resnet18's
+   47 MB, clones and contiguous copies of activations ran on the caller
+   alone at two threads). */
+#define COPY_GRAIN ((int64_t)256 << 10)
+typedef struct copy_job {
+  char *d;
+  const char *s;        /* NULL: a fill of the sz-byte value v */
+  size_t dsz, ssz;      /* item sizes */
+  lt_cast_fn cast;      /* NULL: same dtype, memcpy */
+  unsigned char v[16];
+  int zero;
+} copy_job;
+static void copy_range(void *ctx, int64_t lo, int64_t hi, int t) {
+  (void)t;
+  copy_job *j = (copy_job *)ctx;
+  char *d = j->d + (size_t)lo * j->dsz;
+  size_t total = (size_t)(hi - lo) * j->dsz;
+  if (hi <= lo) return;
+  if (j->s) {
+    const char *s = j->s + (size_t)lo * j->ssz;
+    if (!j->cast) memcpy(d, s, total);
+    else j->cast(s, (int64_t)j->ssz, d, (int64_t)j->dsz, hi - lo);
+    return;
+  }
+  if (j->zero) { memset(d, 0, total); return; }
+  memcpy(d, j->v, j->dsz);
+  for (size_t done = j->dsz; done < total;) {   /* doubling copies */
+    size_t k = done < total - done ? done : total - done;
+    memcpy(d + done, d, k);
+    done += k;
+  }
+}
+static void copy_run(copy_job *j, int64_t n, lt_pool *pool) {
+  int64_t bytes = n * (int64_t)j->dsz;
+  int parts = pool ? lt_parallel_parts(pool, bytes, COPY_GRAIN, n) : 1;
+  lt_parallel_run(pool, parts, n, copy_range, j);
+}
+
+void lt_copy_into_pool(lt_tensor *dst, const lt_tensor *src, lt_pool *pool) {
   int nd = dst->ndim;
   int64_t n = lt_numel(dst);
   if (n == 0) return;
@@ -437,11 +476,19 @@ void lt_copy_into(lt_tensor *dst, const lt_tensor *src) {
   char *dbase = lt_data(dst);
   const char *sbase = lt_data(src);
   if (nd == 0) { cast(sbase, 0, dbase, 0, 1); return; }
-  /* both contiguous with the same shape: one run (memmove: they may overlap) */
+  /* both contiguous with the same shape: one run (memmove when they
+     overlap; disjoint ones in parts) */
   if (src->ndim == nd && lt_is_contiguous(dst) && lt_is_contiguous(src) &&
       memcmp(src->shape, dst->shape, sizeof(int64_t) * (size_t)nd) == 0) {
-    if (src->dtype == dst->dtype) memmove(dbase, sbase, (size_t)n * lt_itemsize(dst->dtype));
-    else cast(sbase, (int64_t)lt_itemsize(src->dtype), dbase, (int64_t)lt_itemsize(dst->dtype), n);
+    size_t dsz = lt_itemsize(dst->dtype), ssz = lt_itemsize(src->dtype);
+    int disjoint = dbase + (size_t)n * dsz <= sbase || sbase + (size_t)n * ssz <= dbase;
+    if (!disjoint) {
+      if (src->dtype == dst->dtype) memmove(dbase, sbase, (size_t)n * dsz);
+      else cast(sbase, (int64_t)ssz, dbase, (int64_t)dsz, n);
+      return;
+    }
+    copy_job j = { dbase, sbase, dsz, ssz, src->dtype == dst->dtype ? NULL : cast, {0}, 0 };
+    copy_run(&j, n, pool);
     return;
   }
   /* a fill (one source element) into contiguous memory: the value converted
@@ -449,26 +496,19 @@ void lt_copy_into(lt_tensor *dst, const lt_tensor *src) {
      stride-0 source ran 1.5% of a resnet18 training step) or in doubling
      copies */
   if (lt_numel(src) == 1 && lt_is_contiguous(dst)) {
-    size_t sz = lt_itemsize(dst->dtype), total = (size_t)n * sz;
-    unsigned char v[16] = {0};
-    cast(sbase, 0, (char *)v, 0, 1);
-    int zero = 1;
-    for (size_t i = 0; i < sz; i++) zero &= v[i] == 0;
-    if (zero) { memset(dbase, 0, total); return; }
-    memcpy(dbase, v, sz);
-    for (size_t done = sz; done < total;) {
-      size_t k = done < total - done ? done : total - done;
-      memcpy(dbase + done, dbase, k);
-      done += k;
-    }
+    copy_job j = { dbase, NULL, lt_itemsize(dst->dtype), 0, NULL, {0}, 1 };
+    cast(sbase, 0, (char *)j.v, 0, 1);
+    for (size_t i = 0; i < j.dsz; i++) j.zero &= j.v[i] == 0;
+    copy_run(&j, n, pool);
     return;
   }
   const lt_tensor *ops[2] = {dst, src};
   ltensor_dtype kdt[2] = {dst->dtype, src->dtype};
   lt_iter it;
-  lt_iter_init(&it, ops, 1, 1, kdt, nd, dst->shape, NULL);
+  lt_iter_init(&it, ops, 1, 1, kdt, nd, dst->shape, pool);
   lt_iter_run(&it, cast_loop, &cast);
 }
+void lt_copy_into(lt_tensor *dst, const lt_tensor *src) { lt_copy_into_pool(dst, src, NULL); }
 
 static void fill_with(lt_tensor *dst, ltensor_dtype vt, const void *v) {
   lt_tensor src = {0};

@@ -155,6 +155,9 @@ void lt_iter_round_inputs(lt_iter *it, ltensor_dtype common);
    copies in tiles).  The caller checked that the shapes broadcast; overlap
    between dst and src is the caller's (copy through a temporary). */
 void lt_copy_into(lt_tensor *dst, const lt_tensor *src);
+/* The same on the state's pool (NULL: one thread); the values do not depend
+   on the split. */
+void lt_copy_into_pool(lt_tensor *dst, const lt_tensor *src, lt_pool *pool);
 
 /* Fill every element of dst with one value given in canonical form (a
    copy from a 0-dim source). */
