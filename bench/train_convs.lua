@@ -1,12 +1,14 @@
 -- bench/train_convs.lua: each convolution of the resnet18 training step
 -- (batch 8, 112x112 input) alone, forward and forward+backward, CPU time
--- (best of 15); bench/train_convs_torch.py is PyTorch's side.
---   lua5.4 bench/train_convs.lua [threads]      (checkout root, after make)
+-- (best of 15; with "wall" after the thread count, wall time: the measure
+-- at 2 threads); bench/train_convs_torch.py is PyTorch's side.
+--   lua5.4 bench/train_convs.lua [threads [wall]]      (checkout root, after make)
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = "build/?.so;" .. package.cpath
 local T = require "ltensor"
 local F = T.nn.functional
 T.set_num_threads(tonumber(arg[1] or "1"))
+local clock = arg[2] == "wall" and T._monotonic or os.clock
 T.manual_seed(0)
 local N = 8
 -- kernel, stride, padding, in, out, size
@@ -16,7 +18,7 @@ local SHAPES = { { 7, 2, 3, 3, 64, 112 }, { 3, 1, 1, 64, 64, 28 }, { 3, 2, 1, 64
 local function best(f)
   f() f()
   local b = math.huge
-  for _ = 1, 15 do local t0 = os.clock() f() b = math.min(b, os.clock() - t0) end
+  for _ = 1, 15 do local t0 = clock() f() b = math.min(b, clock() - t0) end
   return b * 1e3
 end
 for _, s in ipairs(SHAPES) do
