@@ -6,6 +6,7 @@
 -- in them.
 local T = require "ltensor"
 local F = T.nn.functional
+local H = dofile("spec/helpers.lua")
 local fix = dofile("spec/fixtures/conv_paths.lua")
 
 -- the generator's inputs: ((i*7919 + seed*104729) % 2001 - 1000) / 1000
@@ -82,54 +83,43 @@ describe("convolution paths against PyTorch", function()
     assert.is_true(T.equal(one, two))
   end)
 
+  -- the gradient `which` ("x" or "w") of each case's conv at 1 and 2 threads: the same bits
+  local function same_grad_bits(cases, which)
+    for _, c in ipairs(cases) do
+      local x0 = val(c.N * c.ci * c.H * c.H, 1, c.dt):reshape({ c.N, c.ci, c.H, c.H })
+      local w0 = val(c.co * c.ci * c.k * c.k, 2, c.dt, 0.1):reshape({ c.co, c.ci, c.k, c.k })
+      local one, two = H.at_1_and_2_threads(function()
+        local x, w = x0:clone(), w0:clone()
+        local leaf = which == "x" and x or w
+        leaf:requires_grad_(true)
+        local y = F.conv2d(x, w, nil, { stride = c.s, padding = c.p })
+        y:backward(val(y:numel(), 4, c.dt):reshape(y.shape))
+        return leaf.grad
+      end)
+      assert.is_true(T.equal(one, two), ("%s: %d->%d %dx%d"):format(which, c.ci, c.co, c.H, c.H))
+    end
+  end
+
   it("gives the same weight gradient bits at 1 and 2 threads when the parts split the input channels", function()
     -- at two threads the weight gradient is cut by big (input) channels,
     -- each part over all samples; every value is summed as by one call
-    for _, c in ipairs({
+    same_grad_bits({
       { N = 3, ci = 64, co = 64, H = 12, k = 3, s = 1, p = 1, dt = T.float32 },   -- one image per product
       { N = 5, ci = 128, co = 64, H = 7, k = 3, s = 1, p = 1, dt = T.float32 },   -- images share products
       { N = 4, ci = 96, co = 48, H = 10, k = 3, s = 2, p = 1, dt = T.float64 },
       { N = 2, ci = 256, co = 64, H = 9, k = 1, s = 1, p = 0, dt = T.float32 },   -- 1x1: the input is the matrix
-    }) do
-      local x = val(c.N * c.ci * c.H * c.H, 1, c.dt):reshape({ c.N, c.ci, c.H, c.H })
-      local w0 = val(c.co * c.ci * c.k * c.k, 2, c.dt, 0.1):reshape({ c.co, c.ci, c.k, c.k })
-      local before = T.get_num_threads()
-      local gw = {}
-      for _, n in ipairs({ 1, 2 }) do
-        T.set_num_threads(n)
-        local w = w0:clone():requires_grad_(true)
-        local y = F.conv2d(x, w, nil, { stride = c.s, padding = c.p })
-        y:backward(val(y:numel(), 4, c.dt):reshape(y.shape))
-        gw[n] = w.grad
-      end
-      T.set_num_threads(before)
-      assert.is_true(T.equal(gw[1], gw[2]), ("%d->%d %dx%d"):format(c.ci, c.co, c.H, c.H))
-    end
+    }, "w")
   end)
 
   it("gives the same input gradient bits at 1 and 2 threads when few image groups are cut by big channels", function()
     -- small grids at batch 8 share products (one or a few image groups):
     -- at two threads each group's input gradient is cut by big channels
-    for _, c in ipairs({
+    same_grad_bits({
       { N = 8, ci = 128, co = 128, H = 4, k = 3, s = 1, p = 1, dt = T.float32 },   -- one image group
       { N = 5, ci = 96, co = 64, H = 7, k = 3, s = 2, p = 1, dt = T.float64 },
       { N = 1, ci = 256, co = 64, H = 6, k = 3, s = 1, p = 0, dt = T.float32 },   -- one image, row blocks
       { N = 8, ci = 128, co = 256, H = 7, k = 1, s = 2, p = 0, dt = T.float32 },  -- 1x1 stride 2
-    }) do
-      local x0 = val(c.N * c.ci * c.H * c.H, 1, c.dt):reshape({ c.N, c.ci, c.H, c.H })
-      local w = val(c.co * c.ci * c.k * c.k, 2, c.dt, 0.1):reshape({ c.co, c.ci, c.k, c.k })
-      local before = T.get_num_threads()
-      local gx = {}
-      for _, n in ipairs({ 1, 2 }) do
-        T.set_num_threads(n)
-        local x = x0:clone():requires_grad_(true)
-        local y = F.conv2d(x, w, nil, { stride = c.s, padding = c.p })
-        y:backward(val(y:numel(), 4, c.dt):reshape(y.shape))
-        gx[n] = x.grad
-      end
-      T.set_num_threads(before)
-      assert.is_true(T.equal(gx[1], gx[2]), ("%d->%d %dx%d"):format(c.ci, c.co, c.H, c.H))
-    end
+    }, "x")
   end)
 
   it("gives the same values at 1 and 2 threads when one image's im2col is shared by the parts", function()

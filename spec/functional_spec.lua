@@ -486,14 +486,7 @@ describe("normalisation kernels over threads", function()
       outs[#outs + 1] = logits.grad
       return outs
     end
-    local before = T.get_num_threads()
-    T.set_num_threads(1)
-    local ok1, one = pcall(run)
-    T.set_num_threads(2)
-    local ok2, two = pcall(run)
-    T.set_num_threads(before)
-    assert(ok1, one)
-    assert(ok2, two)
+    local one, two = H.at_1_and_2_threads(run)
     for i = 1, #one do assert.is_true(T.equal(one[i], two[i]), "output " .. i) end
   end)
 end)

@@ -57,4 +57,19 @@ function M.same(want, got, tol, msg)
   end
 end
 
+-- run() at one thread, then at two (the state's count restored even when
+-- run raises); returns both results
+function M.at_1_and_2_threads(run)
+  local T = require "ltensor"
+  local before = T.get_num_threads()
+  T.set_num_threads(1)
+  local ok1, one = pcall(run)
+  T.set_num_threads(2)
+  local ok2, two = pcall(run)
+  T.set_num_threads(before)
+  assert(ok1, one)
+  assert(ok2, two)
+  return one, two
+end
+
 return M

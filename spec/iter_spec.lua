@@ -2,6 +2,7 @@
 -- computation (as PyTorch), copies and fills through the iterator, and the
 -- one thread pool (same results on any thread count).
 local T = require "ltensor"
+local H = dofile("spec/helpers.lua")
 
 describe("the iterator's casting stage", function()
   -- PyTorch 1.13 casts every tensor input to the common dtype first; with
@@ -251,14 +252,7 @@ describe("large copies and fills over threads", function()
       out[#out + 1] = w
       return out
     end
-    local before = T.get_num_threads()
-    T.set_num_threads(1)
-    local ok1, one = pcall(run)
-    T.set_num_threads(2)
-    local ok2, two = pcall(run)
-    T.set_num_threads(before)
-    assert(ok1, one)
-    assert(ok2, two)
+    local one, two = H.at_1_and_2_threads(run)
     for i = 1, #one do assert.is_true(T.equal(one[i], two[i]), "result " .. i) end
     assert.equal(3, one[1][200003]:item())
     assert.equal(1, two[#two][2]:item())
