@@ -280,6 +280,11 @@ describe("a freed tensor passed to a public function written in Lua", function()
     -- a list of numbers is not scanned; live tensors pass
     assert.same({ 2, 2 }, T.linalg.multi_dot({ T.ones(2, 2), T.ones(2, 2) }).shape)
   end)
+
+  it("given to a dataset class called as a function (TensorDataset)", function()
+    assert.equal("ltensor.utils.data.TensorDataset: bad argument #2 (tensor was freed)",
+      err_of(function() local d = T.utils.data.TensorDataset(T.ones(3, 2), freed(3)) return d end))
+  end)
 end)
 
 describe("gather and index_select's out=", function()

@@ -79,6 +79,8 @@ data.TensorDataset = setmetatable({}, { __index = TensorDataset, __call = functi
   for i = 1, n do
     local t = ts[i]
     if not is_t(t) then fail("utils.data.TensorDataset", "argument %d is not a tensor (got %s)", i, typename(t)) end
+    -- (a callable table: the freed-tensor guard of public functions does not wrap it)
+    if T._is_freed(t) then fail("utils.data.TensorDataset", "bad argument #%d (tensor was freed)", i) end
     if t:dim() == 0 then fail("utils.data.TensorDataset", "tensor %d is 0-dimensional: it has no samples", i) end
     if t:size(1) ~= ts[1]:size(1) then fail("utils.data.TensorDataset", "Size mismatch between tensors") end
   end
