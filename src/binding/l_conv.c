@@ -462,21 +462,29 @@ static double narrowest_cols(const lt_conv_geom *g) {
   return (double)(last_rows * g->Ws * last_imgs);
 }
 
+/* Slices of the big channels for `want` parts: at most want, at least
+   SPLIT_MIN_CB channels each, and each slice's narrowest product over
+   4 x LT_GEMM_SERIAL_MNK multiply-adds, so that it sums every value as the
+   whole call does (the same bits at any thread count).  Shared by the input
+   gradient's and the weight gradient's splits. */
+#define SPLIT_MIN_CB 16
+static int64_t big_channel_parts(const lt_conv_geom *g, int64_t want) {
+  int64_t parts = want, most = g->Cb / SPLIT_MIN_CB;
+  if (parts > most) parts = most;
+  double cols = narrowest_cols(g);
+  /* the smallest slice has Cb / parts channels (rounded down) */
+  while (parts > 1 && (double)(g->Cb / parts) * (double)(g->kh * g->kw) * (double)g->Cs * cols <= 4.0 * LT_GEMM_SERIAL_MNK)
+    parts--;
+  return parts > 1 ? parts : 1;
+}
+
 /* Fewer items (image groups) than a few per thread -- resnet18's 7x7 and
    4x4 layers at batch 8 have 3 and 1, which left the input gradient to one
-   thread -- : slices of the big channels, at least SPLIT_MIN_CB each, each
-   slice's product over 4 x LT_GEMM_SERIAL_MNK multiply-adds so that it
-   sums as the whole call (the same bits at any thread count). */
-#define SPLIT_MIN_CB 16
+   thread -- : each item cut into slices of the big channels. */
 static void split_big(lt_conv_geom *g, int nt) {
   int64_t items = lt_conv_big_items(g), want = 4 * (int64_t)nt;
   if (items >= want || items <= 0) return;
-  int64_t parts = (want + items - 1) / items, most = g->Cb / SPLIT_MIN_CB;
-  if (parts > most) parts = most;
-  double cols = narrowest_cols(g);
-  while (parts > 1 && (double)(g->Cb / parts) * (double)(g->kh * g->kw) * (double)g->Cs * cols <= 4.0 * LT_GEMM_SERIAL_MNK)
-    parts--;
-  g->cb_parts = parts > 1 ? parts : 1;
+  g->cb_parts = big_channel_parts(g, (want + items - 1) / items);
 }
 
 static int l_conv_big(lua_State *L) {
@@ -543,19 +551,11 @@ static void wgrad_prep_range(void *ctx, int64_t lo, int64_t hi, int tid) {
    samples: no partial sums to add up after (the serial sum of a 512 -> 512
    layer's 2.4M-value partials ran on the caller alone), and the parts can
    outnumber the threads without changing a bit (a worker that wakes late
-   finds parts left), because every column is summed as by one whole call
-   (lt_conv_wgrad) while a part's product stays over 4 x LT_GEMM_SERIAL_MNK.
-   Each part repeats the transposition of the output gradient (Cs x L per
-   sample, one copy per >= 64 x 9 multiply-adds at the sizes this takes). */
-#define WGRAD_CH_MIN 16   /* big channels per part */
+   finds parts left).  The output gradient's transposed blocks are made once
+   for all parts (lt_conv_wgrad_prep). */
 static int wgrad_ch_parts(const lt_conv_geom *g, int nt) {
   if (nt <= 1) return 0;
-  double cols = narrowest_cols(g);
-  int64_t parts = 4 * (int64_t)nt, most = g->Cb / WGRAD_CH_MIN;
-  if (parts > most) parts = most;
-  /* the smallest part has Cb / parts channels (rounded down) */
-  while (parts > 1 && (double)(g->Cb / parts) * (double)(g->kh * g->kw) * (double)g->Cs * cols <= 4.0 * LT_GEMM_SERIAL_MNK)
-    parts--;
+  int64_t parts = big_channel_parts(g, 4 * (int64_t)nt);
   return parts >= nt ? (int)parts : 0;
 }
 
